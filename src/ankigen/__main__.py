@@ -1,0 +1,3 @@
+from ankigen.cli import main
+
+main()

@@ -1,0 +1,391 @@
+"""The bank format, version 1: the schema, and loading it with line numbers.
+
+A bank is one YAML file per topic and language. Loading collects every problem
+in the file as a Diagnostic instead of stopping at the first one.
+"""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from ankigen import lang
+from ankigen.errors import Diagnostic, Severity
+from ankigen.yamltree import YamlProblem, compose_file, line_of
+
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
+MIN_CHOICES = 2
+MAX_CHOICES = 8
+_NULL = "tag:yaml.org,2002:null"
+_INT = "tag:yaml.org,2002:int"
+_BOOL = "tag:yaml.org,2002:bool"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One multiple-choice question."""
+
+    id: str
+    """Slug, unique within the topic; the same id in every language is the same item."""
+    question: str
+    """The question, as text with a few inline tags (see `html`)."""
+    choices: tuple[str, ...]
+    """2 to 8 choices, in the author's order."""
+    answer: tuple[int, ...]
+    """1-based numbers of the correct choices; more than one makes a multi-answer item."""
+    explanation: str
+    """Shown on the back of the card."""
+    tags: tuple[str, ...] = ()
+    """Anki tags for this item, added to the bank's tags."""
+    shuffle: bool = True
+    """Whether the card shuffles the choices on every review."""
+    line: int = 0
+    """Line of the item in the bank file."""
+    lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+    """Line of each key of the item."""
+
+
+@dataclass(frozen=True)
+class Bank:
+    """One topic in one language: one deck."""
+
+    path: str
+    topic: str
+    """Slug: a-z, 0-9 and '-'; the same topic in every language."""
+    language: str
+    """BCP 47 tag in canonical case, such as `bn` or `pt-BR`."""
+    title: str
+    """Deck title, in this language."""
+    items: tuple[Item, ...]
+    description: str = ""
+    """Optional; becomes part of the deck description in Anki."""
+    level: str = ""
+    """Optional free text, such as `intermediate`."""
+    tags: tuple[str, ...] = ()
+    """Optional Anki tags added to every note of the bank."""
+    deck: str = ""
+    """Optional deck name; by default `TITLE (LANGUAGE)`. Use `::` for subdecks."""
+    shuffle: bool = True
+    """Default for the items' `shuffle`."""
+    source: str = ""
+    """Optional: where the questions come from."""
+    license: str = ""
+    """Optional: the licence of the bank's content."""
+    lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+    """Line of each top-level key."""
+
+    @property
+    def deck_name(self) -> str:
+        return self.deck or f"{self.title} ({self.language})"
+
+    @property
+    def direction(self) -> str:
+        return lang.direction(self.language)
+
+    @property
+    def key(self) -> str:
+        """The deck's identity within a build: `topic.language`."""
+        return f"{self.topic}.{self.language}"
+
+
+BANK_KEYS = (
+    "topic language title description level tags deck shuffle source license items".split()
+)
+REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
+ITEM_KEYS = "id question choices answer explanation tags shuffle".split()
+REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")
+
+
+class _Reader:
+    """Walks the composed YAML and collects diagnostics."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.diagnostics: list[Diagnostic] = []
+
+    def report(self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error") -> None:
+        line = node_or_line if isinstance(node_or_line, int) else line_of(node_or_line)
+        self.diagnostics.append(Diagnostic(self.path, line, severity, message))
+
+    def mapping(
+        self, node: yaml.Node, known: Sequence[str], what: str
+    ) -> dict[str, yaml.Node] | None:
+        if not isinstance(node, yaml.MappingNode):
+            self.report(node, f"{what} must be a mapping of keys to values")
+            return None
+        out: dict[str, yaml.Node] = {}
+        for key_node, value_node in node.value:
+            if not isinstance(key_node, yaml.ScalarNode):
+                self.report(key_node, f"{what}: keys must be plain names")
+                continue
+            key = key_node.value
+            if key in out:
+                self.report(key_node, f"{what}: duplicate key {key!r}")
+                continue
+            if key not in known:
+                hint = difflib.get_close_matches(key, known, n=1)
+                suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+                self.report(key_node, f"{what}: unknown key {key!r}{suggestion}")
+                continue
+            out[key] = value_node
+        return out
+
+    def text(self, node: yaml.Node, what: str, *, required: bool = True) -> str | None:
+        if not isinstance(node, yaml.ScalarNode):
+            self.report(node, f"{what} must be text")
+            return None
+        if node.tag == _NULL:
+            value = ""
+        else:
+            # numbers and yes/no keep the author's spelling: `0.10` stays `0.10`
+            value = str(node.value).strip()
+        if required and not value:
+            self.report(node, f"{what} is empty")
+            return None
+        return value
+
+    def boolean(self, node: yaml.Node, what: str) -> bool | None:
+        if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL:
+            return str(node.value).lower() in ("true", "yes", "on", "y")
+        self.report(node, f"{what} must be true or false")
+        return None
+
+    def tag_list(self, node: yaml.Node, what: str) -> tuple[str, ...] | None:
+        if not isinstance(node, yaml.SequenceNode):
+            self.report(node, f"{what} must be a list of tags")
+            return None
+        tags: list[str] = []
+        for tag_node in node.value:
+            tag = self.text(tag_node, f"{what}: tag")
+            if tag is None:
+                continue
+            if any(ch.isspace() for ch in tag):
+                self.report(tag_node, f"{what}: tag {tag!r} contains white space")
+                continue
+            tags.append(tag)
+        return tuple(tags)
+
+
+def load_bank(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
+    """Read and check one bank file. Returns the bank (None if it has errors) and all problems."""
+    shown = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, [Diagnostic(shown, 1, "error", f"cannot read: {exc.strerror}")]
+    return parse_bank(shown, data)
+
+
+def parse_bank(path: str, data: bytes) -> tuple[Bank | None, list[Diagnostic]]:
+    reader = _Reader(path)
+    try:
+        root = compose_file(path, data)
+    except YamlProblem as problem:
+        return None, [problem.diagnostic]
+    if root is None:
+        reader.report(1, "empty file: a bank needs topic, language, title and items")
+        return None, reader.diagnostics
+    bank = _read_bank(reader, root)
+    has_errors = any(d.severity == "error" for d in reader.diagnostics)
+    return (None if has_errors else bank), reader.diagnostics
+
+
+def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
+    keys = r.mapping(root, BANK_KEYS, "bank")
+    if keys is None:
+        return None
+    for key in REQUIRED_BANK_KEYS:
+        if key not in keys:
+            r.report(root, f"bank: missing key {key!r}")
+    values: dict[str, object] = {}
+    for key in ("title", "description", "level", "deck", "source", "license"):
+        if key in keys:
+            values[key] = r.text(keys[key], key, required=key == "title")
+    topic = r.text(keys["topic"], "topic") if "topic" in keys else None
+    if topic is not None and not SLUG.fullmatch(topic):
+        r.report(keys["topic"], f"topic {topic!r} is not a slug (a-z, 0-9 and '-')")
+        topic = None
+    if topic is not None and topic.startswith("backup-"):
+        r.report(
+            keys["topic"],
+            f"topic {topic!r}: Anki treats files named 'backup-*' as collection backups "
+            "and would replace the learner's collection; choose another topic",
+        )
+        topic = None
+    language = r.text(keys["language"], "language") if "language" in keys else None
+    if language is not None:
+        if lang.is_valid_tag(language):
+            language = lang.canonical_tag(language)
+        else:
+            r.report(keys["language"], f"language {language!r} is not a BCP 47 tag such as en or pt-BR")
+            language = None
+    bank_tags = r.tag_list(keys["tags"], "tags") if "tags" in keys else ()
+    shuffle = r.boolean(keys["shuffle"], "shuffle") if "shuffle" in keys else True
+    deck = values.get("deck")
+    if isinstance(deck, str) and deck and any(not part.strip() for part in deck.split("::")):
+        r.report(keys["deck"], f"deck {deck!r} has an empty part around '::'")
+    items: list[Item] = []
+    if "items" in keys:
+        items = list(_read_items(r, keys["items"], shuffle if shuffle is not None else True))
+    if topic is None or language is None or values.get("title") is None:
+        return None
+    return Bank(
+        path=r.path,
+        topic=topic,
+        language=language,
+        title=str(values["title"]),
+        items=tuple(items),
+        description=str(values.get("description") or ""),
+        level=str(values.get("level") or ""),
+        tags=bank_tags or (),
+        deck=str(values.get("deck") or ""),
+        shuffle=shuffle if shuffle is not None else True,
+        source=str(values.get("source") or ""),
+        license=str(values.get("license") or ""),
+        lines={key: line_of(node) for key, node in keys.items()},
+    )
+
+
+def _read_items(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Iterator[Item]:
+    if not isinstance(node, yaml.SequenceNode):
+        r.report(node, "items must be a list of items")
+        return
+    if not node.value:
+        r.report(node, "items: the bank has no items")
+    seen: dict[str, int] = {}
+    for item_node in node.value:
+        item = _read_item(r, item_node, default_shuffle)
+        if item is None:
+            continue
+        if item.id in seen:
+            r.report(
+                item.lines["id"], f"duplicate item id {item.id!r} (first used at line {seen[item.id]})"
+            )
+            continue
+        seen[item.id] = item.lines["id"]
+        yield item
+
+
+def _peek_id(node: yaml.Node) -> str | None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            if isinstance(key, yaml.ScalarNode) and key.value == "id":
+                if isinstance(value, yaml.ScalarNode) and value.tag != _NULL:
+                    return str(value.value).strip() or None
+    return None
+
+
+def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | None:
+    peeked = _peek_id(node)
+    what = f"item {peeked!r}" if peeked else "item"
+    keys = r.mapping(node, ITEM_KEYS, what)
+    if keys is None:
+        return None
+    item_id = r.text(keys["id"], f"{what}: id") if "id" in keys else None
+    for key in REQUIRED_ITEM_KEYS:
+        if key not in keys:
+            r.report(node, f"{what}: missing key {key!r}")
+    if item_id is not None and not SLUG.fullmatch(item_id):
+        r.report(keys["id"], f"{what}: id is not a slug (a-z, 0-9 and '-')")
+        item_id = None
+    question = r.text(keys["question"], f"{what}: question") if "question" in keys else None
+    explanation = (
+        r.text(keys["explanation"], f"{what}: explanation") if "explanation" in keys else None
+    )
+    choices = _read_choices(r, keys["choices"], what) if "choices" in keys else None
+    choice_count = (
+        len(keys["choices"].value)
+        if isinstance(keys.get("choices"), yaml.SequenceNode)
+        else None
+    )
+    answer = _read_answer(r, keys["answer"], what, choice_count) if "answer" in keys else None
+    tags = r.tag_list(keys["tags"], f"{what}: tags") if "tags" in keys else ()
+    shuffle = r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
+    if None in (item_id, question, explanation, choices, answer, tags, shuffle):
+        return None
+    assert item_id and question and explanation and choices and answer is not None
+    return Item(
+        id=item_id,
+        question=question,
+        choices=choices,
+        answer=answer,
+        explanation=explanation,
+        tags=tags or (),
+        shuffle=bool(shuffle),
+        line=line_of(node),
+        lines={key: line_of(value) for key, value in keys.items()} | {"id": line_of(keys["id"])},
+    )
+
+
+def _read_choices(r: _Reader, node: yaml.Node, what: str) -> tuple[str, ...] | None:
+    if not isinstance(node, yaml.SequenceNode):
+        r.report(node, f"{what}: choices must be a list")
+        return None
+    choices: list[str] = []
+    ok = True
+    first_line: dict[str, int] = {}
+    for number, choice_node in enumerate(node.value, start=1):
+        choice = r.text(choice_node, f"{what}: choice {number}")
+        if choice is None:
+            ok = False
+            continue
+        if choice in first_line:
+            r.report(
+                choice_node,
+                f"{what}: choice {number} repeats the choice at line {first_line[choice]}",
+            )
+            ok = False
+        first_line.setdefault(choice, line_of(choice_node))
+        choices.append(choice)
+    count = len(node.value)
+    if count < MIN_CHOICES or count > MAX_CHOICES:
+        r.report(node, f"{what}: has {count} choices; an item needs {MIN_CHOICES} to {MAX_CHOICES}")
+        ok = False
+    return tuple(choices) if ok else None
+
+
+def _read_answer(
+    r: _Reader, node: yaml.Node, what: str, choice_count: int | None
+) -> tuple[int, ...] | None:
+    if isinstance(node, yaml.ScalarNode) and node.tag == _NULL:
+        r.report(node, f"{what}: answer is missing: set the number of the correct choice")
+        return None
+    numbers = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    if isinstance(node, yaml.SequenceNode) and not numbers:
+        r.report(node, f"{what}: answer is an empty list")
+        return None
+    answer: list[int] = []
+    for number_node in numbers:
+        if not (isinstance(number_node, yaml.ScalarNode) and number_node.tag == _INT):
+            r.report(number_node, f"{what}: answer must be a choice number or a list of them")
+            return None
+        number = _parse_int(str(number_node.value))
+        if number is None:
+            r.report(number_node, f"{what}: answer must be a choice number or a list of them")
+            return None
+        if choice_count is not None and not 1 <= number <= choice_count:
+            r.report(
+                number_node,
+                f"{what}: answer {number} is out of range; choices are numbered 1 to {choice_count}",
+            )
+            return None
+        if number in answer:
+            r.report(number_node, f"{what}: answer {number} is listed twice")
+            return None
+        answer.append(number)
+    return tuple(sorted(answer))
+
+
+def _parse_int(text: str) -> int | None:
+    try:
+        return int(text.replace("_", ""), 0)
+    except ValueError:
+        try:
+            return int(text.replace("_", ""))
+        except ValueError:
+            return None

@@ -1,0 +1,60 @@
+"""Language tags (BCP 47): validation, canonical case and text direction."""
+
+from __future__ import annotations
+
+import re
+
+_TAG = re.compile(
+    r"""
+    (?P<language>[a-z]{2,3}(?:-[a-z]{3}){0,3})
+    (?:-(?P<script>[a-z]{4}))?
+    (?:-(?P<region>[a-z]{2}|[0-9]{3}))?
+    (?:-(?:[a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*
+    (?:-[0-9a-wy-z](?:-[a-z0-9]{2,8})+)*
+    (?:-x(?:-[a-z0-9]{1,8})+)?
+    """,
+    re.VERBOSE | re.ASCII,
+)
+
+# Languages written right to left in their default script.
+_RTL_LANGUAGES = frozenset(
+    "ar arc azb ckb dv fa he iw khw ks ku lrc mzn nqo pnb ps sd syr ug ur yi".split()
+)
+_RTL_SCRIPTS = frozenset("arab hebr thaa syrc nkoo adlm rohg mand samr".split())
+
+
+def is_valid_tag(tag: str) -> bool:
+    """Whether `tag` is a well-formed BCP 47 tag with an ISO 639 (2 or 3 letter) language."""
+    return _TAG.fullmatch(tag.lower()) is not None
+
+
+def canonical_tag(tag: str) -> str:
+    """The conventional case of a tag: `pt-br` -> `pt-BR`, `sr-latn` -> `sr-Latn`.
+
+    Identity (GUIDs, file names) is derived from this form, so changing only the
+    case of a tag in a bank never creates new notes.
+    """
+    parts = tag.lower().split("-")
+    out = [parts[0]]
+    for part in parts[1:]:
+        if len(out[-1]) == 1:  # singleton: extension or private use, keep lower case
+            out.append(part)
+        elif len(part) == 4 and part.isalpha():
+            out.append(part.title())
+        elif len(part) == 2 and part.isalpha():
+            out.append(part.upper())
+        else:
+            out.append(part)
+    return "-".join(out)
+
+
+def primary_language(tag: str) -> str:
+    return tag.lower().split("-")[0]
+
+
+def direction(tag: str) -> str:
+    """`rtl` or `ltr` for the text of a language tag; an explicit script wins."""
+    match = _TAG.fullmatch(tag.lower())
+    if match and match["script"]:
+        return "rtl" if match["script"] in _RTL_SCRIPTS else "ltr"
+    return "rtl" if primary_language(tag) in _RTL_LANGUAGES else "ltr"

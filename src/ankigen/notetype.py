@@ -1,0 +1,53 @@
+"""Our note type: frozen fields, and the card templates shipped as package data.
+
+The field names and their order are frozen since 0.1.0: Anki matches a note
+type by id plus the names of its fields and templates, and a changed schema
+makes every updated note "conflicting". Templates and CSS may change; Anki
+updates them when the note type's modification time moves forward.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+
+from ankigen import ids
+
+FIELDS = (
+    "Question",  # sanitized HTML
+    "Choices",  # <ol> of the choices in the author's order, each <li data-choice="K">
+    "Answer",  # the text of the correct choice(s), for clients without JavaScript
+    "Explanation",
+    "Correct",  # the 1-based numbers of the correct choices, such as "2" or "1 3"
+    "Shuffle",  # "shuffle" or empty
+    "ItemId",
+    "Language",  # BCP 47 tag
+    "Direction",  # ltr or rtl
+    "Image",  # <img> shown with the question, or empty
+    "ExplanationImage",  # <img> shown in the explanation, or empty
+)
+TEMPLATE_NAME = "Multiple choice"
+
+
+@dataclass(frozen=True)
+class Templates:
+    front: str
+    back: str
+    css: str
+
+
+def _read(name: str) -> str:
+    return resources.files("ankigen").joinpath("templates", name).read_text(encoding="utf-8")
+
+
+@cache
+def templates() -> Templates:
+    return Templates(front=_read("front.html"), back=_read("back.html"), css=_read("card.css"))
+
+
+@cache
+def schema_hash() -> str:
+    """Changes whenever anything Anki stores in the note type changes."""
+    t = templates()
+    return ids.content_hash(ids.NOTETYPE_NAME, *FIELDS, TEMPLATE_NAME, t.front, t.back, t.css)

@@ -1,0 +1,178 @@
+"""The one module that writes files: deterministic .apkg packages and atomic replacement.
+
+genanki writes the collection database; we write the zip ourselves so that it
+is deflated, has fixed entry times and order, and contains no temporary names.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import json
+import os
+import sqlite3
+import tempfile
+import zipfile
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import genanki
+
+from ankigen import ids, notetype
+from ankigen.errors import OutputError
+
+ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
+TEMP_PREFIX = ".ankigen-tmp-"
+FORBIDDEN_NAMES = ("collection.apkg",)
+FORBIDDEN_PREFIXES = ("backup-",)
+
+
+@dataclass(frozen=True)
+class PackageNote:
+    guid: str
+    fields: tuple[str, ...]
+    tags: tuple[str, ...]
+    mtime: int
+
+
+@dataclass(frozen=True)
+class PackageDeck:
+    deck_id: int
+    name: str
+    description: str
+    notes: tuple[PackageNote, ...]
+    first_note_id: int
+    notetype_mtime: int
+
+
+class _Note(genanki.Note):  # type: ignore[misc]
+    """A genanki note stamped with its own modification time instead of the build time."""
+
+    def __init__(self, mtime: int, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.mtime = mtime
+
+    def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
+        super().write_to_db(cursor, self.mtime, deck_id, id_gen)
+
+
+def genanki_model() -> genanki.Model:
+    t = notetype.templates()
+    return genanki.Model(
+        model_id=ids.NOTETYPE_ID,
+        name=ids.NOTETYPE_NAME,
+        fields=[{"name": name} for name in notetype.FIELDS],
+        templates=[{"name": notetype.TEMPLATE_NAME, "qfmt": t.front, "afmt": t.back}],
+        css=t.css,
+        sort_field_index=0,
+    )
+
+
+def _note_ids(first: int) -> Iterator[int]:
+    # genanki draws a note id, then one id per card; ours have one card each,
+    # and a card may share its note's number (they live in different tables)
+    for note_id in itertools.count(first):
+        yield note_id
+        yield note_id
+
+
+def check_file_name(name: str) -> None:
+    lowered = name.lower()
+    if lowered in FORBIDDEN_NAMES or lowered.startswith(FORBIDDEN_PREFIXES):
+        raise OutputError(
+            f"refusing to write {name!r}: Anki treats that name as a whole-collection backup "
+            "and would replace the learner's collection on import"
+        )
+
+
+def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
+    model = genanki_model()
+    gdeck = genanki.Deck(deck.deck_id, deck.name, description=deck.description)
+    for position, note in enumerate(deck.notes, start=1):
+        gdeck.add_note(
+            _Note(
+                note.mtime,
+                model=model,
+                fields=list(note.fields),
+                tags=list(note.tags),
+                guid=note.guid,
+                due=position,
+            )
+        )
+    db_path = workdir / "collection.anki2"
+    conn = sqlite3.connect(db_path)
+    try:
+        cursor = conn.cursor()
+        genanki.Package(gdeck).write_to_db(cursor, deck.notetype_mtime, _note_ids(deck.first_note_id))
+        conn.commit()
+        conn.execute("VACUUM")
+    finally:
+        conn.close()
+    return db_path.read_bytes()
+
+
+def apkg_bytes(deck: PackageDeck, media: Sequence[tuple[str, bytes]] = ()) -> bytes:
+    """The complete package; the same input gives the same bytes."""
+    with tempfile.TemporaryDirectory(prefix="ankigen-") as tmp:
+        database = collection_bytes(deck, Path(tmp))
+    entries: list[tuple[str, bytes]] = [("collection.anki2", database)]
+    media_sorted = sorted(media)
+    entries.append(
+        ("media", json.dumps({str(i): name for i, (name, _) in enumerate(media_sorted)}).encode())
+    )
+    entries.extend((str(i), data) for i, (_, data) in enumerate(media_sorted))
+    return zip_bytes(entries)
+
+
+def zip_bytes(entries: Sequence[tuple[str, bytes]]) -> bytes:
+    import io
+
+    buffer = io.BytesIO()
+    with zipfile.ZipFile(buffer, "w") as archive:
+        for name, data in entries:
+            info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
+            info.compress_type = zipfile.ZIP_DEFLATED
+            info.create_system = 3
+            info.external_attr = 0o644 << 16
+            archive.writestr(info, data, compresslevel=9)
+    return buffer.getvalue()
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace `path` with `data`: a reader sees the old file or the new one, never a part."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp_name, 0o644)
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def _fsync_dir(directory: Path) -> None:
+    with contextlib.suppress(OSError):
+        fd = os.open(directory, os.O_RDONLY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
+def remove_stale_temporaries(directory: Path) -> list[Path]:
+    """Delete temporary files left by a build that was killed mid-write."""
+    removed = []
+    if directory.is_dir():
+        for leftover in directory.glob(TEMP_PREFIX + "*"):
+            with contextlib.suppress(OSError):
+                leftover.unlink()
+                removed.append(leftover)
+    return removed
