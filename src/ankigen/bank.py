@@ -93,11 +93,21 @@ class Bank:
         return f"{self.topic}.{self.language}"
 
 
-BANK_KEYS = (
-    "topic language title description level tags deck shuffle source license items".split()
-)
+BANK_KEYS = [
+    "topic",
+    "language",
+    "title",
+    "description",
+    "level",
+    "tags",
+    "deck",
+    "shuffle",
+    "source",
+    "license",
+    "items",
+]
 REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
-ITEM_KEYS = "id question choices answer explanation tags shuffle".split()
+ITEM_KEYS = ["id", "question", "choices", "answer", "explanation", "tags", "shuffle"]
 REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")
 
 
@@ -108,7 +118,9 @@ class _Reader:
         self.path = path
         self.diagnostics: list[Diagnostic] = []
 
-    def report(self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error") -> None:
+    def report(
+        self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error"
+    ) -> None:
         line = node_or_line if isinstance(node_or_line, int) else line_of(node_or_line)
         self.diagnostics.append(Diagnostic(self.path, line, severity, message))
 
@@ -139,11 +151,8 @@ class _Reader:
         if not isinstance(node, yaml.ScalarNode):
             self.report(node, f"{what} must be text")
             return None
-        if node.tag == _NULL:
-            value = ""
-        else:
-            # numbers and yes/no keep the author's spelling: `0.10` stays `0.10`
-            value = str(node.value).strip()
+        # numbers and yes/no keep the author's spelling: `0.10` stays `0.10`
+        value = "" if node.tag == _NULL else str(node.value).strip()
         if required and not value:
             self.report(node, f"{what} is empty")
             return None
@@ -222,7 +231,9 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
         if lang.is_valid_tag(language):
             language = lang.canonical_tag(language)
         else:
-            r.report(keys["language"], f"language {language!r} is not a BCP 47 tag such as en or pt-BR")
+            r.report(
+                keys["language"], f"language {language!r} is not a BCP 47 tag such as en or pt-BR"
+            )
             language = None
     bank_tags = r.tag_list(keys["tags"], "tags") if "tags" in keys else ()
     shuffle = r.boolean(keys["shuffle"], "shuffle") if "shuffle" in keys else True
@@ -264,7 +275,8 @@ def _read_items(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Iterator[
             continue
         if item.id in seen:
             r.report(
-                item.lines["id"], f"duplicate item id {item.id!r} (first used at line {seen[item.id]})"
+                item.lines["id"],
+                f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
             )
             continue
         seen[item.id] = item.lines["id"]
@@ -274,9 +286,9 @@ def _read_items(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Iterator[
 def _peek_id(node: yaml.Node) -> str | None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
-            if isinstance(key, yaml.ScalarNode) and key.value == "id":
-                if isinstance(value, yaml.ScalarNode) and value.tag != _NULL:
-                    return str(value.value).strip() or None
+            is_id = isinstance(key, yaml.ScalarNode) and key.value == "id"
+            if is_id and isinstance(value, yaml.ScalarNode) and value.tag != _NULL:
+                return str(value.value).strip() or None
     return None
 
 
@@ -299,13 +311,13 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
     )
     choices = _read_choices(r, keys["choices"], what) if "choices" in keys else None
     choice_count = (
-        len(keys["choices"].value)
-        if isinstance(keys.get("choices"), yaml.SequenceNode)
-        else None
+        len(keys["choices"].value) if isinstance(keys.get("choices"), yaml.SequenceNode) else None
     )
     answer = _read_answer(r, keys["answer"], what, choice_count) if "answer" in keys else None
     tags = r.tag_list(keys["tags"], f"{what}: tags") if "tags" in keys else ()
-    shuffle = r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
+    shuffle = (
+        r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
+    )
     if None in (item_id, question, explanation, choices, answer, tags, shuffle):
         return None
     assert item_id and question and explanation and choices and answer is not None
@@ -371,7 +383,8 @@ def _read_answer(
         if choice_count is not None and not 1 <= number <= choice_count:
             r.report(
                 number_node,
-                f"{what}: answer {number} is out of range; choices are numbered 1 to {choice_count}",
+                f"{what}: answer {number} is out of range; "
+                f"choices are numbered 1 to {choice_count}",
             )
             return None
         if number in answer:

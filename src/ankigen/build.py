@@ -51,9 +51,7 @@ class BuildResult:
 def find_banks(banks_dir: Path) -> list[Path]:
     if not banks_dir.is_dir():
         raise NoBanks(f"{banks_dir}: no such folder of banks")
-    paths = sorted(
-        p for p in banks_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
-    )
+    paths = sorted(p for p in banks_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
     if not paths:
         raise NoBanks(f"{banks_dir}: no bank files (*.yaml) found")
     return paths

@@ -21,7 +21,10 @@ def cli() -> None:
 @cli.command()
 @click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
 @click.option(
-    "-o", "--out", default="out", type=click.Path(path_type=Path, file_okay=False),
+    "-o",
+    "--out",
+    default="out",
+    type=click.Path(path_type=Path, file_okay=False),
     help="Output folder (default: out).",
 )
 def build(banks: Path, out: Path) -> None:

@@ -16,8 +16,7 @@ NOTETYPE_ID = 1_732_416_907
 NOTETYPE_NAME = "ankigen multiple choice v1"
 
 _BASE91 = (
-    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
-    "!#$%&()*+,-./:;<=>?@[]^_`{|}~"
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&()*+,-./:;<=>?@[]^_`{|}~"
 )
 
 

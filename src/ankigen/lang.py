@@ -18,13 +18,35 @@ _TAG = re.compile(
 
 # Languages written right to left in their default script.
 _RTL_LANGUAGES = frozenset(
-    "ar arc azb ckb dv fa he iw khw ks ku lrc mzn nqo pnb ps sd syr ug ur yi".split()
+    [
+        "ar",
+        "arc",
+        "azb",
+        "ckb",
+        "dv",
+        "fa",
+        "he",
+        "iw",
+        "khw",
+        "ks",
+        "ku",
+        "lrc",
+        "mzn",
+        "nqo",
+        "pnb",
+        "ps",
+        "sd",
+        "syr",
+        "ug",
+        "ur",
+        "yi",
+    ]
 )
-_RTL_SCRIPTS = frozenset("arab hebr thaa syrc nkoo adlm rohg mand samr".split())
+_RTL_SCRIPTS = frozenset(["arab", "hebr", "thaa", "syrc", "nkoo", "adlm", "rohg", "mand", "samr"])
 
 
 def is_valid_tag(tag: str) -> bool:
-    """Whether `tag` is a well-formed BCP 47 tag with an ISO 639 (2 or 3 letter) language."""
+    """Whether `tag` is well-formed BCP 47 with an ISO 639 (2 or 3 letter) language."""
     return _TAG.fullmatch(tag.lower()) is not None
 
 

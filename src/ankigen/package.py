@@ -105,7 +105,9 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
     conn = sqlite3.connect(db_path)
     try:
         cursor = conn.cursor()
-        genanki.Package(gdeck).write_to_db(cursor, deck.notetype_mtime, _note_ids(deck.first_note_id))
+        genanki.Package(gdeck).write_to_db(
+            cursor, deck.notetype_mtime, _note_ids(deck.first_note_id)
+        )
         conn.commit()
         conn.execute("VACUUM")
     finally:

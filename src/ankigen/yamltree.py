@@ -76,10 +76,11 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
 def _refuse_anchors(path: str, text: str) -> None:
     try:
         for event in yaml.parse(text, Loader=_Loader):
+            line = event.start_mark.line + 1 if event.start_mark is not None else 1
             if isinstance(event, yaml.AliasEvent):
-                raise _problem(path, event.start_mark.line + 1, "YAML aliases are not allowed")
+                raise _problem(path, line, "YAML aliases are not allowed")
             if getattr(event, "anchor", None):
-                raise _problem(path, event.start_mark.line + 1, "YAML anchors are not allowed")
+                raise _problem(path, line, "YAML anchors are not allowed")
     except yaml.MarkedYAMLError:
         return  # compose reports syntax errors with the same marks
 

@@ -1,0 +1,37 @@
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.helpers import AnkiCollection
+
+
+@pytest.fixture
+def runner() -> CliRunner:
+    return CliRunner()
+
+
+@pytest.fixture
+def collection(tmp_path: Path) -> Iterator[AnkiCollection]:
+    col = AnkiCollection(tmp_path / "anki")
+    yield col
+    col.close()
+
+
+@pytest.fixture
+def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """An empty project folder with banks/ and out/, as the working directory."""
+    root = tmp_path / "project"
+    (root / "banks").mkdir(parents=True)
+    monkeypatch.chdir(root)
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    return root
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    from ankigen.cli import cli
+
+    return runner.invoke(cli, list(args), catch_exceptions=False)

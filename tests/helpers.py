@@ -1,0 +1,102 @@
+"""Test helpers: bank files, and a real Anki collection to import packages into."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import yaml
+from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+from anki.notes import Note
+
+
+def item(item_id: str, answer: Any = 1, choices: int = 4, **extra: Any) -> dict[str, Any]:
+    data: dict[str, Any] = {
+        "id": item_id,
+        "question": f"Question {item_id}?",
+        "choices": [f"{item_id} choice {n}" for n in range(1, choices + 1)],
+        "answer": answer,
+        "explanation": f"Explanation of {item_id}.",
+    }
+    data.update(extra)
+    return data
+
+
+def write_bank(
+    banks: Path,
+    topic: str = "demo",
+    language: str = "en",
+    items: list[dict[str, Any]] | None = None,
+    **extra: Any,
+) -> Path:
+    data: dict[str, Any] = {"topic": topic, "language": language, "title": f"{topic} quiz"}
+    data.update(extra)
+    data["items"] = items if items is not None else [item("one"), item("two", 2)]
+    path = banks / topic / f"{language}.yaml"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
+    return path
+
+
+class ImportLog:
+    def __init__(self, log: Any) -> None:
+        self.new = len(log.new)
+        self.updated = len(log.updated)
+        self.duplicate = len(log.duplicate)
+        self.conflicting = len(log.conflicting)
+
+    def counts(self) -> dict[str, int]:
+        return {
+            "new": self.new,
+            "updated": self.updated,
+            "duplicate": self.duplicate,
+            "conflicting": self.conflicting,
+        }
+
+
+class AnkiCollection:
+    """A real Anki collection on disk, driven through the `anki` package."""
+
+    def __init__(self, folder: Path) -> None:
+        folder.mkdir(parents=True, exist_ok=True)
+        self.col = Collection(str(folder / "collection.anki2"))
+
+    def close(self) -> None:
+        self.col.close()
+
+    def import_package(self, path: Path) -> ImportLog:
+        request = ImportAnkiPackageRequest(
+            package_path=str(path), options=ImportAnkiPackageOptions()
+        )
+        return ImportLog(self.col.import_anki_package(request).log)
+
+    def notes(self) -> list[Note]:
+        return [self.col.get_note(nid) for nid in sorted(self.col.find_notes(""))]
+
+    def note_by_item(self, item_id: str, language: str | None = None) -> Note:
+        found = [
+            n
+            for n in self.notes()
+            if n["ItemId"] == item_id and (language is None or n["Language"] == language)
+        ]
+        assert len(found) == 1, f"{len(found)} notes for item {item_id!r}"
+        return found[0]
+
+    def deck_names(self) -> set[str]:
+        return {d.name for d in self.col.decks.all_names_and_ids()} - {"Default"}
+
+    def review_all(self) -> int:
+        """Answer every card "Good" once through the real scheduler; returns how many."""
+        from anki.scheduler.v3 import CardAnswer
+
+        card_ids = list(self.col.find_cards(""))
+        for card_id in card_ids:
+            card = self.col.get_card(card_id)
+            card.start_timer()
+            states = self.col._backend.get_scheduling_states(card_id)
+            answer = self.col.sched.build_answer(card=card, states=states, rating=CardAnswer.EASY)
+            self.col.sched.answer_card(answer)
+        return len(card_ids)
+
+    def revlog_count(self) -> int:
+        return int(self.col.db.scalar("select count() from revlog"))

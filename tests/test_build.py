@@ -1,0 +1,209 @@
+"""`ankigen build`: packages import into real Anki and keep their identity across rebuilds."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import invoke
+from tests.helpers import AnkiCollection, item, write_bank
+
+
+def build(
+    runner: CliRunner, epoch: int | None = None, monkeypatch: pytest.MonkeyPatch | None = None
+) -> str:
+    if epoch is not None and monkeypatch is not None:
+        monkeypatch.setenv("SOURCE_DATE_EPOCH", str(epoch))
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    return result.output
+
+
+def test_build_writes_one_package_per_bank_and_says_so(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", "demo", "en")
+    write_bank(project / "banks", "demo", "de")
+    result = invoke(runner, "build")
+    assert result.exit_code == 0
+    assert result.output == (
+        "wrote out/demo.de.apkg: 2 notes (2 new, 0 changed, 0 unchanged, 0 removed)\n"
+        "wrote out/demo.en.apkg: 2 notes (2 new, 0 changed, 0 unchanged, 0 removed)\n"
+    )
+    assert sorted(p.name for p in (project / "out").iterdir()) == ["demo.de.apkg", "demo.en.apkg"]
+
+
+def test_notes_and_fields_arrive_in_anki(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    write_bank(
+        project / "banks",
+        items=[
+            item("single", answer=2, question="Which <is> right & true?", shuffle=False),
+            item("multi", answer=[1, 3], choices=3, tags=["hard"]),
+        ],
+        tags=["dist"],
+        description="About things",
+    )
+    build(runner)
+    log = collection.import_package(project / "out" / "demo.en.apkg")
+    assert log.counts() == {"new": 2, "updated": 0, "duplicate": 0, "conflicting": 0}
+    single = collection.note_by_item("single")
+    assert single["Question"] == "Which &lt;is&gt; right &amp; true?"
+    assert single["Choices"] == (
+        '<ol class="ag-choice-list"><li data-choice="1">single choice 1</li>'
+        '<li data-choice="2">single choice 2</li><li data-choice="3">single choice 3</li>'
+        '<li data-choice="4">single choice 4</li></ol>'
+    )
+    assert single["Answer"] == "single choice 2"
+    assert single["Correct"] == "2"
+    assert single["Shuffle"] == ""
+    assert single["Explanation"] == "Explanation of single."
+    assert (single["Language"], single["Direction"]) == ("en", "ltr")
+    assert single.tags == ["dist"]
+    multi = collection.note_by_item("multi")
+    assert multi["Correct"] == "1 3"
+    assert multi["Answer"] == "multi choice 1<br>multi choice 3"
+    assert multi["Shuffle"] == "shuffle"
+    assert sorted(multi.tags) == ["dist", "hard"]
+    assert collection.deck_names() == {"demo quiz (en)"}
+    deck = collection.col.decks.by_name("demo quiz (en)")
+    assert deck is not None and "About things" in deck["desc"]
+    assert {
+        c.did for c in (collection.col.get_card(cid) for cid in collection.col.find_cards(""))
+    } == {deck["id"]}
+
+
+def test_editing_one_item_updates_exactly_that_note_and_keeps_reviews(
+    project: Path, runner: CliRunner, collection: AnkiCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    items = [item("one"), item("two", 2), item("three", 3)]
+    write_bank(project / "banks", items=items)
+    build(runner, 1_700_000_000, monkeypatch)
+    package = project / "out" / "demo.en.apkg"
+    collection.import_package(package)
+    assert collection.review_all() == 3
+    reviews = collection.revlog_count()
+    assert reviews == 3
+    before = {c: collection.col.get_card(c).ivl for c in collection.col.find_cards("")}
+    assert all(ivl > 0 for ivl in before.values())
+    old_ids = {n.guid: n.id for n in collection.notes()}
+
+    items[1] = item("two", 2, explanation="A better explanation.")
+    write_bank(project / "banks", items=items)
+    output = build(runner, 1_700_000_500, monkeypatch)
+    assert "(0 new, 1 changed, 2 unchanged, 0 removed)" in output
+    log = collection.import_package(package)
+
+    assert log.counts() == {"new": 0, "updated": 1, "duplicate": 2, "conflicting": 0}
+    assert collection.note_by_item("two")["Explanation"] == "A better explanation."
+    assert collection.revlog_count() == reviews
+    assert {c: collection.col.get_card(c).ivl for c in collection.col.find_cards("")} == before
+    assert {n.guid: n.id for n in collection.notes()} == old_ids
+
+
+def test_edit_within_the_same_second_is_still_newer(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    items = [item("one")]
+    write_bank(project / "banks", items=items)
+    build(runner)
+    collection.import_package(project / "out" / "demo.en.apkg")
+    write_bank(project / "banks", items=[item("one", question="Changed?")])
+    build(runner)  # same SOURCE_DATE_EPOCH: the clock did not move
+    log = collection.import_package(project / "out" / "demo.en.apkg")
+    assert log.counts() == {"new": 0, "updated": 1, "duplicate": 0, "conflicting": 0}
+    assert collection.note_by_item("one")["Question"] == "Changed?"
+
+
+def test_adding_an_item_gives_exactly_one_new_note(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    build(runner)
+    collection.import_package(project / "out" / "demo.en.apkg")
+    write_bank(project / "banks", items=[item("one"), item("new-one"), item("two")])
+    output = build(runner)
+    assert "3 notes (1 new, 0 changed, 2 unchanged, 0 removed)" in output
+    log = collection.import_package(project / "out" / "demo.en.apkg")
+    assert log.counts() == {"new": 1, "updated": 0, "duplicate": 2, "conflicting": 0}
+    assert len(collection.notes()) == 3
+
+
+def test_languages_of_one_topic_never_overwrite_each_other(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    write_bank(project / "banks", language="en", items=[item("same", question="English?")])
+    write_bank(project / "banks", language="de", items=[item("same", question="Deutsch?")])
+    build(runner)
+    assert collection.import_package(project / "out" / "demo.en.apkg").new == 1
+    assert collection.import_package(project / "out" / "demo.de.apkg").new == 1
+    assert collection.note_by_item("same", "en")["Question"] == "English?"
+    assert collection.note_by_item("same", "de")["Question"] == "Deutsch?"
+    assert collection.deck_names() == {"demo quiz (en)", "demo quiz (de)"}
+
+
+def test_rebuilding_unchanged_banks_is_byte_identical(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_bank(project / "banks")
+    build(runner, 1_700_000_000, monkeypatch)
+    first = (project / "out" / "demo.en.apkg").read_bytes()
+    lock = (project / "banks" / "ankigen.lock").read_bytes()
+    # a later clock changes nothing when nothing changed
+    build(runner, 1_800_000_000, monkeypatch)
+    assert (project / "out" / "demo.en.apkg").read_bytes() == first
+    assert (project / "banks" / "ankigen.lock").read_bytes() == lock
+    # nor does a fresh output folder
+    (project / "out" / "demo.en.apkg").unlink()
+    build(runner, 1_900_000_000, monkeypatch)
+    assert (project / "out" / "demo.en.apkg").read_bytes() == first
+
+
+def test_packages_are_deflated_with_fixed_times_and_no_temporary_names(
+    project: Path, runner: CliRunner
+) -> None:
+    write_bank(project / "banks")
+    build(runner)
+    with zipfile.ZipFile(project / "out" / "demo.en.apkg") as archive:
+        infos = archive.infolist()
+    assert [i.filename for i in infos] == ["collection.anki2", "media"]
+    assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in infos)
+    assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos)
+    assert infos[0].compress_size < infos[0].file_size / 5
+
+
+def test_retitled_deck_keeps_cards_where_they_are(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    """Anki matches decks by name and never moves existing cards."""
+    write_bank(project / "banks", items=[item("one")])
+    build(runner)
+    collection.import_package(project / "out" / "demo.en.apkg")
+    write_bank(project / "banks", items=[item("one"), item("two")], title="Renamed")
+    build(runner)
+    collection.import_package(project / "out" / "demo.en.apkg")
+    assert collection.deck_names() == {"demo quiz (en)", "Renamed (en)"}
+    decks = {
+        collection.col.decks.name(collection.col.get_card(c).did): collection.col.get_card(
+            c
+        ).note()["ItemId"]
+        for c in collection.col.find_cards("")
+    }
+    assert decks == {"demo quiz (en)": "one", "Renamed (en)": "two"}
+
+
+def test_deck_override_and_language_case_keep_identity(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    write_bank(project / "banks", language="pt-br", deck="Quizzes::Demo PT")
+    build(runner)
+    assert (project / "out" / "demo.pt-BR.apkg").exists()
+    collection.import_package(project / "out" / "demo.pt-BR.apkg")
+    assert "Quizzes::Demo PT" in collection.deck_names()
+    (project / "banks" / "demo" / "pt-br.yaml").unlink()
+    write_bank(project / "banks", language="PT-BR", deck="Quizzes::Demo PT")
+    build(runner)
+    log = collection.import_package(project / "out" / "demo.pt-BR.apkg")
+    assert log.new == 0
