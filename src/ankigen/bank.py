@@ -201,7 +201,7 @@ def parse_bank(path: str, data: bytes) -> tuple[Bank | None, list[Diagnostic]]:
         return None, reader.diagnostics
     bank = _read_bank(reader, root)
     has_errors = any(d.severity == "error" for d in reader.diagnostics)
-    return (None if has_errors else bank), reader.diagnostics
+    return (None if has_errors else bank), sorted(reader.diagnostics)
 
 
 def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:

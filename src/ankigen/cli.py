@@ -42,6 +42,66 @@ def build(banks: Path, out: Path) -> None:
         )
 
 
+@cli.command("import")
+@click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--topic", required=True, help="Topic slug of the new bank, such as fsdp.")
+@click.option("--lang", "language", required=True, help="BCP 47 language tag, such as bn.")
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the bank here instead of to standard output.",
+)
+@click.option(
+    "--choices",
+    type=click.IntRange(2, 8),
+    help="Choices per question, when a '- ' list page cannot be grouped by itself.",
+)
+@click.option(
+    "--answers", help="Correct choice per question, in order: 1,3,2 (use 1+3 for several)."
+)
+def import_(
+    file: Path,
+    topic: str,
+    language: str,
+    out: Path | None,
+    choices: int | None,
+    answers: str | None,
+) -> None:
+    """Turn the text of a quiz page (FILE) into a bank."""
+    from ankigen import lang, quiztext
+    from ankigen.bank import SLUG
+    from ankigen.package import write_atomic
+
+    if not SLUG.fullmatch(topic):
+        raise click.BadParameter(
+            f"{topic!r} is not a slug (a-z, 0-9 and '-')", param_hint="--topic"
+        )
+    if not lang.is_valid_tag(language):
+        raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--lang")
+    text = quiztext.decode_page(str(file), file.read_bytes())
+    page = quiztext.parse_page(text, str(file), choices)
+    picks = None
+    if answers is not None:
+        try:
+            picks = quiztext.parse_answers(answers, page)
+        except ValueError as exc:
+            raise click.BadParameter(str(exc), param_hint="--answers") from None
+    for number, line in page.dropped:
+        click.echo(f"{file}:{number}: note: dropped page text: {line}", err=True)
+    for number, note in page.notes:
+        click.echo(f"{file}:{number}: warning: {note}", err=True)
+    bank = quiztext.bank_yaml(page, topic, lang.canonical_tag(language), picks)
+    if out is None:
+        click.echo(bank, nl=False)
+    else:
+        write_atomic(out, bank.encode("utf-8"))
+        todo = "explanations" if picks else "answers and explanations"
+        click.echo(
+            f"wrote {out}: {len(page.items)} items; fill in the {todo} marked TODO", err=True
+        )
+
+
 def main() -> None:
     try:
         cli.main(prog_name="ankigen", standalone_mode=False)
