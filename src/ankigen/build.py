@@ -84,6 +84,17 @@ def load_banks(paths: Iterable[Path]) -> tuple[list[Bank], list[Diagnostic]]:
     return banks, diagnostics
 
 
+def checked_banks(
+    banks_dir: Path, bank_paths: Sequence[Path] | None = None
+) -> tuple[list[Bank], list[Diagnostic]]:
+    """Every bank, or InvalidBanks with all their errors; also returns the warnings."""
+    paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
+    banks, diagnostics = load_banks(paths)
+    if any(d.severity == "error" for d in diagnostics):
+        raise InvalidBanks(diagnostics)
+    return banks, [d for d in diagnostics if d.severity == "warning"]
+
+
 def now_seconds() -> int:
     """The build time; SOURCE_DATE_EPOCH pins it for reproducible pipelines."""
     pinned = os.environ.get("SOURCE_DATE_EPOCH")
@@ -140,10 +151,7 @@ def plan_deck(
 
 def build(banks_dir: Path, out_dir: Path, bank_paths: Sequence[Path] | None = None) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
-    paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
-    banks, diagnostics = load_banks(paths)
-    if any(d.severity == "error" for d in diagnostics):
-        raise InvalidBanks(diagnostics)
+    banks, warnings = checked_banks(banks_dir, bank_paths)
     for bank in banks:
         check_file_name(package_name(bank))
 
@@ -168,5 +176,4 @@ def build(banks_dir: Path, out_dir: Path, bank_paths: Sequence[Path] | None = No
     lock_bytes = new_lock.to_bytes()
     if not lock_path.exists() or lock_path.read_bytes() != lock_bytes:
         write_atomic(lock_path, lock_bytes)
-    warnings = tuple(d for d in diagnostics if d.severity == "warning")
-    return BuildResult(tuple(reports), warnings)
+    return BuildResult(tuple(reports), tuple(warnings))

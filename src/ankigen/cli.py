@@ -42,6 +42,27 @@ def build(banks: Path, out: Path) -> None:
         )
 
 
+@cli.command()
+@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
+@click.option(
+    "-o",
+    "--out",
+    default="out/preview",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Output folder (default: out/preview).",
+)
+def preview(banks: Path, out: Path) -> None:
+    """Write an HTML page per deck showing every card, front and back."""
+    from ankigen.build import checked_banks
+    from ankigen.preview import write_preview
+
+    loaded, warnings = checked_banks(banks)
+    for warning in warnings:
+        click.echo(str(warning), err=True)
+    for path in write_preview(loaded, out):
+        click.echo(f"wrote {path}")
+
+
 @cli.command("import")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--topic", required=True, help="Topic slug of the new bank, such as fsdp.")

@@ -23,9 +23,10 @@ class NoteContent:
         return ids.content_hash(*self.fields, " ".join(self.tags))
 
 
-def choices_html(choices: tuple[str, ...]) -> str:
+def choices_html(choices: tuple[str, ...], answer: tuple[int, ...]) -> str:
     rows = "".join(
-        f'<li data-choice="{number}">{inline_html(choice)}</li>'
+        f'<li data-choice="{number}" data-correct="{str(number in answer).lower()}">'
+        f"{inline_html(choice)}</li>"
         for number, choice in enumerate(choices, start=1)
     )
     return f'<ol class="ag-choice-list">{rows}</ol>'
@@ -35,7 +36,7 @@ def note_content(bank: Bank, item: Item) -> NoteContent:
     answer = "<br>".join(inline_html(item.choices[number - 1]) for number in item.answer)
     fields = (
         inline_html(item.question),
-        choices_html(item.choices),
+        choices_html(item.choices, item.answer),
         answer,
         inline_html(item.explanation),
         " ".join(str(number) for number in item.answer),

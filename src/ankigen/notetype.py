@@ -8,15 +8,16 @@ updates them when the note type's modification time moves forward.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from ankigen import ids
+from ankigen import ids, l10n
 
 FIELDS = (
     "Question",  # sanitized HTML
-    "Choices",  # <ol> of the choices in the author's order, each <li data-choice="K">
+    "Choices",  # <ol> in the author's order: <li data-choice="K" data-correct="true|false">
     "Answer",  # the text of the correct choice(s), for clients without JavaScript
     "Explanation",
     "Correct",  # the 1-based numbers of the correct choices, such as "2" or "1 3"
@@ -41,9 +42,24 @@ def _read(name: str) -> str:
     return resources.files("ankigen").joinpath("templates", name).read_text(encoding="utf-8")
 
 
+_PHRASE = re.compile(r"<!--ankigen:phrase (\w+)-->")
+
+
+def _assemble(template: str, script: str) -> str:
+    out = _PHRASE.sub(lambda m: l10n.phrase(m[1]), template)
+    out = out.replace("<!--ankigen:phrases-->", l10n.phrases_block())
+    return out.replace("<!--ankigen:script-->", script.strip())
+
+
 @cache
 def templates() -> Templates:
-    return Templates(front=_read("front.html"), back=_read("back.html"), css=_read("card.css"))
+    """The card templates as Anki stores them: phrases, script and CSS filled in."""
+    script = _read("card.js")
+    return Templates(
+        front=_assemble(_read("front.html"), script),
+        back=_assemble(_read("back.html"), script),
+        css=_read("card.css") + l10n.css(),
+    )
 
 
 @cache

@@ -1,0 +1,434 @@
+"""The card in a real browser: Anki renders it, headless Chromium runs it.
+
+Two client flows are driven: Anki desktop's (one page, #qa swapped, scripts run
+again) and AnkiDroid's (a fresh page load for the back).
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import shutil
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import invoke
+from tests.helpers import AnkiCollection, item, write_bank
+
+playwright_api = pytest.importorskip("playwright.sync_api")
+
+CHROMIUM = shutil.which("chromium") or "/usr/bin/chromium"
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+HERE = Path(__file__).parent
+ARTIFACTS = HERE / "artifacts"
+
+TRICKY = "Quotes \" and ' and </script> & <b>bold</b>: which?"
+
+
+class QuietHandler(http.server.SimpleHTTPRequestHandler):
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+
+@pytest.fixture(scope="module")
+def site(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, dict[str, tuple[str, str]]]]:
+    """Build a deck, import it into real Anki, and serve each card's sides on 127.0.0.1."""
+    root = tmp_path_factory.mktemp("card")
+    project = root / "project"
+    banks = project / "banks"
+    banks.mkdir(parents=True)
+    write_bank(
+        banks,
+        "cards",
+        "en",
+        items=[
+            item("single", answer=2),
+            item("multi", answer=[1, 3], choices=5),
+            item("fixed", answer=4, shuffle=False),
+            item("tricky", answer=1, question=TRICKY, choices=3),
+        ],
+    )
+    write_bank(banks, "cards", "ur", items=[item("rtl", answer=1, question="کون سا درست ہے؟")])
+    write_bank(banks, "cards", "bn", items=[item("bengali", answer=[1, 2])])
+    write_bank(banks, "cards", "ja", items=[item("japanese", answer=[1, 2])])
+    runner = CliRunner()
+    import os
+
+    old = Path.cwd()
+    os.chdir(project)
+    try:
+        assert invoke(runner, "build").exit_code == 0
+    finally:
+        os.chdir(old)
+    collection = AnkiCollection(root / "anki")
+    sides: dict[str, tuple[str, str]] = {}
+    try:
+        for package in sorted((project / "out").glob("*.apkg")):
+            collection.import_package(package)
+        for card_id in collection.col.find_cards(""):
+            card = collection.col.get_card(card_id)
+            sides[card.note()["ItemId"]] = (card.question(), card.answer())
+    finally:
+        collection.close()
+
+    web = root / "web"
+    web.mkdir()
+    shutil.copy(HERE / "browser" / "desktop.html", web / "desktop.html")
+    (web / "favicon.ico").write_bytes(b"")  # browsers ask for it; a 404 would log an error
+    for item_id, (question, answer) in sides.items():
+        for side, markup in (("front", question), ("back", answer)):
+            (web / f"{side}-{item_id}.html").write_text(
+                '<!doctype html><html><head><meta charset="utf-8">'
+                '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
+                f'<body class="card card1">{markup}</body></html>',
+                encoding="utf-8",
+            )
+    handler = functools.partial(QuietHandler, directory=str(web))
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", sides
+    finally:
+        server.shutdown()
+        server.server_close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with playwright_api.sync_playwright() as p:
+        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        yield chromium
+        chromium.close()
+
+
+class Client:
+    """One browser tab that fails the test on any JavaScript error."""
+
+    def __init__(
+        self, browser: Any, base: str, sides: dict[str, tuple[str, str]], **options: Any
+    ) -> None:
+        self.context = browser.new_context(viewport={"width": 390, "height": 844}, **options)
+        self.page = self.context.new_page()
+        self.errors: list[str] = []
+        self.page.on("pageerror", lambda error: self.errors.append(str(error)))
+        self.page.on(
+            "console", lambda msg: self.errors.append(msg.text) if msg.type == "error" else None
+        )
+        self.base = base
+        self.sides = sides
+
+    def close(self) -> None:
+        self.context.close()
+        assert self.errors == []
+
+    # Anki desktop: one page, sides swapped into #qa
+    def desktop(self) -> None:
+        self.page.goto(f"{self.base}/desktop.html")
+
+    def show_question(self, item_id: str) -> None:
+        self.page.evaluate("html => _showQuestion(html)", self.sides[item_id][0])
+
+    def show_answer(self, item_id: str) -> None:
+        self.page.evaluate("html => _showAnswer(html)", self.sides[item_id][1])
+
+    # AnkiDroid: a fresh page for each side
+    def load_front(self, item_id: str) -> None:
+        self.page.goto(f"{self.base}/front-{item_id}.html")
+
+    def load_back(self, item_id: str) -> None:
+        self.page.goto(f"{self.base}/back-{item_id}.html")
+
+    def front_order(self) -> list[int]:
+        return [
+            int(n)
+            for n in self.page.eval_on_selector_all(
+                ".ag-front button.ag-choice", "els => els.map(e => e.dataset.choice)"
+            )
+        ]
+
+    def pick(self, *numbers: int) -> None:
+        for number in numbers:
+            self.page.click(f'.ag-front button.ag-choice[data-choice="{number}"]')
+
+    def back_choices(self) -> list[dict[str, str]]:
+        result: list[dict[str, str]] = self.page.eval_on_selector_all(
+            ".ag-back .ag-choices .ag-choice",
+            """els => els.map(e => ({choice: e.dataset.choice, correct: e.dataset.correct,
+                picked: e.dataset.picked, mark: e.querySelector('.ag-mark').textContent,
+                status: (e.querySelector('.ag-status') || {innerText: ''}).innerText}))""",
+        )
+        return result
+
+    def verdict(self) -> str | None:
+        return self.page.evaluate(
+            """() => { const v = document.querySelector('.ag-verdict');
+                 return v && !v.hidden ? v.dataset.verdict + ':' + v.innerText : null; }"""
+        )
+
+
+@pytest.fixture
+def client(browser: Any, site: tuple[str, dict[str, tuple[str, str]]]) -> Iterator[Client]:
+    base, sides = site
+    tab = Client(browser, base, sides)
+    yield tab
+    tab.close()
+
+
+def test_desktop_single_answer_right_pick(client: Client) -> None:
+    client.desktop()
+    client.show_question("single")
+    order = client.front_order()
+    assert sorted(order) == [1, 2, 3, 4]
+    assert client.page.get_attribute(".ag-front .ag-choices", "role") == "radiogroup"
+    client.pick(1, 2)  # radio: the second pick replaces the first
+    checked = client.page.eval_on_selector_all(
+        '.ag-front [aria-checked="true"]', "els => els.map(e => e.dataset.choice)"
+    )
+    assert checked == ["2"]
+    client.show_answer("single")
+    back = client.back_choices()
+    assert [int(c["choice"]) for c in back] == order
+    assert {c["choice"]: (c["correct"], c["picked"]) for c in back} == {
+        "1": ("false", "false"),
+        "2": ("true", "true"),
+        "3": ("false", "false"),
+        "4": ("false", "false"),
+    }
+    assert client.verdict() == "correct:✓ Correct"
+    picked = next(c for c in back if c["choice"] == "2")
+    assert (picked["mark"], picked["status"]) == ("✓", "Correct answer · Your answer")
+
+
+def test_desktop_single_answer_wrong_pick_marks_both(client: Client) -> None:
+    client.desktop()
+    client.show_question("single")
+    client.pick(3)
+    client.show_answer("single")
+    back = {c["choice"]: c for c in client.back_choices()}
+    assert (back["3"]["mark"], back["3"]["status"], back["3"]["picked"]) == (
+        "✗",
+        "Your answer",
+        "true",
+    )
+    assert (back["2"]["mark"], back["2"]["status"], back["2"]["picked"]) == (
+        "✓",
+        "Correct answer",
+        "false",
+    )
+    assert back["1"]["mark"] == "" and back["1"]["status"] == ""
+    assert client.verdict() == "incorrect:✗ Incorrect"
+
+
+def test_multi_answer_uses_checkboxes_and_marks_missed_choices(client: Client) -> None:
+    client.desktop()
+    client.show_question("multi")
+    assert client.page.get_attribute(".ag-front .ag-choices", "role") == "group"
+    assert client.page.is_visible(".ag-front .ag-hint")
+    assert client.page.inner_text(".ag-front .ag-hint") == "Select all that apply"
+    client.pick(1, 2, 4, 4)  # 4 toggled on and off again
+    client.show_answer("multi")
+    back = {c["choice"]: c for c in client.back_choices()}
+    assert (back["1"]["picked"], back["1"]["status"]) == ("true", "Correct answer · Your answer")
+    assert (back["2"]["mark"], back["2"]["status"]) == ("✗", "Your answer")
+    assert (back["3"]["mark"], back["3"]["status"]) == ("✓", "Correct answer · Missed")
+    assert back["4"]["picked"] == "false"
+    assert client.verdict() == "partial:◑ Partly correct"
+
+
+def test_android_fresh_page_load_carries_order_and_picks(client: Client) -> None:
+    client.load_front("multi")
+    order = client.front_order()
+    client.pick(1, 3)
+    client.load_back("multi")
+    back = client.back_choices()
+    assert [int(c["choice"]) for c in back] == order
+    assert [c["choice"] for c in back if c["picked"] == "true"] == sorted(
+        ["1", "3"], key=lambda n: order.index(int(n))
+    )
+    assert client.verdict() == "correct:✓ Correct"
+
+
+def test_shuffle_differs_between_reviews_and_holds_front_to_back(client: Client) -> None:
+    client.desktop()
+    orders = set()
+    for _ in range(12):
+        client.show_question("multi")
+        order = client.front_order()
+        orders.add(tuple(order))
+        client.show_answer("multi")
+        assert [int(c["choice"]) for c in client.back_choices()] == order
+    assert len(orders) > 1  # 5! orders: twelve equal draws happen with probability 1e-23
+
+
+def test_shuffle_false_keeps_the_authors_order(client: Client) -> None:
+    client.desktop()
+    for _ in range(5):
+        client.show_question("fixed")
+        assert client.front_order() == [1, 2, 3, 4]
+
+
+def test_keyboard_arrows_pick_and_x_toggles(client: Client) -> None:
+    client.desktop()
+    client.show_question("single")
+    order = client.front_order()
+    client.page.keyboard.press("ArrowDown")
+    client.page.keyboard.press("ArrowDown")
+    client.show_answer("single")
+    assert [c["choice"] for c in client.back_choices() if c["picked"] == "true"] == [str(order[1])]
+
+    client.show_question("multi")
+    order = client.front_order()
+    client.page.keyboard.press("ArrowDown")
+    client.page.keyboard.press("x")  # the first one: already focused, toggles it on
+    client.page.keyboard.press("ArrowDown")
+    client.page.keyboard.press("x")
+    client.show_answer("multi")
+    assert sorted(c["choice"] for c in client.back_choices() if c["picked"] == "true") == sorted(
+        str(n) for n in order[:2]
+    )
+
+
+def test_urdu_card_is_right_to_left_marker_included(client: Client) -> None:
+    client.load_front("rtl")
+    assert client.page.get_attribute(".ag-card", "lang") == "ur"
+    direction = client.page.eval_on_selector(
+        ".ag-front button.ag-choice", "e => getComputedStyle(e).direction"
+    )
+    assert direction == "rtl"
+    marker_x, text_x = client.page.eval_on_selector(
+        ".ag-front button.ag-choice",
+        "e => [e.querySelector('.ag-marker').getBoundingClientRect().x, e.querySelector('.ag-text').getBoundingClientRect().x]",
+    )
+    assert marker_x > text_x  # the marker sits at the right, where the line starts
+    client.pick(1)
+    client.load_back("rtl")
+    assert client.page.inner_text(".ag-verdict").strip() == "✓ درست"
+
+
+def test_back_without_the_fronts_state_shows_no_verdict(client: Client) -> None:
+    client.load_back("single")  # e.g. the card browser's preview
+    back = client.back_choices()
+    assert [c["choice"] for c in back] == ["1", "2", "3", "4"]
+    assert [c["choice"] for c in back if c["correct"] == "true"] == ["2"]
+    assert all(c["picked"] == "false" for c in back)
+    assert client.verdict() is None
+    assert "Explanation of single." in client.page.inner_text(".ag-explanation")
+
+
+def test_state_of_an_earlier_review_is_never_reused(client: Client) -> None:
+    client.load_front("single")
+    client.pick(2)
+    client.load_back("single")
+    assert client.verdict() == "correct:✓ Correct"
+    # an hour later the back is shown again without a new front: that state is stale
+    client.page.evaluate(
+        """() => { for (const k of Object.keys(sessionStorage)) {
+             const s = JSON.parse(sessionStorage.getItem(k)); s.back -= 3600 * 1000;
+             sessionStorage.setItem(k, JSON.stringify(s)); } }"""
+    )
+    client.load_back("single")
+    assert client.verdict() is None
+
+
+def test_another_cards_state_is_not_used(client: Client) -> None:
+    client.desktop()
+    client.show_question("single")
+    client.pick(2)
+    client.show_answer("tricky")
+    assert client.verdict() is None
+
+
+def test_field_text_with_quotes_and_tags_stays_text(client: Client) -> None:
+    client.desktop()
+    client.show_question("tricky")
+    assert client.page.inner_text(".ag-question") == "Quotes \" and ' and </script> & bold: which?"
+    assert client.page.inner_html(".ag-question b") == "bold"
+    client.pick(1)
+    client.show_answer("tricky")
+    assert client.verdict() == "correct:✓ Correct"
+
+
+def test_night_mode_restyles_the_card(client: Client) -> None:
+    client.load_front("single")
+    day = client.page.eval_on_selector(".ag-choice", "e => getComputedStyle(e).backgroundColor")
+    client.page.evaluate("document.body.classList.add('nightMode')")
+    night = client.page.eval_on_selector(".ag-choice", "e => getComputedStyle(e).backgroundColor")
+    client.page.evaluate("document.body.classList.replace('nightMode', 'night_mode')")
+    night_android = client.page.eval_on_selector(
+        ".ag-choice", "e => getComputedStyle(e).backgroundColor"
+    )
+    assert day != night == night_android
+
+
+def test_choices_are_large_tappable_buttons(client: Client) -> None:
+    client.load_front("single")
+    boxes = client.page.eval_on_selector_all(
+        ".ag-front button.ag-choice",
+        "els => els.map(e => [e.className, e.getBoundingClientRect().height, e.getBoundingClientRect().width])",
+    )
+    assert all("tappable" in cls and height >= 44 and width > 300 for cls, height, width in boxes)
+
+
+def test_without_javascript_the_back_still_answers(
+    browser: Any, site: tuple[str, dict[str, tuple[str, str]]]
+) -> None:
+    base, sides = site
+    tab = Client(browser, base, sides, java_script_enabled=False)
+    try:
+        tab.load_front("single")
+        assert tab.page.is_visible(".ag-front .ag-static ol")
+        tab.load_back("single")
+        items = tab.page.eval_on_selector_all(
+            ".ag-back .ag-static li",
+            "els => els.map(e => [e.dataset.choice, getComputedStyle(e, '::before').content])",
+        )
+        assert [n for n, _ in items] == ["1", "2", "3", "4"]
+        assert [n for n, before in items if "✓" in before] == ["2"]
+        assert tab.page.is_visible(".ag-answer") and "single choice 2" in tab.page.inner_text(
+            ".ag-answer"
+        )
+        assert "Explanation of single." in tab.page.inner_text(".ag-explanation")
+        assert not tab.page.is_visible(".ag-verdict")
+        ARTIFACTS.mkdir(exist_ok=True)
+        tab.page.screenshot(path=str(ARTIFACTS / "back-no-js.png"))
+    finally:
+        tab.close()
+
+
+@pytest.mark.parametrize(
+    ("item_id", "hint"),
+    [("bengali", "প্রযোজ্য সবগুলো বেছে নিন"), ("japanese", "Select all that apply")],
+)
+def test_ui_words_follow_the_language_with_english_fallback(
+    client: Client, item_id: str, hint: str
+) -> None:
+    client.load_front(item_id)
+    assert client.page.inner_text(".ag-front .ag-hint") == hint
+
+
+def test_scripts_leak_no_globals_and_run_safely_many_times(client: Client) -> None:
+    client.desktop()
+    before = client.page.evaluate("Object.keys(window)")
+    for _ in range(3):
+        client.show_question("single")
+        client.pick(2)
+        client.show_answer("single")
+        assert client.verdict() == "correct:✓ Correct"
+    assert client.page.evaluate("Object.keys(window)") == before
+    assert client.page.evaluate("window.onload") is None
