@@ -31,7 +31,10 @@ def test_build_writes_one_package_per_bank_and_says_so(project: Path, runner: Cl
         "wrote out/demo.de.apkg: 2 notes (2 new, 0 changed, 0 unchanged, 0 removed)\n"
         "wrote out/demo.en.apkg: 2 notes (2 new, 0 changed, 0 unchanged, 0 removed)\n"
     )
-    assert sorted(p.name for p in (project / "out").iterdir()) == ["demo.de.apkg", "demo.en.apkg"]
+    assert sorted(p.name for p in (project / "out").glob("*.apkg")) == [
+        "demo.de.apkg",
+        "demo.en.apkg",
+    ]
 
 
 def test_notes_and_fields_arrive_in_anki(

@@ -18,7 +18,7 @@ def test_preview_writes_a_page_per_deck_and_an_index(project: Path, runner: CliR
     write_bank(project / "banks", "demo", "ur")
     result = invoke(runner, "preview")
     assert result.exit_code == 0
-    assert result.output == (
+    assert result.stdout == (
         "wrote out/preview/demo.en.html\n"
         "wrote out/preview/demo.ur.html\n"
         "wrote out/preview/index.html\n"

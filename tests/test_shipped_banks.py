@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.bank import Bank
-from ankigen.build import find_banks, load_banks
+from ankigen.build import find_banks
+from ankigen.lint import check_paths
 from ankigen.quiztext import parse_page
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection
@@ -28,9 +29,9 @@ PLACEHOLDER_FIX = ("_AIU_PROTECTED_11__", "ti Google")
 
 
 def shipped() -> dict[tuple[str, str], Bank]:
-    banks, problems = load_banks(find_banks(REPO / "banks"))
-    assert [p for p in problems if p.severity == "error"] == []
-    return {(b.topic, b.language): b for b in banks}
+    checked = check_paths(find_banks(REPO / "banks"))
+    assert checked.errors == 0
+    return {(b.topic, b.language): b for b in checked.banks}
 
 
 def test_at_least_nine_decks_in_every_topic_with_an_english_reference() -> None:
@@ -81,7 +82,7 @@ def test_shipped_banks_build_and_import_into_anki(
     assert result.exit_code == 0, result.output
     # the committed lock already matches the shipped banks: nothing looks changed
     assert (banks / "ankigen.lock").read_bytes() == lock_before
-    lines = result.output.splitlines()
+    lines = result.stdout.splitlines()
     assert lines and all("(0 new, 0 changed, 8 unchanged, 0 removed)" in line for line in lines)
     packages = sorted((tmp_path / "out").glob("*.apkg"))
     assert len(packages) == len(shipped())

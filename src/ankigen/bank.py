@@ -44,6 +44,8 @@ class Item:
     """Anki tags for this item, added to the bank's tags."""
     shuffle: bool = True
     """Whether the card shuffles the choices on every review."""
+    retired: bool = False
+    """Kept in the package, tagged `ankigen::retired`, so learners can find and remove it."""
     line: int = 0
     """Line of the item in the bank file."""
     lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
@@ -107,7 +109,7 @@ BANK_KEYS = [
     "items",
 ]
 REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
-ITEM_KEYS = ["id", "question", "choices", "answer", "explanation", "tags", "shuffle"]
+ITEM_KEYS = ["id", "question", "choices", "answer", "explanation", "tags", "shuffle", "retired"]
 REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")
 
 
@@ -117,6 +119,11 @@ class _Reader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.diagnostics: list[Diagnostic] = []
+        self._key_lines: dict[int, int] = {}
+
+    def key_line(self, value: yaml.Node) -> int:
+        """The line of the key that `value` belongs to (a block list starts a line later)."""
+        return self._key_lines.get(id(value), line_of(value))
 
     def report(
         self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error"
@@ -145,6 +152,7 @@ class _Reader:
                 self.report(key_node, f"{what}: unknown key {key!r}{suggestion}")
                 continue
             out[key] = value_node
+            self._key_lines[id(value_node)] = line_of(key_node)
         return out
 
     def text(self, node: yaml.Node, what: str, *, required: bool = True) -> str | None:
@@ -258,7 +266,7 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
         shuffle=shuffle if shuffle is not None else True,
         source=str(values.get("source") or ""),
         license=str(values.get("license") or ""),
-        lines={key: line_of(node) for key, node in keys.items()},
+        lines={key: r.key_line(node) for key, node in keys.items()},
     )
 
 
@@ -318,7 +326,8 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
     shuffle = (
         r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
     )
-    if None in (item_id, question, explanation, choices, answer, tags, shuffle):
+    retired = r.boolean(keys["retired"], f"{what}: retired") if "retired" in keys else False
+    if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired):
         return None
     assert item_id and question and explanation and choices and answer is not None
     return Item(
@@ -329,8 +338,9 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
         explanation=explanation,
         tags=tags or (),
         shuffle=bool(shuffle),
+        retired=bool(retired),
         line=line_of(node),
-        lines={key: line_of(value) for key, value in keys.items()} | {"id": line_of(keys["id"])},
+        lines={key: r.key_line(value) for key, value in keys.items()},
     )
 
 

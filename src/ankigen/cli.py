@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import click
@@ -27,19 +28,71 @@ def cli() -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="Output folder (default: out).",
 )
-def build(banks: Path, out: Path) -> None:
+@click.option("--json", "as_json", is_flag=True, help="Print the change report as JSON.")
+def build(banks: Path, out: Path, as_json: bool) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
+    import json
+
     from ankigen.build import build as run_build
 
-    result = run_build(banks, out)
-    for warning in result.warnings:
-        click.echo(str(warning), err=True)
+    result = run_build(banks, out, progress=_terminal_progress())
+    _warning_summary(len(result.warnings))
+    for change in result.changes:
+        click.echo(str(change), err=True)
+    if as_json:
+        decks = [d.as_json() | {"path": str(out / d.path)} for d in result.decks]
+        click.echo(json.dumps({"decks": decks}, indent=1))
+        return
     for deck in result.decks:
+        if not deck.written:
+            click.echo(f"up to date {out / deck.path}: {deck.notes} notes")
+            continue
+        retired = f", {deck.retired} retired" if deck.retired else ""
         click.echo(
             f"wrote {out / deck.path}: {deck.notes} notes "
             f"({deck.new} new, {deck.changed} changed, {deck.unchanged} unchanged, "
-            f"{deck.removed} removed)"
+            f"{deck.removed} removed{retired})"
         )
+
+
+def _warning_summary(count: int) -> None:
+    if count:
+        plural = "s" if count != 1 else ""
+        click.echo(f"{count} warning{plural} in the banks; 'ankigen lint' lists them", err=True)
+
+
+def _terminal_progress() -> Callable[[int, int], None] | None:
+    """A counter on standard error, only when it is a terminal."""
+    if not sys.stderr.isatty():
+        return None
+
+    def show(done: int, total: int) -> None:
+        end = "\r\033[K" if done == total else ""
+        click.echo(f"\rbuilding {done}/{total} decks{end}", err=True, nl=False)
+
+    return show
+
+
+@cli.command()
+@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
+@click.option("--strict", is_flag=True, help="Fail on warnings too.")
+def lint(banks: Path, strict: bool) -> None:
+    """Check every bank; print one line per problem, sorted, then a summary."""
+    from ankigen.build import find_banks
+    from ankigen.lint import check_paths
+
+    paths = find_banks(banks)
+    checked = check_paths(paths)
+    for diagnostic in checked.diagnostics:
+        click.echo(str(diagnostic))
+    errors, warnings = checked.errors, checked.warnings
+    click.echo(
+        f"{errors} error{'s' if errors != 1 else ''}, "
+        f"{warnings} warning{'s' if warnings != 1 else ''} in {len(paths)} "
+        f"bank{'s' if len(paths) != 1 else ''}"
+    )
+    if errors or (strict and warnings):
+        sys.exit(1)
 
 
 @cli.command()
@@ -55,12 +108,23 @@ def preview(banks: Path, out: Path) -> None:
     """Write an HTML page per deck showing every card, front and back."""
     from ankigen.build import checked_banks
     from ankigen.preview import write_preview
+    from ankigen.status import coverage, matrix_html
 
-    loaded, warnings = checked_banks(banks)
-    for warning in warnings:
-        click.echo(str(warning), err=True)
-    for path in write_preview(loaded, out):
+    checked = checked_banks(banks)
+    _warning_summary(checked.warnings)
+    for path in write_preview(checked.banks, out, matrix_html(coverage(checked))):
         click.echo(f"wrote {path}")
+
+
+@cli.command()
+@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
+def status(banks: Path) -> None:
+    """Translation coverage of every topic in every language."""
+    from ankigen.build import find_banks
+    from ankigen.lint import check_paths
+    from ankigen.status import coverage, table
+
+    click.echo(table(coverage(check_paths(find_banks(banks)))), nl=False)
 
 
 @cli.command("import")

@@ -174,3 +174,40 @@ def css() -> str:
         for code in others
     )
     return "\n".join(rules) + "\n"
+
+
+# Headings of the generated deck description (Python-side, so plain strings).
+DECK_KEYS = ("level", "items", "language", "source", "license", "version")
+DECK_WORDS: dict[str, tuple[str, ...]] = {
+    "en": ("Level", "Questions", "Language", "Source", "Licence", "Version"),
+    "bn": ("স্তর", "প্রশ্ন", "ভাষা", "উৎস", "লাইসেন্স", "সংস্করণ"),
+    "yo": ("Ìpele", "Àwọn ìbéèrè", "Èdè", "Orísun", "Ìwé àṣẹ", "Ẹ̀dà"),
+    "hi": ("स्तर", "प्रश्न", "भाषा", "स्रोत", "लाइसेंस", "संस्करण"),
+    "ur": ("سطح", "سوالات", "زبان", "ماخذ", "لائسنس", "ورژن"),
+    "wo": ("Niveau", "Laaj yi", "Làkk", "Fi mu jóge", "Lisaans", "Sumb"),
+    "de": ("Niveau", "Fragen", "Sprache", "Quelle", "Lizenz", "Version"),
+    "es": ("Nivel", "Preguntas", "Idioma", "Fuente", "Licencia", "Versión"),
+    "fr": ("Niveau", "Questions", "Langue", "Source", "Licence", "Version"),
+    "ar": ("المستوى", "الأسئلة", "اللغة", "المصدر", "الترخيص", "الإصدار"),
+}
+LANGUAGE_NAMES = {
+    "en": "English",
+    "bn": "বাংলা",
+    "yo": "Yorùbá",
+    "hi": "हिन्दी",
+    "ur": "اردو",
+    "wo": "Wolof",
+    "de": "Deutsch",
+    "es": "Español",
+    "fr": "Français",
+    "ar": "العربية",
+}
+
+
+def deck_word(language: str, key: str) -> str:
+    words = DECK_WORDS.get(language.split("-")[0].lower(), DECK_WORDS[FALLBACK])
+    return words[DECK_KEYS.index(key)]
+
+
+def language_name(language: str) -> str:
+    return LANGUAGE_NAMES.get(language.split("-")[0].lower(), language)

@@ -8,6 +8,8 @@ from ankigen import ids
 from ankigen.bank import Bank, Item
 from ankigen.html import inline_html
 
+RETIRED_TAG = "ankigen::retired"
+
 
 @dataclass(frozen=True)
 class NoteContent:
@@ -47,10 +49,12 @@ def note_content(bank: Bank, item: Item) -> NoteContent:
         "",
         "",
     )
-    tags = tuple(sorted(set(bank.tags) | set(item.tags)))
+    tags = set(bank.tags) | set(item.tags)
+    if item.retired:
+        tags.add(RETIRED_TAG)
     return NoteContent(
         guid=ids.note_guid(bank.topic, bank.language, item.id),
         item_id=item.id,
         fields=fields,
-        tags=tags,
+        tags=tuple(sorted(tags)),
     )

@@ -1,0 +1,43 @@
+"""The deck description people see in Anki and on AnkiWeb, with localized headings."""
+
+from __future__ import annotations
+
+import html
+from collections.abc import Sequence
+
+from ankigen import ids, l10n
+from ankigen.bank import Bank
+from ankigen.html import inline_html
+from ankigen.note import NoteContent
+
+
+def content_version(contents: Sequence[NoteContent]) -> str:
+    """A short hash of every note's content, so people sharing a deck can tell versions apart."""
+    return ids.content_hash(
+        *(f"{c.guid}:{c.hash}" for c in sorted(contents, key=lambda c: c.guid))
+    )[:10]
+
+
+def deck_description(bank: Bank, contents: Sequence[NoteContent]) -> str:
+    def word(key: str) -> str:
+        return html.escape(l10n.deck_word(bank.language, key))
+
+    rows = [f"<p><b>{inline_html(bank.title)}</b></p>"]
+    if bank.description:
+        rows.append(f"<p>{inline_html(bank.description)}</p>")
+    if bank.level:
+        rows.append(f"<p>{word('level')}: {inline_html(bank.level)}</p>")
+    rows.append(
+        f"<p>{word('items')}: {len(contents)} · "
+        f"{word('language')}: {html.escape(l10n.language_name(bank.language))}</p>"
+    )
+    if bank.source:
+        rows.append(f"<p>{word('source')}: {inline_html(bank.source)}</p>")
+    if bank.license:
+        rows.append(f"<p>{word('license')}: {inline_html(bank.license)}</p>")
+    rows.append(f"<p>{word('version')}: <code>{content_version(contents)}</code></p>")
+    return (
+        f'<div class="ag-deck" lang="{bank.language}" dir="{bank.direction}">'
+        + "".join(rows)
+        + "</div>"
+    )

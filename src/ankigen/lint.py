@@ -1,0 +1,276 @@
+"""Checks on banks beyond their schema: across languages, scripts, placeholders, bias.
+
+`build`, `lint`, `preview` and `status` all run these, so an author sees the
+same problems wherever they look.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections import Counter
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ankigen import lang
+from ankigen.bank import Bank, Item, load_bank
+from ankigen.errors import Diagnostic
+from ankigen.html import plain_text
+
+# The script a language is written in, by the first word of Unicode character
+# names (which follow the Script property for letters). Languages not listed
+# are not checked.
+EXPECTED_SCRIPT = {
+    "bn": "BENGALI",
+    "as": "BENGALI",
+    "hi": "DEVANAGARI",
+    "mr": "DEVANAGARI",
+    "ne": "DEVANAGARI",
+    "ur": "ARABIC",
+    "ar": "ARABIC",
+    "fa": "ARABIC",
+    "ps": "ARABIC",
+    "he": "HEBREW",
+    "ru": "CYRILLIC",
+    "uk": "CYRILLIC",
+    "bg": "CYRILLIC",
+    "el": "GREEK",
+    "ta": "TAMIL",
+    "te": "TELUGU",
+    "th": "THAI",
+    "ko": "HANGUL",
+    "am": "ETHIOPIC",
+    "ka": "GEORGIAN",
+    "hy": "ARMENIAN",
+    "zh": "CJK",
+    "ja": "CJK HIRAGANA KATAKANA",
+    "en": "LATIN",
+    "de": "LATIN",
+    "fr": "LATIN",
+    "es": "LATIN",
+    "pt": "LATIN",
+    "yo": "LATIN",
+    "wo": "LATIN",
+}
+
+PLACEHOLDER = re.compile(
+    r"_AIU_PROTECTED_\w*|__[A-Z][A-Z0-9_]*__|\{\{\s*\w*\s*\}\}|\{\d+\}|%\(\w+\)[sd]|%[sd]\b"
+    r"|\$\{\w+\}|\[\[\w+\]\]|<x\s+id=|\uFFFD"
+)
+BIAS_MIN_ITEMS = 4
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Banks that loaded, with every problem found in and across them."""
+
+    banks: tuple[Bank, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    failed: tuple[Path, ...] = ()
+    """Bank files that could not be loaded at all."""
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity == "warning" for d in self.diagnostics)
+
+
+def check_paths(paths: Iterable[Path]) -> Checked:
+    banks: list[Bank] = []
+    diagnostics: list[Diagnostic] = []
+    failed: list[Path] = []
+    for path in paths:
+        bank, found = load_bank(path)
+        diagnostics.extend(found)
+        if bank is None:
+            failed.append(path)
+        else:
+            banks.append(bank)
+    diagnostics.extend(check_banks(banks))
+    return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed))
+
+
+def check_banks(banks: Sequence[Bank]) -> list[Diagnostic]:
+    found: list[Diagnostic] = []
+    first: dict[str, Bank] = {}
+    for bank in banks:
+        if bank.key in first:
+            found.append(
+                Diagnostic(
+                    bank.path,
+                    bank.lines.get("language", 1),
+                    "error",
+                    f"topic {bank.topic!r} in language {bank.language!r} is already defined "
+                    f"in {first[bank.key].path}",
+                )
+            )
+            continue
+        first[bank.key] = bank
+        found.extend(untranslated(bank))
+        found.extend(placeholders(bank))
+        found.extend(position_bias(bank))
+    found.extend(parity(list(first.values())))
+    return found
+
+
+def letter_scripts(text: str) -> Counter[str]:
+    """How many letters of `text` belong to each script."""
+    counts: Counter[str] = Counter()
+    for char in text:
+        if char.isalpha():
+            name = unicodedata.name(char, "")
+            counts[name.split(" ")[0] if name else "UNKNOWN"] += 1
+    return counts
+
+
+def foreign_script(text: str, language: str) -> str | None:
+    """The script most words of `text` are written in, when it is not the language's own.
+
+    Words, not letters, are counted, so a long product name such as
+    "DistributedDataParallel" does not outweigh the sentence around it.
+    """
+    expected = EXPECTED_SCRIPT.get(lang.primary_language(language))
+    if expected is None:
+        return None
+    words: Counter[str] = Counter()
+    for word in plain_text(text).split():
+        counts = letter_scripts(word)
+        if counts:
+            words[counts.most_common(1)[0][0]] += 1
+    if not words:
+        return None
+    own = sum(n for script, n in words.items() if script in expected.split())
+    if own * 2 >= sum(words.values()):
+        return None
+    return words.most_common(1)[0][0]
+
+
+def untranslated_parts(bank: Bank, item: Item) -> tuple[str | None, list[str]]:
+    parts: list[str] = []
+    script = None
+    for label, text in (
+        ("question", item.question),
+        *((f"choice {n}", c) for n, c in enumerate(item.choices, start=1)),
+        ("explanation", item.explanation),
+    ):
+        found = foreign_script(text, bank.language)
+        if found:
+            script = script or found
+            parts.append(label)
+    return script, parts
+
+
+def untranslated(bank: Bank) -> Iterable[Diagnostic]:
+    for item in bank.items:
+        script, parts = untranslated_parts(bank, item)
+        if parts:
+            expected = EXPECTED_SCRIPT[lang.primary_language(bank.language)].split()[0]
+            yield Diagnostic(
+                bank.path,
+                item.line,
+                "warning",
+                f"item {item.id!r}: untranslated? {', '.join(parts)} in "
+                f"{script.title() if script else '?'} script, not {expected.title()}",
+            )
+
+
+def placeholders(bank: Bank) -> Iterable[Diagnostic]:
+    texts: list[tuple[int, str, str]] = [(bank.lines.get("title", 1), "title", bank.title)]
+    if bank.description:
+        texts.append((bank.lines.get("description", 1), "description", bank.description))
+    for item in bank.items:
+        texts.append(
+            (item.lines.get("question", item.line), f"item {item.id!r}: question", item.question)
+        )
+        texts.extend(
+            (item.lines.get("choices", item.line), f"item {item.id!r}: choice {n}", choice)
+            for n, choice in enumerate(item.choices, start=1)
+        )
+        texts.append(
+            (
+                item.lines.get("explanation", item.line),
+                f"item {item.id!r}: explanation",
+                item.explanation,
+            )
+        )
+    for line, label, text in texts:
+        match = PLACEHOLDER.search(text)
+        if match:
+            yield Diagnostic(
+                bank.path,
+                line,
+                "warning",
+                f"{label}: {match[0]!r} looks like a translation tool's placeholder",
+            )
+
+
+def position_bias(bank: Bank) -> Iterable[Diagnostic]:
+    fixed = [i for i in bank.items if not i.shuffle and len(i.answer) == 1]
+    if len(fixed) < BIAS_MIN_ITEMS:
+        return
+    position, count = Counter(i.answer[0] for i in fixed).most_common(1)[0]
+    if count * 2 > len(fixed):
+        yield Diagnostic(
+            bank.path,
+            bank.lines.get("items", 1),
+            "warning",
+            f"{count} of {len(fixed)} unshuffled items have choice {position} as the answer; "
+            "learners can guess the position: vary it, or let the card shuffle",
+        )
+
+
+def reference_language(banks: Sequence[Bank]) -> Bank:
+    """English if the topic has it, else the first language by tag."""
+    return min(banks, key=lambda b: (b.language != "en", b.language))
+
+
+def parity(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    topics: dict[str, list[Bank]] = {}
+    for bank in banks:
+        topics.setdefault(bank.topic, []).append(bank)
+    for group in topics.values():
+        if len(group) < 2:
+            continue
+        reference = reference_language(group)
+        ref_items = {i.id: i for i in reference.items}
+        all_ids = {i.id for b in group for i in b.items}
+        for bank in group:
+            items = {i.id: i for i in bank.items}
+            for item_id in sorted(all_ids - set(items)):
+                holder = next(b for b in group if item_id in {i.id for i in b.items})
+                yield Diagnostic(
+                    bank.path,
+                    bank.lines.get("items", 1),
+                    "warning",
+                    f"item {item_id!r} is missing in {bank.language!r} (it is in {holder.path})",
+                )
+            if bank is reference:
+                continue
+            for item_id, item in items.items():
+                ref = ref_items.get(item_id)
+                if ref is None:
+                    continue
+                if len(ref.choices) != len(item.choices):
+                    yield Diagnostic(
+                        bank.path,
+                        item.lines.get("choices", item.line),
+                        "warning",
+                        f"item {item_id!r} has {len(item.choices)} choices; in "
+                        f"{reference.language!r} it has {len(ref.choices)}",
+                    )
+                elif ref.answer != item.answer:
+                    yield Diagnostic(
+                        bank.path,
+                        item.lines.get("answer", item.line),
+                        "warning",
+                        f"item {item_id!r}: answer {_answer(item.answer)} differs from "
+                        f"{_answer(ref.answer)} in {reference.language!r}",
+                    )
+
+
+def _answer(answer: tuple[int, ...]) -> str:
+    return str(answer[0]) if len(answer) == 1 else "[" + ", ".join(map(str, answer)) + "]"
