@@ -23,7 +23,9 @@ def test_errors_fail_and_are_sorted_with_a_summary(project: Path, runner: CliRun
         "  - id: x\n    question: q\n    choices: [a, b]\n    answer: 1\n    explanation: e\n",
         encoding="utf-8",
     )
-    (project / "banks" / "a.yaml").write_text("topic: a\nlanguage: en\ntitle: [\n", encoding="utf-8")
+    (project / "banks" / "a.yaml").write_text(
+        "topic: a\nlanguage: en\ntitle: [\n", encoding="utf-8"
+    )
     result = invoke(runner, "lint")
     assert result.exit_code == 1
     assert result.output == (
@@ -95,7 +97,10 @@ def test_placeholders_are_flagged(project: Path, runner: CliRunner) -> None:
         ],
     )
     out = invoke(runner, "lint").output
-    assert "item 'a': question: '_AIU_PROTECTED_11__' looks like a translation tool's placeholder" in out
+    assert (
+        "item 'a': question: '_AIU_PROTECTED_11__' looks like a translation tool's placeholder"
+        in out
+    )
     assert "item 'b': explanation: '{{0}}' looks like" in out
     assert "item 'c': choice 1: '%s' looks like" in out
 

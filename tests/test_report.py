@@ -1,0 +1,171 @@
+"""What a rebuild changes for learners: counts, JSON, warnings with remedies, retired items."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from click.testing import CliRunner
+
+from tests.conftest import invoke
+from tests.helpers import AnkiCollection, item, write_bank
+
+
+def test_json_report_on_stdout(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", items=[item("a"), item("b")])
+    invoke(runner, "build")
+    write_bank(project / "banks", items=[item("a", question="New?"), item("c")])
+    result = invoke(runner, "build", "--json")
+    assert result.exit_code == 0
+    assert json.loads(result.stdout) == {
+        "decks": [
+            {
+                "topic": "demo",
+                "language": "en",
+                "path": "out/demo.en.apkg",
+                "notes": 2,
+                "new": 1,
+                "changed": 1,
+                "unchanged": 0,
+                "removed": 1,
+                "retired": 0,
+                "written": True,
+            }
+        ]
+    }
+
+
+def test_removed_item_warns_with_the_remedy(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", items=[item("a"), item("gone")])
+    invoke(runner, "build")
+    write_bank(project / "banks", items=[item("a")])
+    result = invoke(runner, "build")
+    assert result.exit_code == 0
+    assert (
+        "banks/demo/en.yaml:4: warning: 1 item(s) removed since the last build (gone): "
+        "Anki never deletes notes on re-import, so learners keep them; put the item back "
+        "with `retired: true`" in result.stderr
+    )
+
+
+def test_renamed_deck_warns_with_the_remedy(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    invoke(runner, "build")
+    write_bank(project / "banks", title="New title")
+    result = invoke(runner, "build")
+    assert (
+        "banks/demo/en.yaml:3: warning: the deck is renamed from 'demo quiz (en)' to "
+        "'New title (en)'" in result.stderr
+    )
+    assert 'set `deck: "demo quiz (en)"` to keep the old name' in result.stderr
+
+
+def test_changed_templates_warn(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    invoke(runner, "build")
+    lock = project / "banks" / "ankigen.lock"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    data["notetype"]["hash"] = "0" * 16  # as if built by a version with other templates
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    result = invoke(runner, "build")
+    assert (
+        "banks/ankigen.lock:2: warning: the card templates changed since the last build"
+        in result.stderr
+    )
+
+
+def test_retired_items_stay_tagged_and_are_counted(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    write_bank(project / "banks", items=[item("a"), item("old", retired=True)])
+    result = invoke(runner, "build")
+    assert "2 notes (2 new, 0 changed, 0 unchanged, 0 removed, 1 retired)" in result.stdout
+    collection.import_package(project / "out" / "demo.en.apkg")
+    assert collection.note_by_item("old").tags == ["ankigen::retired"]
+    assert collection.note_by_item("a").tags == []
+    assert [
+        collection.col.get_note(n)["ItemId"]
+        for n in collection.col.find_notes("tag:ankigen::retired")
+    ] == ["old"]
+
+
+def test_unchanged_decks_are_not_rewritten(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", "one")
+    write_bank(project / "banks", "two")
+    invoke(runner, "build")
+    one, two = project / "out" / "one.en.apkg", project / "out" / "two.en.apkg"
+    # a rewrite replaces the file, so it gets a new inode
+    inodes = (one.stat().st_ino, two.stat().st_ino)
+    content = two.read_bytes()
+    write_bank(project / "banks", "one", items=[item("one"), item("two", question="Edited?")])
+    result = invoke(runner, "build")
+    assert result.stdout.splitlines() == [
+        "wrote out/one.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged, 0 removed)",
+        "up to date out/two.en.apkg: 2 notes",
+    ]
+    assert one.stat().st_ino != inodes[0]
+    assert two.stat().st_ino == inodes[1]
+    assert two.read_bytes() == content
+
+
+def test_a_damaged_package_is_rebuilt(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    invoke(runner, "build")
+    package = project / "out" / "demo.en.apkg"
+    good = package.read_bytes()
+    package.write_bytes(b"garbage")
+    assert "wrote out/demo.en.apkg" in invoke(runner, "build").stdout
+    assert package.read_bytes() == good
+
+
+def test_deck_description_is_generated_and_localized(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    write_bank(
+        project / "banks",
+        language="bn",
+        description="বিবরণ",
+        level="মধ্যম",
+        source="A quiz page",
+        license="CC BY 4.0",
+    )
+    invoke(runner, "build")
+    collection.import_package(project / "out" / "demo.bn.apkg")
+    deck = collection.col.decks.by_name("demo quiz (bn)")
+    assert deck is not None
+    desc = deck["desc"]
+    for expected in (
+        "<b>demo quiz</b>",
+        "বিবরণ",
+        "স্তর: মধ্যম",
+        "প্রশ্ন: 2",
+        "ভাষা: বাংলা",
+        "উৎস: A quiz page",
+        "লাইসেন্স: CC BY 4.0",
+        "সংস্করণ: <code>",
+    ):
+        assert expected in desc
+
+
+def test_content_version_changes_with_content(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    def version() -> str:
+        invoke(runner, "build")
+        with __import__("zipfile").ZipFile(project / "out" / "demo.en.apkg") as z:
+            data = z.read("collection.anki2")
+        marker = b"Version: <code>"
+        start = data.index(marker) + len(marker)
+        return data[start : start + 10].decode()
+
+    write_bank(project / "banks")
+    first = version()
+    assert version() == first
+    write_bank(project / "banks", items=[item("one"), item("two", explanation="Better.")])
+    assert version() != first
+
+
+def test_no_progress_when_not_a_terminal(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    result = invoke(runner, "build")
+    assert "building" not in result.stderr
