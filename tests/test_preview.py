@@ -25,7 +25,8 @@ def test_preview_writes_a_page_per_deck_and_an_index(project: Path, runner: CliR
     )
     index = (project / "out" / "preview" / "index.html").read_text(encoding="utf-8")
     assert 'href="demo.ur.html"' in index
-    assert '<table class="pv-matrix">' in index and index.count('data-state="complete"') == 2
+    assert '<table class="pv-matrix">' in index and index.count('data-state="complete"') == 1
+    assert index.count('data-state="partial"') == 1  # the "Urdu" bank is in English
 
 
 def test_preview_refuses_broken_banks(project: Path, runner: CliRunner) -> None:

@@ -182,7 +182,8 @@ def _change_warnings(
                 "warning",
                 f"{len(plan.removed_ids)} item(s) removed since the last build ({shown}): "
                 "Anki never deletes notes on re-import, so learners keep them; put the item "
-                "back with `retired: true` so they can find it (tag ankigen::retired) and delete it",
+                "back with `retired: true` so they can find it (tag ankigen::retired) "
+                "and delete it",
             )
         )
     if previous is not None and previous.name != plan.lock.name:
