@@ -46,6 +46,14 @@ class Item:
     """Whether the card shuffles the choices on every review."""
     retired: bool = False
     """Kept in the package, tagged `ankigen::retired`, so learners can find and remove it."""
+    image: str = ""
+    """Path of an image shown with the question, relative to the media folder."""
+    image_alt: str = ""
+    """What the image shows, for screen readers."""
+    explanation_image: str = ""
+    """Path of an image shown in the explanation, relative to the media folder."""
+    explanation_image_alt: str = ""
+    """What the explanation image shows, for screen readers."""
     line: int = 0
     """Line of the item in the bank file."""
     lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
@@ -109,7 +117,20 @@ BANK_KEYS = [
     "items",
 ]
 REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
-ITEM_KEYS = ["id", "question", "choices", "answer", "explanation", "tags", "shuffle", "retired"]
+ITEM_KEYS = [
+    "id",
+    "question",
+    "choices",
+    "answer",
+    "explanation",
+    "tags",
+    "shuffle",
+    "retired",
+    "image",
+    "image_alt",
+    "explanation_image",
+    "explanation_image_alt",
+]
 REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")
 
 
@@ -327,6 +348,12 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
         r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
     )
     retired = r.boolean(keys["retired"], f"{what}: retired") if "retired" in keys else False
+    media = {
+        key: r.text(keys[key], f"{what}: {key}", required=False) if key in keys else ""
+        for key in ("image", "image_alt", "explanation_image", "explanation_image_alt")
+    }
+    if None in media.values():
+        return None
     if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired):
         return None
     assert item_id and question and explanation and choices and answer is not None
@@ -339,6 +366,10 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
         tags=tags or (),
         shuffle=bool(shuffle),
         retired=bool(retired),
+        image=media["image"] or "",
+        image_alt=media["image_alt"] or "",
+        explanation_image=media["explanation_image"] or "",
+        explanation_image_alt=media["explanation_image_alt"] or "",
         line=line_of(node),
         lines={key: r.key_line(value) for key, value in keys.items()},
     )

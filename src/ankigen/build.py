@@ -22,6 +22,7 @@ from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.html import plain_text
 from ankigen.lint import Checked, check_paths
 from ankigen.lock import LOCK_NAME, DeckLock, Lock, Stamp, read_lock, restamp
+from ankigen.media import Prepared, Settings, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
     PackageDeck,
@@ -33,6 +34,7 @@ from ankigen.package import (
 )
 
 CACHE_NAME = ".ankigen-cache.json"
+IMAGE_CACHE = ".ankigen-images"
 
 
 class NoBanks(AnkigenError):
@@ -117,15 +119,25 @@ class DeckPlan:
     removed_ids: tuple[str, ...]
     key: str
     """Hash of everything that goes into the package."""
+    media: tuple[tuple[str, bytes], ...] = ()
 
 
-def plan_deck(bank: Bank, previous: DeckLock | None, notetype_mtime: int, now: int) -> DeckPlan:
+def plan_deck(
+    bank: Bank,
+    previous: DeckLock | None,
+    notetype_mtime: int,
+    now: int,
+    images: Prepared | None = None,
+) -> DeckPlan:
     """The package content for one bank, its new lock entry and its change counts."""
     deck_lock = DeckLock(
         name=plain_text(bank.deck_name), created=previous.created if previous else now
     )
     old_items = previous.items if previous else {}
-    contents: list[NoteContent] = [note_content(bank, item) for item in bank.items]
+    contents: list[NoteContent] = [
+        note_content(bank, item, images.names(bank, item.id) if images else None)
+        for item in bank.items
+    ]
     notes: list[PackageNote] = []
     new = changed = unchanged = 0
     for content in contents:
@@ -165,7 +177,8 @@ def plan_deck(bank: Bank, previous: DeckLock | None, notetype_mtime: int, now: i
         retired=sum(item.retired for item in bank.items),
         written=True,
     )
-    return DeckPlan(bank, package, deck_lock, report, removed, key)
+    media = tuple(images.for_bank(bank)) if images else ()
+    return DeckPlan(bank, package, deck_lock, report, removed, key, media)
 
 
 def _change_warnings(
@@ -237,15 +250,29 @@ class BuildCache:
 Progress = Callable[[int, int], None]
 
 
+def default_media_dir(banks_dir: Path) -> Path:
+    return banks_dir.parent / "media"
+
+
 def build(
     banks_dir: Path,
     out_dir: Path,
     bank_paths: Sequence[Path] | None = None,
     progress: Progress | None = None,
+    media_dir: Path | None = None,
+    image_settings: Settings | None = None,
 ) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
     checked = checked_banks(banks_dir, bank_paths)
     banks = checked.banks
+    images = prepare(
+        image_refs(banks),
+        media_dir or default_media_dir(banks_dir),
+        image_settings or Settings(),
+        cache_dir=out_dir / IMAGE_CACHE,
+    )
+    if images.diagnostics:
+        raise InvalidBanks(checked.diagnostics + images.diagnostics)
     warnings = [d for d in checked.diagnostics if d.severity == "warning"]
     for bank in banks:
         check_file_name(package_name(bank))
@@ -271,7 +298,7 @@ def build(
     plans = []
     for bank in sorted(banks, key=lambda b: b.key):
         previous = old_lock.decks.get(bank.key)
-        plan = plan_deck(bank, previous, nt_stamp.mtime, now)
+        plan = plan_deck(bank, previous, nt_stamp.mtime, now, images)
         new_lock.decks[bank.key] = plan.lock
         changes.extend(_change_warnings(plan, previous, lock_path))
         plans.append(plan)
@@ -285,7 +312,7 @@ def build(
         if cache.fresh(path, plan.key):
             reports.append(replace(plan.report, written=False))
         else:
-            write_atomic(path, apkg_bytes(plan.package))
+            write_atomic(path, apkg_bytes(plan.package, plan.media))
             cache.record(path, plan.key)
             reports.append(plan.report)
         if progress:

@@ -10,7 +10,11 @@ import click
 
 from ankigen import __version__
 
-BANKS_HELP = "Folder of bank files (default: banks)."
+MEDIA_OPTION = click.option(
+    "--media",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder that image paths are relative to (default: media beside BANKS).",
+)
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -29,13 +33,28 @@ def cli() -> None:
     help="Output folder (default: out).",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print the change report as JSON.")
-def build(banks: Path, out: Path, as_json: bool) -> None:
+@MEDIA_OPTION
+@click.option(
+    "--max-image-size",
+    type=click.IntRange(16, 10000),
+    default=1600,
+    show_default=True,
+    help="Longest side of images in the packages, in pixels.",
+)
+def build(banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
     import json
 
     from ankigen.build import build as run_build
+    from ankigen.media import Settings
 
-    result = run_build(banks, out, progress=_terminal_progress())
+    result = run_build(
+        banks,
+        out,
+        progress=_terminal_progress(),
+        media_dir=media,
+        image_settings=Settings(max_side=max_image_size),
+    )
     _warning_summary(len(result.warnings))
     for change in result.changes:
         click.echo(str(change), err=True)
@@ -76,13 +95,14 @@ def _terminal_progress() -> Callable[[int, int], None] | None:
 @cli.command()
 @click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
-def lint(banks: Path, strict: bool) -> None:
+@MEDIA_OPTION
+def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Check every bank; print one line per problem, sorted, then a summary."""
-    from ankigen.build import find_banks
+    from ankigen.build import default_media_dir, find_banks
     from ankigen.lint import check_paths
 
     paths = find_banks(banks)
-    checked = check_paths(paths)
+    checked = check_paths(paths, media or default_media_dir(banks))
     for diagnostic in checked.diagnostics:
         click.echo(str(diagnostic))
     errors, warnings = checked.errors, checked.warnings
@@ -104,15 +124,21 @@ def lint(banks: Path, strict: bool) -> None:
     type=click.Path(path_type=Path, file_okay=False),
     help="Output folder (default: out/preview).",
 )
-def preview(banks: Path, out: Path) -> None:
+@MEDIA_OPTION
+def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
-    from ankigen.build import checked_banks
+    from ankigen.build import checked_banks, default_media_dir
+    from ankigen.errors import InvalidBanks
+    from ankigen.media import Settings, image_refs, prepare
     from ankigen.preview import write_preview
     from ankigen.status import coverage, matrix_html
 
     checked = checked_banks(banks)
+    images = prepare(image_refs(checked.banks), media or default_media_dir(banks), Settings())
+    if images.diagnostics:
+        raise InvalidBanks(checked.diagnostics + images.diagnostics)
     _warning_summary(checked.warnings)
-    for path in write_preview(checked.banks, out, matrix_html(coverage(checked))):
+    for path in write_preview(checked.banks, out, matrix_html(coverage(checked)), images):
         click.echo(f"wrote {path}")
 
 

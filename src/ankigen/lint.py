@@ -79,7 +79,8 @@ class Checked:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
 
-def check_paths(paths: Iterable[Path]) -> Checked:
+def check_paths(paths: Iterable[Path], media_dir: Path | None = None) -> Checked:
+    """Load and check banks; with `media_dir`, also verify every image they name."""
     banks: list[Bank] = []
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
@@ -91,7 +92,26 @@ def check_paths(paths: Iterable[Path]) -> Checked:
         else:
             banks.append(bank)
     diagnostics.extend(check_banks(banks))
+    if media_dir is not None:
+        diagnostics.extend(check_images(banks, media_dir))
     return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed))
+
+
+def check_images(banks: Sequence[Bank], media_dir: Path) -> Iterable[Diagnostic]:
+    from ankigen.media import ImageProblem, image_refs, verify
+
+    for ref in image_refs(banks):
+        try:
+            verify(media_dir, ref.path)
+        except ImageProblem as problem:
+            yield Diagnostic(ref.bank.path, ref.line, "error", f"item {ref.item_id!r}: {problem}")
+        except OSError as exc:
+            yield Diagnostic(
+                ref.bank.path,
+                ref.line,
+                "error",
+                f"item {ref.item_id!r}: cannot read {ref.path!r}: {exc.strerror}",
+            )
 
 
 def check_banks(banks: Sequence[Bank]) -> list[Diagnostic]:
@@ -113,6 +133,7 @@ def check_banks(banks: Sequence[Bank]) -> list[Diagnostic]:
         found.extend(untranslated(bank))
         found.extend(placeholders(bank))
         found.extend(position_bias(bank))
+        found.extend(missing_alt_text(bank))
     found.extend(parity(list(first.values())))
     return found
 
@@ -206,6 +227,18 @@ def placeholders(bank: Bank) -> Iterable[Diagnostic]:
                 "warning",
                 f"{label}: {match[0]!r} looks like a translation tool's placeholder",
             )
+
+
+def missing_alt_text(bank: Bank) -> Iterable[Diagnostic]:
+    for item in bank.items:
+        for image, alt in (("image", "image_alt"), ("explanation_image", "explanation_image_alt")):
+            if getattr(item, image) and not getattr(item, alt):
+                yield Diagnostic(
+                    bank.path,
+                    item.lines.get(image, item.line),
+                    "warning",
+                    f"item {item.id!r}: {image} has no {alt}: describe it for screen readers",
+                )
 
 
 def position_bias(bank: Bank) -> Iterable[Diagnostic]:

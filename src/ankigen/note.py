@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import html
+from collections.abc import Mapping
 from dataclasses import dataclass
 
 from ankigen import ids
 from ankigen.bank import Bank, Item
-from ankigen.html import inline_html
+from ankigen.html import inline_html, plain_text
 
 RETIRED_TAG = "ankigen::retired"
 
@@ -34,7 +36,15 @@ def choices_html(choices: tuple[str, ...], answer: tuple[int, ...]) -> str:
     return f'<ol class="ag-choice-list">{rows}</ol>'
 
 
-def note_content(bank: Bank, item: Item) -> NoteContent:
+def image_html(name: str, alt: str) -> str:
+    if not name:
+        return ""
+    return f'<img src="{html.escape(name)}" alt="{html.escape(plain_text(alt))}">'
+
+
+def note_content(bank: Bank, item: Item, images: Mapping[str, str] | None = None) -> NoteContent:
+    """The note for an item; `images` maps "image"/"explanation_image" to media file names."""
+    images = images or {}
     answer = "<br>".join(inline_html(item.choices[number - 1]) for number in item.answer)
     fields = (
         inline_html(item.question),
@@ -46,8 +56,8 @@ def note_content(bank: Bank, item: Item) -> NoteContent:
         item.id,
         bank.language,
         bank.direction,
-        "",
-        "",
+        image_html(images.get("image", ""), item.image_alt),
+        image_html(images.get("explanation_image", ""), item.explanation_image_alt),
     )
     tags = set(bank.tags) | set(item.tags)
     if item.retired:

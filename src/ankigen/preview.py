@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.bank import Bank
+from ankigen.media import Prepared
 from ankigen.note import note_content
 from ankigen.package import write_atomic
 from ankigen.render import card_sides
@@ -84,10 +85,10 @@ def _escape_template(markup: str) -> str:
     return markup.replace("</template", "&lt;/template")
 
 
-def deck_page(bank: Bank) -> str:
+def deck_page(bank: Bank, images: Prepared | None = None) -> str:
     cards = []
     for number, item in enumerate(bank.items, start=1):
-        content = note_content(bank, item)
+        content = note_content(bank, item, images.names(bank, item.id) if images else None)
         front, back = card_sides(content.fields)
         cards.append(
             f'<section class="pv-card" data-item="{html.escape(item.id)}">'
@@ -131,12 +132,19 @@ def index_page(banks: Sequence[Bank], matrix_html: str = "") -> str:
     )
 
 
-def write_preview(banks: Sequence[Bank], out_dir: Path, matrix_html: str = "") -> list[Path]:
+def write_preview(
+    banks: Sequence[Bank],
+    out_dir: Path,
+    matrix_html: str = "",
+    images: Prepared | None = None,
+) -> list[Path]:
     written = []
     for bank in sorted(banks, key=lambda b: b.key):
         path = out_dir / page_name(bank)
-        write_atomic(path, deck_page(bank).encode("utf-8"))
+        write_atomic(path, deck_page(bank, images).encode("utf-8"))
         written.append(path)
+        for name, data in images.for_bank(bank) if images else ():
+            write_atomic(out_dir / name, data)
     index = out_dir / "index.html"
     write_atomic(index, index_page(banks, matrix_html).encode("utf-8"))
     written.append(index)

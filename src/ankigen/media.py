@@ -1,0 +1,255 @@
+"""Images for cards, through Pillow: verified, cleaned, downscaled, named by content.
+
+Anki's media folder is one flat namespace shared by every deck a learner has,
+so each output file is named by the hash of its bytes: two different images
+never collide and one image is stored once. Camera metadata (EXIF, GPS, XMP,
+comments) never leaves the author's machine.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import warnings
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ankigen import ids
+from ankigen.bank import Bank
+from ankigen.errors import Diagnostic
+
+if TYPE_CHECKING:
+    from PIL.Image import Image as PILImage
+
+MAX_PIXELS = 40_000_000
+DEFAULT_MAX_SIDE = 1600
+JPEG_QUALITY = 85
+WEBP_QUALITY = 82
+LINE_ART_COLORS = 256
+# bump when the processing changes, so cached results are redone
+PROCESSING_VERSION = "1"
+
+
+@dataclass(frozen=True)
+class Settings:
+    max_side: int = DEFAULT_MAX_SIDE
+
+    @property
+    def key(self) -> str:
+        return f"v{PROCESSING_VERSION}:max{self.max_side}"
+
+
+@dataclass(frozen=True)
+class ImageRef:
+    """Where a bank asks for an image."""
+
+    bank: Bank
+    item_id: str
+    field: str  # "image" or "explanation_image"
+    path: str
+    line: int
+
+
+@dataclass(frozen=True)
+class Processed:
+    name: str
+    """`<hash>.<ext>`: what the note references and the media folder holds."""
+    data: bytes
+    width: int
+    height: int
+
+
+class ImageProblem(Exception):
+    """An image that cannot be used; the message says why."""
+
+
+def image_refs(banks: Iterable[Bank]) -> list[ImageRef]:
+    refs = []
+    for bank in banks:
+        for item in bank.items:
+            for field in ("image", "explanation_image"):
+                value = getattr(item, field)
+                if value:
+                    refs.append(
+                        ImageRef(bank, item.id, field, value, item.lines.get(field, item.line))
+                    )
+    return refs
+
+
+def resolve(media_dir: Path, relative: str) -> Path:
+    """The file a bank's image path names, which must lie inside the media folder."""
+    candidate = Path(relative)
+    if candidate.is_absolute() or relative.startswith(("/", "\\")) or ":" in candidate.parts[0]:
+        raise ImageProblem(f"image path {relative!r} must be relative to the media folder")
+    root = media_dir.resolve()
+    target = (root / candidate).resolve()
+    if not target.is_relative_to(root):
+        raise ImageProblem(f"image path {relative!r} points outside the media folder {media_dir}")
+    if not target.is_file():
+        raise ImageProblem(f"image {relative!r} not found in the media folder {media_dir}")
+    return target
+
+
+def _open(data: bytes, relative: str) -> PILImage:
+    from PIL import Image
+
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", Image.DecompressionBombWarning)
+            probe = Image.open(io.BytesIO(data))
+            width, height = probe.size
+            if width * height > MAX_PIXELS:
+                raise ImageProblem(
+                    f"image {relative!r} is {width}x{height} pixels, more than the "
+                    f"{MAX_PIXELS // 1_000_000} megapixels allowed (a decompression bomb?)"
+                )
+            probe.verify()
+            image = Image.open(io.BytesIO(data))
+            image.load()
+    except ImageProblem:
+        raise
+    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
+        raise ImageProblem(
+            f"image {relative!r} is too large to decode (a decompression bomb?)"
+        ) from None
+    except Exception:
+        raise ImageProblem(f"{relative!r} is not an image Pillow can read") from None
+    return image
+
+
+def verify(media_dir: Path, relative: str) -> None:
+    """Raise ImageProblem unless the path is inside the media folder and holds a usable image."""
+    _open(resolve(media_dir, relative).read_bytes(), relative)
+
+
+def _has_transparency(image: PILImage) -> bool:
+    if image.mode in ("RGBA", "LA"):
+        lowest = image.getchannel("A").getextrema()[0]
+        return isinstance(lowest, int | float) and lowest < 255
+    return image.mode == "P" and "transparency" in image.info
+
+
+def _encode(image: PILImage, fmt: str, **options: Any) -> bytes:
+    out = io.BytesIO()
+    image.save(out, fmt, **options)
+    return out.getvalue()
+
+
+def process(data: bytes, relative: str, settings: Settings) -> Processed:
+    """Clean, downscale and encode one image."""
+    from PIL import Image, ImageOps
+
+    image = _open(data, relative)
+    image = ImageOps.exif_transpose(image)  # apply the camera's orientation before EXIF goes
+    if image.mode not in ("RGB", "RGBA", "L", "LA", "P"):
+        image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
+    if max(image.size) > settings.max_side:
+        image.thumbnail((settings.max_side, settings.max_side), Image.Resampling.LANCZOS)
+    # a fresh image carries pixels only: no EXIF, GPS, XMP, ICC or comments
+    clean = Image.new(image.mode, image.size)
+    if image.mode == "P":
+        clean.putpalette(image.getpalette() or [])
+        if "transparency" in image.info:
+            clean.info["transparency"] = image.info["transparency"]
+    clean.paste(image)
+
+    transparent = _has_transparency(clean)
+    colors = clean.getcolors(LINE_ART_COLORS)
+    if transparent or colors is not None:
+        if clean.mode == "P" and "transparency" in clean.info:
+            clean = clean.convert("RGBA")
+        candidates = [("png", _encode(clean, "PNG", optimize=True))]
+    else:
+        rgb = clean.convert("RGB") if clean.mode != "L" else clean
+        candidates = [
+            ("jpg", _encode(rgb, "JPEG", quality=JPEG_QUALITY, optimize=True, progressive=True)),
+            ("webp", _encode(rgb, "WEBP", quality=WEBP_QUALITY, method=6)),
+        ]
+    ext, encoded = min(candidates, key=lambda c: (len(c[1]), c[0]))
+    name = f"{hashlib.sha256(encoded).hexdigest()[:20]}.{ext}"
+    return Processed(name, encoded, clean.width, clean.height)
+
+
+class ImageCache:
+    """Processed images on disk, keyed by the source bytes and the settings."""
+
+    def __init__(self, folder: Path | None) -> None:
+        self.folder = folder
+
+    def get(self, key: str) -> Processed | None:
+        if self.folder is None:
+            return None
+        for path in self.folder.glob(f"{key}--*"):
+            name = path.name.split("--", 1)[1]
+            data = path.read_bytes()
+            if hashlib.sha256(data).hexdigest()[:20] == name.split(".")[0]:
+                from PIL import Image
+
+                with Image.open(io.BytesIO(data)) as image:
+                    return Processed(name, data, image.width, image.height)
+        return None
+
+    def put(self, key: str, processed: Processed) -> None:
+        from ankigen.package import write_atomic
+
+        if self.folder is not None:
+            write_atomic(self.folder / f"{key}--{processed.name}", processed.data)
+
+
+@dataclass(frozen=True)
+class Prepared:
+    images: dict[tuple[str, str, str], Processed]
+    """(bank path, item id, field) -> the processed image."""
+    diagnostics: tuple[Diagnostic, ...]
+
+    def names(self, bank: Bank, item_id: str) -> dict[str, str]:
+        return {
+            field: processed.name
+            for (path, item, field), processed in self.images.items()
+            if path == bank.path and item == item_id
+        }
+
+    def for_bank(self, bank: Bank) -> list[tuple[str, bytes]]:
+        files = {p.name: p.data for (path, _, _), p in self.images.items() if path == bank.path}
+        return sorted(files.items())
+
+
+def prepare(
+    refs: Sequence[ImageRef],
+    media_dir: Path,
+    settings: Settings,
+    cache_dir: Path | None = None,
+) -> Prepared:
+    """Process every referenced image once; report each unusable one at its bank line."""
+    cache = ImageCache(cache_dir)
+    done: dict[Path, Processed] = {}
+    images: dict[tuple[str, str, str], Processed] = {}
+    problems: list[Diagnostic] = []
+    for ref in refs:
+        try:
+            source = resolve(media_dir, ref.path)
+            if source not in done:
+                data = source.read_bytes()
+                key = ids.content_hash(hashlib.sha256(data).hexdigest(), settings.key)
+                cached = cache.get(key)
+                if cached is None:
+                    cached = process(data, ref.path, settings)
+                    cache.put(key, cached)
+                done[source] = cached
+            images[(ref.bank.path, ref.item_id, ref.field)] = done[source]
+        except ImageProblem as problem:
+            problems.append(
+                Diagnostic(ref.bank.path, ref.line, "error", f"item {ref.item_id!r}: {problem}")
+            )
+        except OSError as exc:
+            problems.append(
+                Diagnostic(
+                    ref.bank.path,
+                    ref.line,
+                    "error",
+                    f"item {ref.item_id!r}: cannot read image {ref.path!r}: {exc.strerror}",
+                )
+            )
+    return Prepared(images, tuple(problems))
