@@ -23,9 +23,7 @@ def photo(path: Path, size: tuple[int, int] = (3000, 2000), orientation: int | N
     import random
 
     rng = random.Random(7)
-    image = Image.frombytes(
-        "RGB", size, bytes(rng.getrandbits(8) for _ in range(size[0] * size[1] * 3))
-    )
+    image = Image.frombytes("RGB", size, rng.randbytes(size[0] * size[1] * 3))
     exif = Image.Exif()
     exif[0x010F] = "CameraMaker"  # Make
     exif[0x0110] = "Model X"  # Model
