@@ -21,6 +21,12 @@ from ankigen.yamltree import YamlProblem, compose_file, line_of
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MIN_CHOICES = 2
 MAX_CHOICES = 8
+# Limits that keep a bank, a card and a build within sane sizes.
+MAX_ITEMS = 20_000
+MAX_LONG_TEXT = 10_000  # question, explanation, description
+MAX_SHORT_TEXT = 2_000  # choices, title, alt text and the rest
+MAX_ID = 100
+MAX_TAGS = 50
 _NULL = "tag:yaml.org,2002:null"
 _INT = "tag:yaml.org,2002:int"
 _BOOL = "tag:yaml.org,2002:bool"
@@ -176,7 +182,9 @@ class _Reader:
             self._key_lines[id(value_node)] = line_of(key_node)
         return out
 
-    def text(self, node: yaml.Node, what: str, *, required: bool = True) -> str | None:
+    def text(
+        self, node: yaml.Node, what: str, *, required: bool = True, limit: int = MAX_SHORT_TEXT
+    ) -> str | None:
         if not isinstance(node, yaml.ScalarNode):
             self.report(node, f"{what} must be text")
             return None
@@ -184,6 +192,9 @@ class _Reader:
         value = "" if node.tag == _NULL else str(node.value).strip()
         if required and not value:
             self.report(node, f"{what} is empty")
+            return None
+        if len(value) > limit:
+            self.report(node, f"{what} is {len(value)} characters long; the limit is {limit}")
             return None
         return value
 
@@ -198,6 +209,9 @@ class _Reader:
             self.report(node, f"{what} must be a list of tags")
             return None
         tags: list[str] = []
+        if len(node.value) > MAX_TAGS:
+            self.report(node, f"{what}: {len(node.value)} tags; the limit is {MAX_TAGS}")
+            return None
         for tag_node in node.value:
             tag = self.text(tag_node, f"{what}: tag")
             if tag is None:
@@ -243,10 +257,14 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
     values: dict[str, object] = {}
     for key in ("title", "description", "level", "deck", "source", "license"):
         if key in keys:
-            values[key] = r.text(keys[key], key, required=key == "title")
+            limit = MAX_LONG_TEXT if key == "description" else MAX_SHORT_TEXT
+            values[key] = r.text(keys[key], key, required=key == "title", limit=limit)
     topic = r.text(keys["topic"], "topic") if "topic" in keys else None
     if topic is not None and not SLUG.fullmatch(topic):
         r.report(keys["topic"], f"topic {topic!r} is not a slug (a-z, 0-9 and '-')")
+        topic = None
+    if topic is not None and len(topic) > MAX_ID:
+        r.report(keys["topic"], f"topic is longer than {MAX_ID} characters")
         topic = None
     if topic is not None and topic.startswith("backup-"):
         r.report(
@@ -297,6 +315,9 @@ def _read_items(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Iterator[
         return
     if not node.value:
         r.report(node, "items: the bank has no items")
+    if len(node.value) > MAX_ITEMS:
+        r.report(node, f"items: {len(node.value)} items; a bank holds at most {MAX_ITEMS}")
+        return
     seen: dict[str, int] = {}
     for item_node in node.value:
         item = _read_item(r, item_node, default_shuffle)
@@ -334,9 +355,18 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
     if item_id is not None and not SLUG.fullmatch(item_id):
         r.report(keys["id"], f"{what}: id is not a slug (a-z, 0-9 and '-')")
         item_id = None
-    question = r.text(keys["question"], f"{what}: question") if "question" in keys else None
+    if item_id is not None and len(item_id) > MAX_ID:
+        r.report(keys["id"], f"{what}: id is longer than {MAX_ID} characters")
+        item_id = None
+    question = (
+        r.text(keys["question"], f"{what}: question", limit=MAX_LONG_TEXT)
+        if "question" in keys
+        else None
+    )
     explanation = (
-        r.text(keys["explanation"], f"{what}: explanation") if "explanation" in keys else None
+        r.text(keys["explanation"], f"{what}: explanation", limit=MAX_LONG_TEXT)
+        if "explanation" in keys
+        else None
     )
     choices = _read_choices(r, keys["choices"], what) if "choices" in keys else None
     choice_count = (

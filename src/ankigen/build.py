@@ -29,6 +29,7 @@ from ankigen.package import (
     PackageNote,
     apkg_bytes,
     check_file_name,
+    exclusive,
     remove_stale_temporaries,
     write_atomic,
 )
@@ -264,7 +265,25 @@ def build(
 ) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
     checked = checked_banks(banks_dir, bank_paths)
+    for bank in checked.banks:
+        check_file_name(package_name(bank))
+    with exclusive(out_dir):
+        return _build_locked(banks_dir, out_dir, checked, progress, media_dir, image_settings)
+
+
+def _build_locked(
+    banks_dir: Path,
+    out_dir: Path,
+    checked: Checked,
+    progress: Progress | None,
+    media_dir: Path | None,
+    image_settings: Settings | None,
+) -> BuildResult:
+    """The build proper, with the output folder to ourselves."""
     banks = checked.banks
+    warnings = [d for d in checked.diagnostics if d.severity == "warning"]
+    remove_stale_temporaries(out_dir)
+    remove_stale_temporaries(out_dir / IMAGE_CACHE)
     images = prepare(
         image_refs(banks),
         media_dir or default_media_dir(banks_dir),
@@ -273,9 +292,6 @@ def build(
     )
     if images.diagnostics:
         raise InvalidBanks(checked.diagnostics + images.diagnostics)
-    warnings = [d for d in checked.diagnostics if d.severity == "warning"]
-    for bank in banks:
-        check_file_name(package_name(bank))
 
     lock_path = banks_dir / LOCK_NAME
     old_lock = read_lock(lock_path)
@@ -303,8 +319,6 @@ def build(
         changes.extend(_change_warnings(plan, previous, lock_path))
         plans.append(plan)
 
-    out_dir.mkdir(parents=True, exist_ok=True)
-    remove_stale_temporaries(out_dir)
     cache = BuildCache(out_dir)
     reports = []
     for done, plan in enumerate(plans, start=1):

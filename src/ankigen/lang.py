@@ -16,6 +16,8 @@ _TAG = re.compile(
     re.VERBOSE | re.ASCII,
 )
 
+MAX_TAG_LENGTH = 35  # RFC 5646 asks implementations to support at least this much
+
 # Languages written right to left in their default script.
 _RTL_LANGUAGES = frozenset(
     [
@@ -47,7 +49,7 @@ _RTL_SCRIPTS = frozenset(["arab", "hebr", "thaa", "syrc", "nkoo", "adlm", "rohg"
 
 def is_valid_tag(tag: str) -> bool:
     """Whether `tag` is well-formed BCP 47 with an ISO 639 (2 or 3 letter) language."""
-    return _TAG.fullmatch(tag.lower()) is not None
+    return len(tag) <= MAX_TAG_LENGTH and _TAG.fullmatch(tag.lower()) is not None
 
 
 def canonical_tag(tag: str) -> str:

@@ -25,6 +25,7 @@ from ankigen.errors import OutputError
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 TEMP_PREFIX = ".ankigen-tmp-"
+LOCK_FILE = ".ankigen-build.lock"
 FORBIDDEN_NAMES = ("collection.apkg",)
 FORBIDDEN_PREFIXES = ("backup-",)
 
@@ -144,6 +145,13 @@ def zip_bytes(entries: Sequence[tuple[str, bytes]]) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data`: a reader sees the old file or the new one, never a part."""
+    try:
+        _write_atomic(path, data)
+    except OSError as exc:
+        raise OutputError(f"{exc.filename or path}: cannot write: {exc.strerror or exc}") from None
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
@@ -167,6 +175,33 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
+
+
+@contextlib.contextmanager
+def exclusive(directory: Path) -> Iterator[None]:
+    """Hold the output folder's lock, so concurrent builds into it take turns."""
+    try:
+        directory.mkdir(parents=True, exist_ok=True)
+        handle = open(directory / LOCK_FILE, "a+b")  # noqa: SIM115 - held for the block
+    except OSError as exc:
+        raise OutputError(f"{directory}: cannot use as output folder: {exc.strerror}") from None
+    try:
+        _lock(handle)
+        yield
+    finally:
+        handle.close()  # closing releases the lock
+
+
+def _lock(handle: Any) -> None:
+    try:
+        import fcntl
+
+        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
+    except ImportError:  # pragma: no cover - Windows
+        import msvcrt
+
+        handle.seek(0)
+        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
 
 
 def remove_stale_temporaries(directory: Path) -> list[Path]:

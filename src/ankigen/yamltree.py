@@ -18,7 +18,7 @@ except ImportError:  # pragma: no cover - PyYAML built without libyaml
 
 from ankigen.errors import Diagnostic
 
-MAX_FILE_BYTES = 4 * 1024 * 1024
+MAX_FILE_BYTES = 16 * 1024 * 1024
 
 _STANDARD_TAGS = frozenset(
     "tag:yaml.org,2002:" + name

@@ -1,0 +1,89 @@
+"""Faults: a build killed at any moment, or run twice at once, never leaves a broken package."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+from tests.helpers import item, write_bank
+
+TOPICS = [f"t{n}" for n in range(4)]
+
+
+def big_banks(banks: Path, version: str) -> None:
+    for topic in TOPICS:
+        write_bank(
+            banks,
+            topic,
+            items=[item(f"i{n}", explanation=f"{version} explanation {n}.") for n in range(600)],
+        )
+
+
+def run_build(cwd: Path) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000")
+    return subprocess.Popen(
+        [sys.executable, "-m", "ankigen", "build"],
+        cwd=cwd,
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+
+
+def digests(out: Path) -> dict[str, str]:
+    found = {}
+    for package in sorted(out.glob("*.apkg")):
+        with zipfile.ZipFile(package) as archive:
+            assert archive.testzip() is None, package
+        found[package.name] = hashlib.sha256(package.read_bytes()).hexdigest()
+    return found
+
+
+def test_sigkill_at_any_moment_leaves_old_or_new_packages(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    banks = project / "banks"
+    big_banks(banks, "old")
+    started = time.monotonic()
+    assert run_build(project).wait() == 0
+    duration = time.monotonic() - started
+    old = digests(project / "out")
+    assert len(old) == len(TOPICS)
+
+    big_banks(banks, "new")
+    rng = random.Random(1)
+    seen = []
+    for _ in range(8):
+        build = run_build(project)
+        time.sleep(rng.uniform(0.05, duration))
+        build.send_signal(signal.SIGKILL)
+        build.wait()
+        seen.append(digests(project / "out"))
+
+    assert run_build(project).wait() == 0
+    new = digests(project / "out")
+    assert set(new) == set(old) and all(new[k] != old[k] for k in new)
+    for snapshot in seen:
+        assert set(snapshot) == set(old)
+        assert all(digest in (old[name], new[name]) for name, digest in snapshot.items())
+    assert not list((project / "out").glob(".ankigen-tmp-*"))
+
+
+def test_concurrent_builds_into_one_folder(tmp_path: Path) -> None:
+    reference = tmp_path / "reference"
+    big_banks(reference / "banks", "v")
+    assert run_build(reference).wait() == 0
+    expected = digests(reference / "out")
+
+    project = tmp_path / "p"
+    big_banks(project / "banks", "v")
+    builds = [run_build(project) for _ in range(3)]
+    assert [b.wait() for b in builds] == [0, 0, 0]
+    assert digests(project / "out") == expected
+    assert not list((project / "out").glob(".ankigen-tmp-*"))

@@ -1,0 +1,189 @@
+"""Property tests: the loaders never crash, and text survives every transformation."""
+
+from __future__ import annotations
+
+from html.parser import HTMLParser
+
+import yaml
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from ankigen import ids
+from ankigen.bank import parse_bank
+from ankigen.errors import Diagnostic
+from ankigen.html import INLINE_TAGS, inline_html, plain_text
+from ankigen.quiztext import PageError, decode_page, parse_page, yaml_string
+
+VALID_BANK = """\
+topic: demo
+language: en
+title: "Demo"
+items:
+  - id: one
+    question: "What is 1 + 1?"
+    choices: ["1", "2", "3"]
+    answer: 2
+    explanation: "Arithmetic."
+  - id: two
+    question: "Pick both"
+    choices: [a, b]
+    answer: [1, 2]
+    explanation: ok
+"""
+
+VALID_PAGE = """\
+Quiz title
+A description.
+1. First question?
+   • yes
+   • no
+2. Second question?
+   - a
+   - b
+   - c
+"""
+
+SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+
+
+def mutate(text: str, edits: list[tuple[int, int, str]]) -> str:
+    for position, kind, fragment in edits:
+        at = position % (len(text) + 1)
+        if kind == 0:
+            text = text[:at] + fragment + text[at:]
+        elif kind == 1:
+            text = text[:at] + text[at + len(fragment) + 1 :]
+        else:
+            text = text[:at] + fragment + text[at + len(fragment) :]
+    return text
+
+
+EDITS = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.integers(0, 2),
+        st.text(
+            alphabet=st.sampled_from(list(" \n:-[]{}&*!|>'\"#?,0123456789abc\t\x00é؟")), max_size=6
+        ),
+    ),
+    max_size=6,
+)
+
+
+def check_diagnostics(problems: list[Diagnostic]) -> None:
+    for problem in problems:
+        assert problem.line >= 1
+        assert problem.severity in ("error", "warning")
+        assert problem.message
+
+
+@SETTINGS
+@given(st.binary(max_size=2000))
+def test_bank_loader_never_crashes_on_bytes(data: bytes) -> None:
+    bank, problems = parse_bank("x.yaml", data)
+    check_diagnostics(problems)
+    assert bank is None or not [p for p in problems if p.severity == "error"]
+
+
+@SETTINGS
+@given(EDITS)
+def test_bank_loader_never_crashes_on_mutated_banks(edits: list[tuple[int, int, str]]) -> None:
+    bank, problems = parse_bank(
+        "x.yaml", mutate(VALID_BANK, edits).encode("utf-8", "surrogatepass")
+    )
+    check_diagnostics(problems)
+    if bank is not None:
+        assert all(2 <= len(item.choices) <= 8 for item in bank.items)
+        assert all(1 <= n <= len(item.choices) for item in bank.items for n in item.answer)
+
+
+@SETTINGS
+@given(st.binary(max_size=2000))
+def test_page_importer_fails_only_with_page_errors_on_bytes(data: bytes) -> None:
+    try:
+        page = parse_page(decode_page("p.txt", data), "p.txt")
+    except PageError as error:
+        assert str(error)
+    else:
+        assert page.title and page.items
+
+
+@SETTINGS
+@given(EDITS, st.none() | st.integers(2, 8))
+def test_page_importer_on_mutated_pages(
+    edits: list[tuple[int, int, str]], choices: int | None
+) -> None:
+    text = mutate(VALID_PAGE, edits)
+    try:
+        page = parse_page(text, "p.txt", choices)
+    except PageError as error:
+        assert str(error).startswith("p.txt")
+    else:
+        assert all(2 <= len(item.choices) <= 8 for item in page.items)
+        for item in page.items:
+            assert item.question == item.question.strip()
+
+
+@SETTINGS
+@given(st.text(alphabet=st.characters(blacklist_categories=["Cs"]), max_size=200))
+def test_yaml_string_round_trips_any_text(text: str) -> None:
+    assert yaml.safe_load("key: " + yaml_string(text))["key"] == text
+
+
+class Tags(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: set[str] = set()
+        self.attributes: list[tuple[str, str | None]] = []
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        self.tags.add(tag)
+        self.attributes.extend(attrs)
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.sampled_from(
+            [*list("<>/=\"' abcdeiopsrtuvwxyz&;:\n"), "<b>", "</b>", "<script>", "<br/>", "<i>"]
+        ),
+        max_size=40,
+    ).map("".join)
+)
+def test_author_html_only_ever_holds_the_inline_tags(text: str) -> None:
+    parser = Tags()
+    parser.feed(inline_html(text))
+    assert parser.tags <= INLINE_TAGS
+    assert parser.attributes == []
+
+
+@SETTINGS
+@given(
+    st.text(
+        alphabet=st.characters(blacklist_characters="<\r", blacklist_categories=["Cs", "Cc"]),
+        max_size=80,
+    )
+)
+def test_text_without_tags_survives_as_text(text: str) -> None:
+    assert plain_text(text) == text.strip() or plain_text(text) == text
+
+
+@SETTINGS
+@given(
+    st.tuples(
+        st.text(min_size=1, max_size=20),
+        st.text(min_size=1, max_size=8),
+        st.text(min_size=1, max_size=20),
+    ),
+    st.tuples(
+        st.text(min_size=1, max_size=20),
+        st.text(min_size=1, max_size=8),
+        st.text(min_size=1, max_size=20),
+    ),
+)
+def test_guids_depend_on_topic_language_and_id_only(
+    a: tuple[str, str, str], b: tuple[str, str, str]
+) -> None:
+    assert ids.note_guid(*a) == ids.note_guid(*a)
+    if a != b:
+        assert ids.note_guid(*a) != ids.note_guid(*b)

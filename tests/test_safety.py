@@ -1,0 +1,221 @@
+"""Bad input: author text never becomes code, unsafe YAML is refused, limits hold."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ankigen import bank as bank_module
+from tests.conftest import invoke
+from tests.helpers import AnkiCollection, item, write_bank
+
+ATTACKS = [
+    "<script>alert(1)</script>",
+    '<img src=x onerror="alert(2)">',
+    "<iframe src='javascript:alert(3)'></iframe>",
+    "<svg onload=alert(4)><circle/></svg>",
+    "<style>body{display:none}</style>",
+    '<a href="javascript:alert(5)">link</a>',
+    '<b onclick="alert(6)">bold</b>',
+    "{{Question}} {{FrontSide}}",
+]
+ALLOWED_MARKUP = {"ol": {"class"}, "li": {"data-choice", "data-correct"}, "br": set()}
+
+
+def markup(fragment: str) -> dict[str, set[str]]:
+    """The tags and attribute names an HTML fragment really contains."""
+    from html.parser import HTMLParser
+
+    found: dict[str, set[str]] = {}
+
+    class Collect(HTMLParser):
+        def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+            found.setdefault(tag, set()).update(name for name, _ in attrs)
+
+    Collect().feed(fragment)
+    return found
+
+
+def attack_bank(banks: Path) -> None:
+    text = " | ".join(ATTACKS)
+    write_bank(
+        banks,
+        title=f"Title {text}",
+        description=f"Description {text}",
+        items=[
+            item(
+                "x",
+                question=f"Q {text}",
+                choices=2,
+                explanation=f"E {text}",
+                tags=["safe"],
+            )
+            | {"choices": [f"C1 {text}", f"C2 {text}"]}
+        ],
+    )
+
+
+def test_no_field_title_or_description_carries_markup(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    attack_bank(project / "banks")
+    assert invoke(runner, "build").exit_code == 0
+    collection.import_package(project / "out" / "demo.en.apkg")
+    note = collection.note_by_item("x")
+    for name in ("Question", "Choices", "Answer", "Explanation"):
+        tags = markup(note[name])
+        assert all(attrs <= ALLOWED_MARKUP[tag] for tag, attrs in tags.items()), (name, tags)
+        assert "&lt;script&gt;alert(1)&lt;/script&gt;" in note[name]
+    # a tag with attributes is not formatting: it stays visible as text
+    assert '&lt;b onclick="alert(6)"&gt;bold' in note["Question"]
+    [name] = collection.deck_names()
+    assert name.startswith("Title <script>alert(1)</script> | <img src=x onerror=")  # plain text
+    deck = collection.col.decks.by_name(name)
+    assert deck is not None
+    assert set(markup(deck["desc"])) <= {"div", "p", "b", "code"}
+    assert "&lt;iframe" in deck["desc"]
+    card = collection.col.get_card(collection.col.find_cards("")[0])
+    # the templates' field references are not re-expanded from author text
+    assert "{{Question}} {{FrontSide}}" in card.question()
+
+
+def test_attacks_render_as_text_in_a_browser(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from tests.test_card import CHROMIUM, CHROMIUM_ARGS
+
+    attack_bank(project / "banks")
+    assert invoke(runner, "build").exit_code == 0
+    collection.import_package(project / "out" / "demo.en.apkg")
+    card = collection.col.get_card(collection.col.find_cards("")[0])
+    page_file = project / "card.html"
+    page_file.write_text(
+        f'<!doctype html><html><head><meta charset="utf-8"></head><body class="card">{card.answer()}</body></html>',
+        encoding="utf-8",
+    )
+    dialogs: list[str] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page()
+            page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
+            page.goto(page_file.as_uri())
+            page.wait_for_timeout(300)
+            text = page.inner_text(".ag-question")
+            injected = page.evaluate(
+                "document.querySelectorAll('.ag-card iframe, .ag-card svg, .ag-card img, .ag-card a, .ag-card style').length"
+            )
+        finally:
+            browser.close()
+    assert dialogs == []
+    assert injected == 0
+    assert "<script>alert(1)</script>" in text and "onerror=" in text
+
+
+@pytest.mark.parametrize(
+    ("yaml_text", "message"),
+    [
+        (
+            'topic: !!python/object/apply:os.system ["touch hacked"]\n',
+            "YAML tag 'tag:yaml.org,2002:python/object/apply:os.system' is not allowed",
+        ),
+        ("topic: !custom x\n", "YAML tag '!custom' is not allowed"),
+        ("a: &anchor x\nb: *anchor\n", "YAML anchors are not allowed"),
+        ("topic: x\nlist: [*nothing]\n", "YAML"),
+    ],
+)
+def test_unsafe_yaml_is_refused(
+    project: Path, runner: CliRunner, yaml_text: str, message: str
+) -> None:
+    (project / "banks" / "evil.yaml").write_text(yaml_text, encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert result.output.startswith("banks/evil.yaml:")
+    assert message in result.output
+    assert not (project / "hacked").exists()
+
+
+def test_alias_bomb_is_refused_quickly(project: Path, runner: CliRunner) -> None:
+    lines = ['a0: &a0 ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]']
+    lines += [f"a{n}: &a{n} [" + ",".join([f"*a{n - 1}"] * 9) + "]" for n in range(1, 10)]
+    (project / "banks" / "bomb.yaml").write_text("\n".join(lines) + "\n", encoding="utf-8")
+    started = time.monotonic()
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert "banks/bomb.yaml:1: error: YAML anchors are not allowed" in result.output
+    assert time.monotonic() - started < 5
+
+
+def test_oversized_file_is_refused(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from ankigen import yamltree
+
+    monkeypatch.setattr(yamltree, "MAX_FILE_BYTES", 100)
+    write_bank(project / "banks")
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert "banks are limited to 100 bytes" in result.output
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "message"),
+    [
+        ("topic", "../../etc", "is not a slug"),
+        ("topic", "a/b", "is not a slug"),
+        ("language", "en/../../x", "is not a BCP 47 tag"),
+        ("language", "en-" + "-".join(["abcdefgh"] * 6), "is not a BCP 47 tag"),
+    ],
+)
+def test_topic_and_language_cannot_escape_the_output_folder(
+    project: Path, runner: CliRunner, field: str, value: str, message: str
+) -> None:
+    path = write_bank(project / "banks")
+    text = path.read_text(encoding="utf-8")
+    key = {"topic": "topic: demo", "language": "language: en"}[field]
+    path.write_text(text.replace(key, f"{field}: '{value}'"), encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert message in result.output
+    assert sorted(p.name for p in project.rglob("*") if p.is_file()) == ["en.yaml"]
+
+
+def test_size_limits(project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(bank_module, "MAX_ITEMS", 2)
+    write_bank(project / "banks", items=[item("a"), item("b"), item("c")])
+    assert "items: 3 items; a bank holds at most 2" in invoke(runner, "build").output
+    monkeypatch.setattr(bank_module, "MAX_ITEMS", 20_000)
+    write_bank(project / "banks", items=[item("a", question="x" * 10_001)])
+    assert "question is 10001 characters long; the limit is 10000" in invoke(runner, "build").output
+    write_bank(project / "banks", items=[item("a", choices=2) | {"choices": ["y" * 2001, "z"]}])
+    assert "choice 1 is 2001 characters long; the limit is 2000" in invoke(runner, "build").output
+    write_bank(project / "banks", items=[item("a", choices=9)])
+    assert "has 9 choices; an item needs 2 to 8" in invoke(runner, "build").output
+
+
+def test_unwritable_output_is_a_clear_error_not_a_traceback(project: Path) -> None:
+    write_bank(project / "banks")
+    (project / "file").write_text("a file where a folder should be")
+    done = subprocess.run(
+        [sys.executable, "-m", "ankigen", "build", "-o", "file/out"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith("error: file/out: cannot use as output folder")
+    assert "Traceback" not in done.stderr
+
+
+def test_damaged_lock_file_is_a_clear_error(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    (project / "banks" / "ankigen.lock").write_text("{not json")
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert result.output.startswith("error: banks/ankigen.lock: the lock file is damaged")
