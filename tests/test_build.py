@@ -55,10 +55,10 @@ def test_notes_and_fields_arrive_in_anki(
     single = collection.note_by_item("single")
     assert single["Question"] == "Which &lt;is&gt; right &amp; true?"
     assert single["Choices"] == (
-        '<ol class="ag-choice-list"><li data-choice="1" data-correct="false">single choice 1</li>'
+        '<ol><li data-choice="1">single choice 1</li>'
         '<li data-choice="2" data-correct="true">single choice 2</li>'
-        '<li data-choice="3" data-correct="false">single choice 3</li>'
-        '<li data-choice="4" data-correct="false">single choice 4</li></ol>'
+        '<li data-choice="3">single choice 3</li>'
+        '<li data-choice="4">single choice 4</li></ol>'
     )
     assert single["Answer"] == "single choice 2"
     assert single["Correct"] == "2"

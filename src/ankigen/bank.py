@@ -14,7 +14,7 @@ from pathlib import Path
 
 import yaml
 
-from ankigen import lang
+from ankigen import lang, yamltree
 from ankigen.errors import Diagnostic, Severity
 from ankigen.yamltree import YamlProblem, compose_file, line_of
 
@@ -27,9 +27,10 @@ MAX_LONG_TEXT = 10_000  # question, explanation, description
 MAX_SHORT_TEXT = 2_000  # choices, title, alt text and the rest
 MAX_ID = 100
 MAX_TAGS = 50
-_NULL = "tag:yaml.org,2002:null"
-_INT = "tag:yaml.org,2002:int"
-_BOOL = "tag:yaml.org,2002:bool"
+_NULL = yamltree.NULL
+_INT = yamltree.INT
+_BOOL = yamltree.BOOL
+_scalar_type = yamltree.scalar_type
 
 
 @dataclass(frozen=True)
@@ -189,7 +190,7 @@ class _Reader:
             self.report(node, f"{what} must be text")
             return None
         # numbers and yes/no keep the author's spelling: `0.10` stays `0.10`
-        value = "" if node.tag == _NULL else str(node.value).strip()
+        value = "" if _is_null(node) else str(node.value).strip()
         if required and not value:
             self.report(node, f"{what} is empty")
             return None
@@ -199,7 +200,7 @@ class _Reader:
         return value
 
     def boolean(self, node: yaml.Node, what: str) -> bool | None:
-        if isinstance(node, yaml.ScalarNode) and node.tag == _BOOL:
+        if isinstance(node, yaml.ScalarNode) and _scalar_type(node) == _BOOL:
             return str(node.value).lower() in ("true", "yes", "on", "y")
         self.report(node, f"{what} must be true or false")
         return None
@@ -221,6 +222,14 @@ class _Reader:
                 continue
             tags.append(tag)
         return tuple(tags)
+
+
+_NULL_SPELLINGS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+def _is_null(node: yaml.Node) -> bool:
+    # cheaper than scalar_type for the common case: most text is not a null spelling
+    return node.value in _NULL_SPELLINGS and _scalar_type(node) == _NULL
 
 
 def load_bank(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
@@ -337,7 +346,7 @@ def _peek_id(node: yaml.Node) -> str | None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             is_id = isinstance(key, yaml.ScalarNode) and key.value == "id"
-            if is_id and isinstance(value, yaml.ScalarNode) and value.tag != _NULL:
+            if is_id and isinstance(value, yaml.ScalarNode) and _scalar_type(value) != _NULL:
                 return str(value.value).strip() or None
     return None
 
@@ -435,7 +444,7 @@ def _read_choices(r: _Reader, node: yaml.Node, what: str) -> tuple[str, ...] | N
 def _read_answer(
     r: _Reader, node: yaml.Node, what: str, choice_count: int | None
 ) -> tuple[int, ...] | None:
-    if isinstance(node, yaml.ScalarNode) and node.tag == _NULL:
+    if isinstance(node, yaml.ScalarNode) and _scalar_type(node) == _NULL:
         r.report(node, f"{what}: answer is missing: set the number of the correct choice")
         return None
     numbers = node.value if isinstance(node, yaml.SequenceNode) else [node]
@@ -444,7 +453,7 @@ def _read_answer(
         return None
     answer: list[int] = []
     for number_node in numbers:
-        if not (isinstance(number_node, yaml.ScalarNode) and number_node.tag == _INT):
+        if not (isinstance(number_node, yaml.ScalarNode) and _scalar_type(number_node) == _INT):
             r.report(number_node, f"{what}: answer must be a choice number or a list of them")
             return None
         number = _parse_int(str(number_node.value))

@@ -331,7 +331,9 @@ def _build_locked(
             reports.append(plan.report)
         if progress:
             progress(done, len(plans))
-    write_atomic(cache.path, cache.to_bytes())
+    cache_bytes = cache.to_bytes()
+    if not cache.path.exists() or cache.path.read_bytes() != cache_bytes:
+        write_atomic(cache.path, cache_bytes)
     lock_bytes = new_lock.to_bytes()
     if not lock_path.exists() or lock_path.read_bytes() != lock_bytes:
         write_atomic(lock_path, lock_bytes)

@@ -33,9 +33,20 @@ def inline_html(text: str) -> str:
     """Sanitized HTML for one piece of author text; newlines become <br>."""
     escaped = html.escape(text, quote=True)
     # only the allowed tags, exactly as spelled, come back to life
-    restored = _ESCAPED_TAG.sub(_restore_tag, escaped)
+    restored = _ESCAPED_TAG.sub(_restore_tag, escaped) if "&lt;" in escaped else escaped
     restored = restored.replace("\r\n", "\n").replace("\n", "<br>")
-    return nh3.clean(restored, tags=set(INLINE_TAGS), attributes={}, link_rel=None)
+    if "<" not in restored.replace("<br>", ""):
+        # nothing but escaped text and line breaks: already safe and balanced
+        return _normalize_entities(restored)
+    return nh3.clean(restored, tags=set(INLINE_TAGS), attributes=_NO_ATTRIBUTES, link_rel=None)
+
+
+_NO_ATTRIBUTES: dict[str, set[str]] = {}
+
+
+def _normalize_entities(escaped: str) -> str:
+    # the same spelling nh3 produces, so both paths give identical fields
+    return escaped.replace("&quot;", '"').replace("&#x27;", "'")
 
 
 def plain_text(text: str) -> str:

@@ -16,7 +16,6 @@ from pathlib import Path
 from ankigen import lang
 from ankigen.bank import Bank, Item, load_bank
 from ankigen.errors import Diagnostic
-from ankigen.html import plain_text
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed
@@ -138,14 +137,21 @@ def check_banks(banks: Sequence[Bank]) -> list[Diagnostic]:
     return found
 
 
+_SCRIPT_OF: dict[str, str] = {}
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _script(char: str) -> str:
+    script = _SCRIPT_OF.get(char)
+    if script is None:
+        name = unicodedata.name(char, "")
+        script = _SCRIPT_OF[char] = name.split(" ")[0] if name else "UNKNOWN"
+    return script
+
+
 def letter_scripts(text: str) -> Counter[str]:
     """How many letters of `text` belong to each script."""
-    counts: Counter[str] = Counter()
-    for char in text:
-        if char.isalpha():
-            name = unicodedata.name(char, "")
-            counts[name.split(" ")[0] if name else "UNKNOWN"] += 1
-    return counts
+    return Counter(_script(char) for char in text if char.isalpha())
 
 
 def foreign_script(text: str, language: str) -> str | None:
@@ -155,10 +161,10 @@ def foreign_script(text: str, language: str) -> str | None:
     "DistributedDataParallel" does not outweigh the sentence around it.
     """
     expected = EXPECTED_SCRIPT.get(lang.primary_language(language))
-    if expected is None:
+    if expected is None or (expected == "LATIN" and text.isascii()):
         return None
     words: Counter[str] = Counter()
-    for word in plain_text(text).split():
+    for word in _TAG.sub(" ", text).split():
         counts = letter_scripts(word)
         if counts:
             words[counts.most_common(1)[0][0]] += 1

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import html
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from ankigen import ids
@@ -27,13 +27,16 @@ class NoteContent:
         return ids.content_hash(*self.fields, " ".join(self.tags))
 
 
-def choices_html(choices: tuple[str, ...], answer: tuple[int, ...]) -> str:
+def choices_html(choices: Sequence[str], answer: tuple[int, ...]) -> str:
+    """The choices field; `choices` is already HTML."""
     rows = "".join(
-        f'<li data-choice="{number}" data-correct="{str(number in answer).lower()}">'
-        f"{inline_html(choice)}</li>"
+        f'<li data-choice="{number}"{_CORRECT if number in answer else ""}>{choice}</li>'
         for number, choice in enumerate(choices, start=1)
     )
-    return f'<ol class="ag-choice-list">{rows}</ol>'
+    return f"<ol>{rows}</ol>"
+
+
+_CORRECT = ' data-correct="true"'
 
 
 def image_html(name: str, alt: str) -> str:
@@ -45,10 +48,11 @@ def image_html(name: str, alt: str) -> str:
 def note_content(bank: Bank, item: Item, images: Mapping[str, str] | None = None) -> NoteContent:
     """The note for an item; `images` maps "image"/"explanation_image" to media file names."""
     images = images or {}
-    answer = "<br>".join(inline_html(item.choices[number - 1]) for number in item.answer)
+    choices = [inline_html(choice) for choice in item.choices]
+    answer = "<br>".join(choices[number - 1] for number in item.answer)
     fields = (
         inline_html(item.question),
-        choices_html(item.choices, item.answer),
+        choices_html(choices, item.answer),
         answer,
         inline_html(item.explanation),
         " ".join(str(number) for number in item.answer),

@@ -17,7 +17,7 @@ from ankigen import ids, l10n
 
 FIELDS = (
     "Question",  # sanitized HTML
-    "Choices",  # <ol> in the author's order: <li data-choice="K" data-correct="true|false">
+    "Choices",  # <ol> in the author's order: <li data-choice="K">, data-correct="true" if right
     "Answer",  # the text of the correct choice(s), for clients without JavaScript
     "Explanation",
     "Correct",  # the 1-based numbers of the correct choices, such as "2" or "1 3"

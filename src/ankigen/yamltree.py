@@ -7,18 +7,89 @@ standard scalar and collection tags, anchors and aliases are refused.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from typing import Any, cast
 
 import yaml
-
-try:
-    from yaml import CSafeLoader as _Loader
-except ImportError:  # pragma: no cover - PyYAML built without libyaml
-    from yaml import SafeLoader as _Loader  # type: ignore[assignment]
 
 from ankigen.errors import Diagnostic
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
+
+STR = "tag:yaml.org,2002:str"
+SEQ = "tag:yaml.org,2002:seq"
+MAP = "tag:yaml.org,2002:map"
+NULL = "tag:yaml.org,2002:null"
+BOOL = "tag:yaml.org,2002:bool"
+INT = "tag:yaml.org,2002:int"
+FLOAT = "tag:yaml.org,2002:float"
+_DEFAULT_TAG: dict[type, str] = {
+    yaml.ScalarNode: STR,
+    yaml.SequenceNode: SEQ,
+    yaml.MappingNode: MAP,
+}
+
+
+def _make_loader() -> Any:
+    try:
+        from yaml._yaml import CParser
+    except ImportError:  # pragma: no cover - PyYAML built without libyaml: slower, same result
+        return yaml.SafeLoader
+
+    class Loader(CParser):
+        """libyaml's parser and composer, with no implicit typing: every plain scalar
+        stays a string until `scalar_type` is asked, and only for the values that need
+        a type (answers, flags). Resolving every scalar in Python makes PyYAML slow."""
+
+        def resolve(self, kind: type, value: object, implicit: object) -> str:
+            return _DEFAULT_TAG[kind]
+
+        def descend_resolver(self, current_node: object, current_index: object) -> None:
+            pass
+
+        def ascend_resolver(self) -> None:
+            pass
+
+    return Loader
+
+
+_Loader = _make_loader()
+
+
+# YAML 1.1 plain scalars, as PyYAML's resolver reads them
+_PLAIN_TYPES = (
+    (NULL, re.compile(r"~|null|Null|NULL|")),
+    (
+        BOOL,
+        re.compile(r"yes|Yes|YES|no|No|NO|true|True|TRUE|false|False|FALSE|on|On|ON|off|Off|OFF"),
+    ),
+    (
+        INT,
+        re.compile(
+            r"[-+]?0b[0-1_]+|[-+]?0[0-7_]+|[-+]?(?:0|[1-9][0-9_]*)|[-+]?0x[0-9a-fA-F_]+"
+            r"|[-+]?[1-9][0-9_]*(?::[0-5]?[0-9])+"
+        ),
+    ),
+    (
+        FLOAT,
+        re.compile(
+            r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?"
+            r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+        ),
+    ),
+)
+
+
+def scalar_type(node: yaml.Node) -> str:
+    """The YAML type of a scalar: an explicit standard tag, or what a plain scalar spells."""
+    if node.tag != STR or getattr(node, "style", None):  # libyaml gives '' for plain
+        return str(node.tag)
+    for tag, pattern in _PLAIN_TYPES:
+        if pattern.fullmatch(node.value):
+            return tag
+    return STR
+
 
 _STANDARD_TAGS = frozenset(
     "tag:yaml.org,2002:" + name
@@ -57,8 +128,13 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
     text = text.removeprefix("\ufeff")
     if "&" in text or "*" in text:
         _refuse_anchors(path, text)
+    explicit_tags = "!" in text
     try:
-        node = yaml.compose(text, Loader=_Loader)
+        loader = _Loader(text)
+        try:
+            node = loader.get_single_node()
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
@@ -68,14 +144,16 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
         raise _problem(path, line, message) from None
     except yaml.YAMLError as exc:
         raise _problem(path, 1, f"YAML: {exc}") from None
-    if node is not None:
+    if node is not None and explicit_tags:  # a tag needs a '!' in the source
         _check_tags(path, node)
-    return node
+    return cast(yaml.Node | None, node)
 
 
 def _refuse_anchors(path: str, text: str) -> None:
+    loader = _Loader(text)
     try:
-        for event in yaml.parse(text, Loader=_Loader):
+        while loader.check_event():
+            event = loader.get_event()
             line = event.start_mark.line + 1 if event.start_mark is not None else 1
             if isinstance(event, yaml.AliasEvent):
                 raise _problem(path, line, "YAML aliases are not allowed")
@@ -83,6 +161,8 @@ def _refuse_anchors(path: str, text: str) -> None:
                 raise _problem(path, line, "YAML anchors are not allowed")
     except yaml.MarkedYAMLError:
         return  # compose reports syntax errors with the same marks
+    finally:
+        loader.dispose()
 
 
 def _check_tags(path: str, root: yaml.Node) -> None:

@@ -1,0 +1,206 @@
+"""Benchmark: ankigen against the script a user would otherwise write.
+
+    python benchmarks/bench.py [--scale small|large|both] [--repeat N]
+
+It generates synthetic banks (10 languages x 1,000 items, and 10 x 10,000),
+then, alternating between the contenders in one run, times:
+
+- `ankigen build` from cold (no lock, no output);
+- a plain genanki script: yaml.safe_load plus genanki.Package.write_to_file,
+  one package per bank (the baseline);
+- `ankigen build` again with nothing changed;
+- `ankigen build` after one item in one bank was edited.
+
+Each run is a fresh process; it reports medians, ratios to the baseline
+measured in the same run, package sizes and peak memory (RSS).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+LANGUAGES = ["en", "de", "fr", "es", "pt", "it", "nl", "sv", "pl", "tr"]
+WORDS = (
+    "gradient shard parameter optimizer state memory all-reduce collective batch worker "
+    "pipeline tensor stage offload checkpoint activation bandwidth latency throughput "
+    "replica rank layer weight update communication overlap prefetch scatter gather"
+).split()
+
+BASELINE = """
+import sys, yaml, genanki
+from pathlib import Path
+model = genanki.Model(1607392319, "Simple MC",
+    fields=[{"name": "Question"}, {"name": "Choices"}, {"name": "Answer"}, {"name": "Explanation"}],
+    templates=[{"name": "Card 1", "qfmt": "{{Question}}<br>{{Choices}}",
+                "afmt": "{{FrontSide}}<hr id=answer>{{Answer}}<br>{{Explanation}}"}])
+out = Path(sys.argv[2]); out.mkdir(parents=True, exist_ok=True)
+for path in sorted(Path(sys.argv[1]).rglob("*.yaml")):
+    bank = yaml.safe_load(path.read_text(encoding="utf-8"))
+    deck = genanki.Deck(abs(hash(path.name)) % (1 << 30) + (1 << 30), bank["title"])
+    for item in bank["items"]:
+        choices = "".join(f"<li>{c}</li>" for c in item["choices"])
+        answer = item["choices"][item["answer"] - 1]
+        deck.add_note(genanki.Note(model=model, fields=[item["question"], f"<ol>{choices}</ol>",
+                                                        answer, item["explanation"]]))
+    genanki.Package(deck).write_to_file(out / f"{bank['topic']}.{bank['language']}.apkg")
+"""
+
+
+def sentence(rng: random.Random, words: int) -> str:
+    return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
+
+
+def write_banks(folder: Path, items: int, seed: int = 1) -> None:
+    rng = random.Random(seed)
+    for language in LANGUAGES:
+        lines = [
+            "topic: synthetic",
+            f"language: {language}",
+            f'title: "Synthetic {language}"',
+            "tags: [benchmark]",
+            "items:",
+        ]
+        for n in range(items):
+            lines += [
+                f"  - id: item-{n}",
+                f'    question: "{sentence(rng, 12)}?"',
+                "    choices:",
+                *(f'      - "{sentence(rng, 6)} {k}"' for k in range(4)),
+                f"    answer: {n * 7 % 4 + 1}",  # the same in every language, as translations are
+                f'    explanation: "{sentence(rng, 30)}."',
+            ]
+        path = folder / "synthetic" / f"{language}.yaml"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def run(command: list[str], cwd: Path) -> tuple[float, int]:
+    """Wall time and peak RSS (KiB) of one process."""
+    started = time.perf_counter()
+    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    _, status, usage = os.wait4(process.pid, 0)
+    elapsed = time.perf_counter() - started
+    if status != 0:
+        detail = process.stderr.read().decode() if process.stderr else ""
+        raise SystemExit(f"{' '.join(command)} failed: {detail}")
+    if process.stderr:
+        process.stderr.close()
+    return elapsed, usage.ru_maxrss
+
+
+def size_of(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.glob("*.apkg"))
+
+
+def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
+    banks = work / f"banks-{items}"
+    if banks.exists():
+        shutil.rmtree(banks)
+    write_banks(banks, items)
+    ankigen = [sys.executable, "-m", "ankigen"]
+    times: dict[str, list[float]] = {"baseline": [], "cold": [], "noop": [], "edit": []}
+    rss: dict[str, int] = {}
+    sizes: dict[str, int] = {}
+    edited = banks / "synthetic" / "de.yaml"
+    original = edited.read_text(encoding="utf-8")
+    for round_ in range(repeat):
+        project = work / f"project-{items}"
+        if project.exists():
+            shutil.rmtree(project)
+        shutil.copytree(banks, project / "banks")
+        base_out = work / f"baseline-{items}"
+        shutil.rmtree(base_out, ignore_errors=True)
+        script = work / "baseline.py"
+        script.write_text(BASELINE, encoding="utf-8")
+        # alternate the order of the two cold contenders between rounds
+        order = ["baseline", "cold"] if round_ % 2 == 0 else ["cold", "baseline"]
+        for name in order:
+            if name == "baseline":
+                elapsed, peak = run([sys.executable, str(script), str(banks), str(base_out)], work)
+                sizes["baseline"] = size_of(base_out)
+            else:
+                elapsed, peak = run([*ankigen, "build"], project)
+                sizes["ankigen"] = size_of(project / "out")
+            times[name].append(elapsed)
+            rss[name] = max(rss.get(name, 0), peak)
+        elapsed, peak = run([*ankigen, "build"], project)
+        times["noop"].append(elapsed)
+        rss["noop"] = max(rss.get("noop", 0), peak)
+        target = project / "banks" / "synthetic" / "de.yaml"
+        target.write_text(
+            original.replace("answer:", "answer:", 1).replace('?"', f' (edit {round_})?"', 1),
+            encoding="utf-8",
+        )
+        elapsed, peak = run([*ankigen, "build"], project)
+        times["edit"].append(elapsed)
+        rss["edit"] = max(rss.get("edit", 0), peak)
+    medians = {name: statistics.median(values) for name, values in times.items()}
+    return {"items": items, "medians": medians, "rss": rss, "sizes": sizes}
+
+
+def startup(work: Path, repeat: int) -> float:
+    return statistics.median(
+        run([sys.executable, "-m", "ankigen", "--help"], work)[0] for _ in range(max(repeat, 5))
+    )
+
+
+def report(results: list[dict[str, object]], help_time: float) -> str:
+    lines = [
+        "| banks | contender | median s | × baseline | × cold | peak RSS MiB | packages MiB |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+    ]
+    for result in results:
+        medians: dict[str, float] = result["medians"]  # type: ignore[assignment]
+        rss: dict[str, int] = result["rss"]  # type: ignore[assignment]
+        sizes: dict[str, int] = result["sizes"]  # type: ignore[assignment]
+        label = f"10 × {result['items']:,}"
+        base = medians["baseline"]
+        cold = medians["cold"]
+        for name, title in (
+            ("baseline", "genanki script"),
+            ("cold", "ankigen cold"),
+            ("noop", "ankigen no change"),
+            ("edit", "ankigen one edit"),
+        ):
+            size = sizes["baseline"] if name == "baseline" else sizes["ankigen"]
+            lines.append(
+                f"| {label} | {title} | {medians[name]:.2f} | {medians[name] / base:.3f} | "
+                f"{medians[name] / cold:.3f} | {rss[name] / 1024:.0f} | "
+                f"{size / 2**20:.1f} |"
+            )
+        lines.append(
+            f"| {label} | size ratio ankigen / genanki | | "
+            f"{sizes['ankigen'] / sizes['baseline']:.3f} | | | |"
+        )
+    lines.append(f"\n`ankigen --help` starts in {help_time:.3f} s (median).")
+    return "\n".join(lines)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--scale", choices=["small", "large", "both"], default="small")
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--work", type=Path, help="keep the generated files here")
+    args = parser.parse_args()
+    scales = {"small": [1000], "large": [10_000], "both": [1000, 10_000]}[args.scale]
+    work = args.work or Path(tempfile.mkdtemp(prefix="ankigen-bench-"))
+    work.mkdir(parents=True, exist_ok=True)
+    results = [bench(items, args.repeat, work) for items in scales]
+    print(report(results, startup(work, args.repeat)))
+    if args.work is None:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
