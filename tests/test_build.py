@@ -71,6 +71,9 @@ def test_notes_and_fields_arrive_in_anki(
     assert multi["Answer"] == "multi choice 1<br>multi choice 3"
     assert multi["Shuffle"] == "shuffle"
     assert sorted(multi.tags) == ["dist", "hard"]
+    # Anki computes the sort field itself: the browser sorts by question
+    sort_fields = collection.col.db.list("select sfld from notes order by sfld")
+    assert sort_fields == ["Question multi?", "Which <is> right & true?"]
     assert collection.deck_names() == {"demo quiz (en)"}
     deck = collection.col.decks.by_name("demo quiz (en)")
     assert deck is not None and "About things" in deck["desc"]
@@ -119,6 +122,7 @@ def test_edit_within_the_same_second_is_still_newer(
     log = collection.import_package(project / "out" / "demo.en.apkg")
     assert log.counts() == {"new": 0, "updated": 1, "duplicate": 0, "conflicting": 0}
     assert collection.note_by_item("one")["Question"] == "Changed?"
+    assert collection.col.db.list("select sfld from notes") == ["Changed?"]
 
 
 def test_adding_an_item_gives_exactly_one_new_note(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.conftest import invoke
@@ -169,3 +170,30 @@ def test_no_progress_when_not_a_terminal(project: Path, runner: CliRunner) -> No
     write_bank(project / "banks")
     result = invoke(runner, "build")
     assert "building" not in result.stderr
+
+
+def test_a_build_with_nothing_changed_reads_no_bank(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    write_bank(project / "banks", "one", language="hi", items=[item("a")])  # 1 warning
+    write_bank(project / "banks", "two")
+    first = invoke(runner, "build")
+    assert first.exit_code == 0
+
+    import ankigen.build
+
+    def no_parsing(*args: object, **kwargs: object) -> None:
+        raise AssertionError("a bank was parsed")
+
+    monkeypatch.setattr(ankigen.build, "checked_banks", no_parsing)
+    again = invoke(runner, "build")
+    assert again.exit_code == 0
+    assert again.stdout == (
+        "up to date out/one.hi.apkg: 1 note\nup to date out/two.en.apkg: 2 notes\n"
+    )
+    assert again.stderr == "1 warning in the banks; 'ankigen lint' lists them\n"
+    # any change to an input, or to an output, means a real build
+    (project / "out" / "two.en.apkg").unlink()
+    with pytest.raises(AssertionError, match="a bank was parsed"):
+        invoke(runner, "build")
+    monkeypatch.undo()

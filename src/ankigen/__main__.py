@@ -1,3 +1,5 @@
 from ankigen.cli import main
 
-main()
+# guarded: worker processes import this module again when a build runs in parallel
+if __name__ == "__main__":
+    main()

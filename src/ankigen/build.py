@@ -8,10 +8,12 @@ reported, with what to do about it.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import time
 from collections.abc import Callable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -33,6 +35,7 @@ from ankigen.package import (
     remove_stale_temporaries,
     write_atomic,
 )
+from ankigen.parallel import parallel_map, worker_pool
 
 CACHE_NAME = ".ankigen-cache.json"
 IMAGE_CACHE = ".ankigen-images"
@@ -90,10 +93,12 @@ def find_banks(banks_dir: Path) -> list[Path]:
     return paths
 
 
-def checked_banks(banks_dir: Path, bank_paths: Sequence[Path] | None = None) -> Checked:
+def checked_banks(
+    banks_dir: Path, bank_paths: Sequence[Path] | None = None, pool: Executor | None = None
+) -> Checked:
     """Every bank and its warnings, or InvalidBanks with all the errors."""
     paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
-    checked = check_paths(paths)
+    checked = check_paths(paths, pool=pool)
     if checked.errors:
         raise InvalidBanks(checked.diagnostics)
     return checked
@@ -217,38 +222,129 @@ def _change_warnings(
 
 
 class BuildCache:
-    """Which packages in an output folder came from which inputs (not committed)."""
+    """What the last builds into an output folder produced from which inputs (not committed).
+
+    Per package: the hash of its inputs and the file's size and time, so an
+    unchanged deck is not rewritten. For the whole build: a fingerprint of
+    every input file, so a build with nothing changed skips all the work.
+    """
 
     def __init__(self, out_dir: Path) -> None:
         self.path = out_dir / CACHE_NAME
         try:
             loaded = json.loads(self.path.read_text(encoding="utf-8"))
-            self.entries: dict[str, dict[str, object]] = loaded if isinstance(loaded, dict) else {}
         except (OSError, ValueError):
-            self.entries = {}
+            loaded = {}
+        if not isinstance(loaded, dict) or loaded.get("version") != __version__:
+            loaded = {}
+        self.packages: dict[str, dict[str, object]] = loaded.get("packages", {})
+        self.last: dict[str, object] = loaded.get("last", {})
 
-    def fresh(self, path: Path, key: str) -> bool:
-        entry = self.entries.get(path.name)
+    def fresh(self, path: Path, key: str | None = None) -> bool:
+        entry = self.packages.get(path.name)
         try:
             stat = path.stat()
         except OSError:
             return False
         return (
             isinstance(entry, dict)
-            and entry.get("key") == key
+            and (key is None or entry.get("key") == key)
             and entry.get("size") == stat.st_size
             and entry.get("mtime_ns") == stat.st_mtime_ns
         )
 
+    def key_if_fresh(self, path: Path) -> str | None:
+        entry = self.packages.get(path.name)
+        if isinstance(entry, dict) and self.fresh(path):
+            key = entry.get("key")
+            return key if isinstance(key, str) else None
+        return None
+
     def record(self, path: Path, key: str) -> None:
         stat = path.stat()
-        self.entries[path.name] = {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        self.packages[path.name] = {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+
+    def remember(self, fingerprint: str, result: BuildResult) -> None:
+        self.last = {
+            "inputs": fingerprint,
+            "decks": [d.as_json() for d in result.decks],
+            "warnings": [[d.path, d.line, d.severity, d.message] for d in result.warnings],
+        }
+
+    def unchanged(self, fingerprint: str, out_dir: Path) -> BuildResult | None:
+        """The last build's result, if its inputs are the same and its packages intact."""
+        if self.last.get("inputs") != fingerprint:
+            return None
+        try:
+            decks = tuple(
+                DeckReport(
+                    **{
+                        **d,
+                        "new": 0,
+                        "changed": 0,
+                        "removed": 0,
+                        "unchanged": d["notes"],
+                        "written": False,
+                    }
+                )
+                for d in self.last["decks"]  # type: ignore[attr-defined]
+            )
+            warnings = tuple(
+                Diagnostic(str(p), int(line), "warning", str(m))
+                for p, line, _, m in self.last["warnings"]  # type: ignore[attr-defined]
+            )
+        except (KeyError, TypeError, ValueError):
+            return None
+        if not all(self.fresh(out_dir / d.path) for d in decks):
+            return None
+        return BuildResult(decks, warnings)
 
     def to_bytes(self) -> bytes:
-        return json.dumps(self.entries, sort_keys=True, indent=1).encode()
+        data = {"version": __version__, "packages": self.packages, "last": self.last}
+        return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False).encode()
+
+
+def inputs_fingerprint(
+    bank_paths: Sequence[Path], lock_path: Path, media_dir: Path, settings: Settings
+) -> str:
+    """A hash of everything a build reads: banks, lock, media files, settings, version."""
+    digest = hashlib.sha256()
+    digest.update(f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0".encode())
+    for path in [*sorted(bank_paths), lock_path]:
+        digest.update(str(path).encode() + b"\0")
+        try:
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
+        except OSError:
+            digest.update(b"missing")
+    if media_dir.is_dir():
+        for path in sorted(media_dir.rglob("*")):
+            stat = path.stat()
+            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    return digest.hexdigest()
 
 
 Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class DeckJob:
+    """Everything one deck's build needs, so it can run in another process."""
+
+    bank: Bank
+    previous: DeckLock | None
+    notetype_mtime: int
+    now: int
+    images: Prepared
+    cached_key: str | None
+    """The input hash of the package already in place, if it is intact."""
+
+
+def run_deck_job(job: DeckJob) -> tuple[DeckPlan, bytes | None]:
+    """Plan one deck, and make its package unless the one in place has the same inputs."""
+    plan = plan_deck(job.bank, job.previous, job.notetype_mtime, job.now, job.images)
+    if plan.key == job.cached_key:
+        return plan, None
+    return plan, apkg_bytes(plan.package, plan.media)
 
 
 def default_media_dir(banks_dir: Path) -> Path:
@@ -264,32 +360,43 @@ def build(
     image_settings: Settings | None = None,
 ) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
-    checked = checked_banks(banks_dir, bank_paths)
-    for bank in checked.banks:
-        check_file_name(package_name(bank))
-    with exclusive(out_dir):
-        return _build_locked(banks_dir, out_dir, checked, progress, media_dir, image_settings)
+    paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
+    media_dir = media_dir or default_media_dir(banks_dir)
+    image_settings = image_settings or Settings()
+    lock_path = banks_dir / LOCK_NAME
+    if (out_dir / CACHE_NAME).is_file():
+        with exclusive(out_dir):
+            fingerprint = inputs_fingerprint(paths, lock_path, media_dir, image_settings)
+            unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
+        if unchanged is not None:
+            return unchanged
+    size = sum(path.stat().st_size for path in paths)
+    with worker_pool(size, len(paths)) as pool:
+        checked = checked_banks(banks_dir, paths, pool)
+        for bank in checked.banks:
+            check_file_name(package_name(bank))
+        with exclusive(out_dir):
+            return _build_locked(
+                banks_dir, out_dir, paths, checked, progress, media_dir, image_settings, pool
+            )
 
 
 def _build_locked(
     banks_dir: Path,
     out_dir: Path,
+    paths: Sequence[Path],
     checked: Checked,
     progress: Progress | None,
-    media_dir: Path | None,
-    image_settings: Settings | None,
+    media_dir: Path,
+    image_settings: Settings,
+    pool: Executor | None,
 ) -> BuildResult:
     """The build proper, with the output folder to ourselves."""
     banks = checked.banks
     warnings = [d for d in checked.diagnostics if d.severity == "warning"]
     remove_stale_temporaries(out_dir)
     remove_stale_temporaries(out_dir / IMAGE_CACHE)
-    images = prepare(
-        image_refs(banks),
-        media_dir or default_media_dir(banks_dir),
-        image_settings or Settings(),
-        cache_dir=out_dir / IMAGE_CACHE,
-    )
+    images = prepare(image_refs(banks), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE)
     if images.diagnostics:
         raise InvalidBanks(checked.diagnostics + images.diagnostics)
 
@@ -311,30 +418,39 @@ def _build_locked(
             )
         )
     new_lock = Lock(notetype=nt_stamp)
-    plans = []
-    for bank in sorted(banks, key=lambda b: b.key):
-        previous = old_lock.decks.get(bank.key)
-        plan = plan_deck(bank, previous, nt_stamp.mtime, now, images)
-        new_lock.decks[bank.key] = plan.lock
-        changes.extend(_change_warnings(plan, previous, lock_path))
-        plans.append(plan)
-
     cache = BuildCache(out_dir)
+    ordered = sorted(banks, key=lambda b: b.key)
+    jobs = [
+        DeckJob(
+            bank=bank,
+            previous=old_lock.decks.get(bank.key),
+            notetype_mtime=nt_stamp.mtime,
+            now=now,
+            images=images.subset(bank),
+            cached_key=cache.key_if_fresh(out_dir / package_name(bank)),
+        )
+        for bank in ordered
+    ]
     reports = []
-    for done, plan in enumerate(plans, start=1):
+    results = parallel_map(run_deck_job, jobs, pool)
+    for done, (plan, data) in enumerate(results, start=1):
+        new_lock.decks[plan.bank.key] = plan.lock
+        changes.extend(_change_warnings(plan, old_lock.decks.get(plan.bank.key), lock_path))
         path = out_dir / plan.report.path
-        if cache.fresh(path, plan.key):
+        if data is None:
             reports.append(replace(plan.report, written=False))
         else:
-            write_atomic(path, apkg_bytes(plan.package, plan.media))
+            write_atomic(path, data)
             cache.record(path, plan.key)
             reports.append(plan.report)
         if progress:
-            progress(done, len(plans))
-    cache_bytes = cache.to_bytes()
-    if not cache.path.exists() or cache.path.read_bytes() != cache_bytes:
-        write_atomic(cache.path, cache_bytes)
+            progress(done, len(jobs))
     lock_bytes = new_lock.to_bytes()
     if not lock_path.exists() or lock_path.read_bytes() != lock_bytes:
         write_atomic(lock_path, lock_bytes)
-    return BuildResult(tuple(reports), tuple(warnings), tuple(sorted(changes)))
+    result = BuildResult(tuple(reports), tuple(warnings), tuple(sorted(changes)))
+    cache.remember(inputs_fingerprint(paths, lock_path, media_dir, image_settings), result)
+    cache_bytes = cache.to_bytes()
+    if not cache.path.exists() or cache.path.read_bytes() != cache_bytes:
+        write_atomic(cache.path, cache_bytes)
+    return result

@@ -64,14 +64,18 @@ def build(banks: Path, out: Path, as_json: bool, media: Path | None, max_image_s
         return
     for deck in result.decks:
         if not deck.written:
-            click.echo(f"up to date {out / deck.path}: {deck.notes} notes")
+            click.echo(f"up to date {out / deck.path}: {_count(deck.notes, 'note')}")
             continue
         retired = f", {deck.retired} retired" if deck.retired else ""
         click.echo(
-            f"wrote {out / deck.path}: {deck.notes} notes "
+            f"wrote {out / deck.path}: {_count(deck.notes, 'note')} "
             f"({deck.new} new, {deck.changed} changed, {deck.unchanged} unchanged, "
             f"{deck.removed} removed{retired})"
         )
+
+
+def _count(number: int, word: str) -> str:
+    return f"{number} {word}{'' if number == 1 else 's'}"
 
 
 def _warning_summary(count: int) -> None:

@@ -10,12 +10,14 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Iterable, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen import lang
 from ankigen.bank import Bank, Item, load_bank
 from ankigen.errors import Diagnostic
+from ankigen.parallel import parallel_map
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed
@@ -78,19 +80,22 @@ class Checked:
         return sum(d.severity == "warning" for d in self.diagnostics)
 
 
-def check_paths(paths: Iterable[Path], media_dir: Path | None = None) -> Checked:
+def check_paths(
+    paths: Iterable[Path], media_dir: Path | None = None, pool: Executor | None = None
+) -> Checked:
     """Load and check banks; with `media_dir`, also verify every image they name."""
     banks: list[Bank] = []
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
-    for path in paths:
-        bank, found = load_bank(path)
+    paths = list(paths)
+    loaded = list(parallel_map(load_and_check, paths, pool))
+    for path, (bank, found) in zip(paths, loaded, strict=True):
         diagnostics.extend(found)
         if bank is None:
             failed.append(path)
         else:
             banks.append(bank)
-    diagnostics.extend(check_banks(banks))
+    diagnostics.extend(check_across(banks))
     if media_dir is not None:
         diagnostics.extend(check_images(banks, media_dir))
     return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed))
@@ -113,7 +118,23 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> Iterable[Diagnostic]
             )
 
 
-def check_banks(banks: Sequence[Bank]) -> list[Diagnostic]:
+def load_and_check(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
+    """One bank with the problems found in it alone (runs in a worker process)."""
+    bank, found = load_bank(path)
+    if bank is not None:
+        found.extend(check_bank(bank))
+    return bank, found
+
+
+def check_bank(bank: Bank) -> Iterable[Diagnostic]:
+    yield from untranslated(bank)
+    yield from placeholders(bank)
+    yield from position_bias(bank)
+    yield from missing_alt_text(bank)
+
+
+def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
+    """Problems between banks: the same deck twice, translations out of step."""
     found: list[Diagnostic] = []
     first: dict[str, Bank] = {}
     for bank in banks:
@@ -129,10 +150,6 @@ def check_banks(banks: Sequence[Bank]) -> list[Diagnostic]:
             )
             continue
         first[bank.key] = bank
-        found.extend(untranslated(bank))
-        found.extend(placeholders(bank))
-        found.extend(position_bias(bank))
-        found.extend(missing_alt_text(bank))
     found.extend(parity(list(first.values())))
     return found
 

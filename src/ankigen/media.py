@@ -204,6 +204,12 @@ class Prepared:
     """(bank path, item id, field) -> the processed image."""
     diagnostics: tuple[Diagnostic, ...]
 
+    def subset(self, bank: Bank) -> Prepared:
+        """Only this bank's images, to hand to the process that builds its deck."""
+        return Prepared(
+            {key: p for key, p in self.images.items() if key[0] == bank.path}, self.diagnostics
+        )
+
     def names(self, bank: Bank, item_id: str) -> dict[str, str]:
         return {
             field: processed.name

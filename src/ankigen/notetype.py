@@ -45,10 +45,24 @@ def _read(name: str) -> str:
 _PHRASE = re.compile(r"<!--ankigen:phrase (\w+)-->")
 
 
+_COMMENT_LINE = re.compile(r"^\s*//.*\n", re.MULTILINE)
+_CSS_COMMENT = re.compile(r"/\*.*?\*/", re.DOTALL)
+_INDENT = re.compile(r"^[ \t]+", re.MULTILINE)
+
+
+def compact_script(script: str) -> str:
+    """Comment lines and indentation out: every note type copy in every package carries it."""
+    return _INDENT.sub("", _COMMENT_LINE.sub("", script)).strip()
+
+
+def compact_css(css: str) -> str:
+    return _INDENT.sub("", _CSS_COMMENT.sub("", css)).strip() + "\n"
+
+
 def _assemble(template: str, script: str) -> str:
     out = _PHRASE.sub(lambda m: l10n.phrase(m[1]), template)
     out = out.replace("<!--ankigen:phrases-->", l10n.phrases_block())
-    return out.replace("<!--ankigen:script-->", script.strip())
+    return _INDENT.sub("", out.replace("<!--ankigen:script-->", compact_script(script)))
 
 
 @cache
@@ -58,7 +72,7 @@ def templates() -> Templates:
     return Templates(
         front=_assemble(_read("front.html"), script),
         back=_assemble(_read("back.html"), script),
-        css=_read("card.css") + l10n.css(),
+        css=compact_css(_read("card.css")) + l10n.css(),
     )
 
 

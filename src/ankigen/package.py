@@ -62,6 +62,9 @@ class _Note(genanki.Note):  # type: ignore[misc]
         """nh3 already made every field safe HTML; genanki's regex pass only costs time."""
 
 
+_ITEM_ID = notetype.FIELDS.index("ItemId")
+
+
 def genanki_model() -> genanki.Model:
     t = notetype.templates()
     return genanki.Model(
@@ -103,6 +106,9 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
                 tags=list(note.tags),
                 guid=note.guid,
                 due=position,
+                # every Anki importer recomputes the sort field (and genanki leaves its
+                # checksum 0), so the package stores the short item id, not the question
+                sort_field=note.fields[_ITEM_ID],
             )
         )
     db_path = workdir / "collection.anki2"
@@ -151,7 +157,7 @@ def zip_bytes(entries: Sequence[tuple[str, bytes]]) -> bytes:
             info.compress_type = zipfile.ZIP_DEFLATED
             info.create_system = 3
             info.external_attr = 0o644 << 16
-            archive.writestr(info, data, compresslevel=6)  # level 9: 0.4% smaller, twice as slow
+            archive.writestr(info, data, compresslevel=9)
     return buffer.getvalue()
 
 
