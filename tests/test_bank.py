@@ -141,3 +141,14 @@ def test_no_traceback_from_the_real_command(project: Path) -> None:
         == "banks/x.yaml:3: error: not UTF-8 text (byte 29): save it as UTF-8\n1 error; nothing was written\n"
     )
     assert "Traceback" not in done.stderr + done.stdout
+
+
+def test_control_characters_are_reported_at_their_line(project: Path, runner: CliRunner) -> None:
+    # found by the fuzzer: libyaml refuses them before parsing anything
+    (project / "banks" / "x.yaml").write_bytes(b"topic: x\nlanguage: en\ntitle: a\x01b\n")
+    result = invoke(runner, "build")
+    assert (result.exit_code, result.output) == (
+        1,
+        "banks/x.yaml:3: error: YAML: the control character U+0001 is not allowed\n"
+        "1 error; nothing was written\n",
+    )

@@ -187,3 +187,66 @@ def test_guids_depend_on_topic_language_and_id_only(
     assert ids.note_guid(*a) == ids.note_guid(*a)
     if a != b:
         assert ids.note_guid(*a) != ids.note_guid(*b)
+
+
+PLAIN_TYPES = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str"}
+
+
+@SETTINGS
+@given(
+    st.one_of(
+        st.sampled_from(
+            [
+                "~",
+                "null",
+                "Null",
+                "yes",
+                "No",
+                "on",
+                "OFF",
+                "true",
+                "0",
+                "-12",
+                "0x1F",
+                "0o7",
+                "017",
+                "1_000",
+                "1:30",
+                "3.14",
+                ".5",
+                "-.inf",
+                ".NaN",
+                "1e5",
+                "1.0e+5",
+                "2024-01-01",
+                "y",
+                "n",
+            ]
+        ),
+        st.text(
+            alphabet=st.sampled_from(list("0123456789.+-_:eEoxabfnlNuTrY~ ")),
+            min_size=1,
+            max_size=8,
+        ),
+    )
+)
+def test_scalar_types_match_pyyaml(text: str) -> None:
+    """Our lazy typing of plain scalars agrees with PyYAML's safe loader."""
+    from ankigen.yamltree import compose_file, scalar_type
+
+    document = f"key: {text}\n"
+    try:
+        expected = yaml.safe_load(document)["key"]
+    except (yaml.YAMLError, ValueError):
+        return  # not a plain scalar PyYAML can load on its own
+    try:
+        root = compose_file("x.yaml", document.encode())
+    except Exception:
+        return
+    assert root is not None
+    node = root.value[0][1]
+    kind = scalar_type(node).rsplit(":", 1)[1]
+    if isinstance(expected, bool | int | float | str | type(None)):
+        assert kind == PLAIN_TYPES[type(expected)], (text, expected)
+    else:  # dates and times: text to us, which is what the bank reads them as
+        assert kind in ("str", "timestamp")

@@ -51,4 +51,7 @@ def _normalize_entities(escaped: str) -> str:
 
 def plain_text(text: str) -> str:
     """Text with the inline tags removed, for places that take no markup."""
-    return html.unescape(nh3.clean(inline_html(text), tags=set(), attributes={}))
+    rendered = inline_html(text)
+    if "<" not in rendered:
+        return html.unescape(rendered)
+    return html.unescape(nh3.clean(rendered, tags=set(), attributes=_NO_ATTRIBUTES))

@@ -74,7 +74,7 @@ _PLAIN_TYPES = (
     (
         FLOAT,
         re.compile(
-            r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?"
+            r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9][0-9_]*(?:[eE][-+][0-9]+)?"
             r"|[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+\.[0-9_]*|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
         ),
     ),
@@ -142,6 +142,12 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
         if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
             message += f" ({exc.context} started at line {exc.context_mark.line + 1})"
         raise _problem(path, line, message) from None
+    except yaml.reader.ReaderError as exc:
+        line = text[: exc.position].count("\n") + 1
+        code = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        raise _problem(
+            path, line, f"YAML: the control character U+{code:04X} is not allowed"
+        ) from None
     except yaml.YAMLError as exc:
         raise _problem(path, 1, f"YAML: {exc}") from None
     if node is not None and explicit_tags:  # a tag needs a '!' in the source
@@ -159,7 +165,7 @@ def _refuse_anchors(path: str, text: str) -> None:
                 raise _problem(path, line, "YAML aliases are not allowed")
             if getattr(event, "anchor", None):
                 raise _problem(path, line, "YAML anchors are not allowed")
-    except yaml.MarkedYAMLError:
+    except yaml.YAMLError:
         return  # compose reports syntax errors with the same marks
     finally:
         loader.dispose()
