@@ -179,7 +179,7 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
             )
         lines.append(
             f"| {label} | size ratio ankigen / genanki | | "
-            f"{sizes['ankigen'] / sizes['baseline']:.3f} | | | |"
+            f"{sizes['ankigen'] / sizes['baseline']:.4f} | | | |"
         )
     lines.append(f"\n`ankigen --help` starts in {help_time:.3f} s (median).")
     return "\n".join(lines)

@@ -10,6 +10,21 @@ import click
 
 from ankigen import __version__
 
+BANKS_ARGUMENT = click.argument(
+    "banks", default="banks", type=click.Path(path_type=Path, file_okay=False)
+)
+
+
+def out_option(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    return click.option(
+        "-o",
+        "--out",
+        default=default,
+        type=click.Path(path_type=Path, file_okay=False),
+        help=f"Output folder (default: {default}).",
+    )
+
+
 MEDIA_OPTION = click.option(
     "--media",
     type=click.Path(path_type=Path, file_okay=False),
@@ -24,14 +39,8 @@ def cli() -> None:
 
 
 @cli.command()
-@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    default="out",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Output folder (default: out).",
-)
+@BANKS_ARGUMENT
+@out_option("out")
 @click.option("--json", "as_json", is_flag=True, help="Print the change report as JSON.")
 @MEDIA_OPTION
 @click.option(
@@ -97,11 +106,11 @@ def _terminal_progress() -> Callable[[int, int], None] | None:
 
 
 @cli.command()
-@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
+@BANKS_ARGUMENT
 @click.option("--strict", is_flag=True, help="Fail on warnings too.")
 @MEDIA_OPTION
 def lint(banks: Path, strict: bool, media: Path | None) -> None:
-    """Check every bank; print one line per problem, sorted, then a summary."""
+    """Report every problem in every bank, one line each."""
     from ankigen.build import default_media_dir, find_banks
     from ankigen.lint import check_paths
 
@@ -120,14 +129,8 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
-@click.option(
-    "-o",
-    "--out",
-    default="out/preview",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Output folder (default: out/preview).",
-)
+@BANKS_ARGUMENT
+@out_option("out/preview")
 @MEDIA_OPTION
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
@@ -147,7 +150,7 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
 
 
 @cli.command()
-@click.argument("banks", default="banks", type=click.Path(path_type=Path, file_okay=False))
+@BANKS_ARGUMENT
 def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
     from ankigen.build import find_banks

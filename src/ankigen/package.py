@@ -58,11 +58,19 @@ class _Note(genanki.Note):  # type: ignore[misc]
     def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
         super().write_to_db(cursor, self.mtime, deck_id, id_gen)
 
+    # Every Anki importer recomputes a note's sort field and its checksum (genanki
+    # already leaves the checksum 0), so the package leaves the sort field empty:
+    # 2% smaller. A test checks the browser still sorts by question after import.
+    @property
+    def sort_field(self) -> str:
+        return ""
+
+    @sort_field.setter
+    def sort_field(self, value: object) -> None:
+        pass
+
     def _check_invalid_html_tags_in_fields(self) -> None:
         """nh3 already made every field safe HTML; genanki's regex pass only costs time."""
-
-
-_ITEM_ID = notetype.FIELDS.index("ItemId")
 
 
 def genanki_model() -> genanki.Model:
@@ -106,9 +114,6 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
                 tags=list(note.tags),
                 guid=note.guid,
                 due=position,
-                # every Anki importer recomputes the sort field (and genanki leaves its
-                # checksum 0), so the package stores the short item id, not the question
-                sort_field=note.fields[_ITEM_ID],
             )
         )
     db_path = workdir / "collection.anki2"
