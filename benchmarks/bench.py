@@ -12,13 +12,13 @@ then, alternating between the contenders in one run, times:
 - `ankigen build` after one item in one bank was edited.
 
 Each run is a fresh process; it reports medians, ratios to the baseline
-measured in the same run, package sizes and peak memory (RSS).
+measured in the same run, package sizes and peak memory (RSS of the process
+and its worker processes together, sampled every 20 ms).
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import random
 import shutil
 import statistics
@@ -83,18 +83,47 @@ def write_banks(folder: Path, items: int, seed: int = 1) -> None:
         path.write_text("\n".join(lines) + "\n", encoding="utf-8")
 
 
+def tree_rss_kib(root: int) -> int:
+    """Resident memory of a process and all its descendants (Linux /proc), in KiB."""
+    children: dict[int, list[int]] = {}
+    rss: dict[int, int] = {}
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            status = (entry / "status").read_text()
+        except OSError:
+            continue
+        fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+        pid = int(entry.name)
+        children.setdefault(int(fields.get("PPid", "0").strip()), []).append(pid)
+        rss[pid] = int(fields.get("VmRSS", "0 kB").split()[0])
+    total, stack = 0, [root]
+    while stack:
+        pid = stack.pop()
+        total += rss.get(pid, 0)
+        stack.extend(children.get(pid, []))
+    return total
+
+
 def run(command: list[str], cwd: Path) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB) of one process."""
+    """Wall time and peak RSS (KiB) of one process with its worker processes, summed."""
     started = time.perf_counter()
     process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    _, status, usage = os.wait4(process.pid, 0)
+    peak = 0
+    sampling = Path("/proc").is_dir()
+    while process.poll() is None:
+        if sampling:
+            peak = max(peak, tree_rss_kib(process.pid))
+        time.sleep(0.02)
     elapsed = time.perf_counter() - started
+    status = process.returncode
     if status != 0:
         detail = process.stderr.read().decode() if process.stderr else ""
         raise SystemExit(f"{' '.join(command)} failed: {detail}")
     if process.stderr:
         process.stderr.close()
-    return elapsed, usage.ru_maxrss
+    return elapsed, peak
 
 
 def size_of(folder: Path) -> int:
