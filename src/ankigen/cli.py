@@ -134,14 +134,19 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 @MEDIA_OPTION
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
-    from ankigen.build import checked_banks, default_media_dir
+    from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
     from ankigen.errors import InvalidBanks
     from ankigen.media import Settings, image_refs, prepare
     from ankigen.preview import write_preview
     from ankigen.status import coverage, matrix_html
 
     checked = checked_banks(banks)
-    images = prepare(image_refs(checked.banks), media or default_media_dir(banks), Settings())
+    images = prepare(
+        image_refs(checked.banks),
+        media or default_media_dir(banks),
+        Settings(),
+        cache_dir=out / IMAGE_CACHE,
+    )
     if images.diagnostics:
         raise InvalidBanks(checked.diagnostics + images.diagnostics)
     _warning_summary(checked.warnings)

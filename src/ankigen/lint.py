@@ -101,21 +101,10 @@ def check_paths(
     return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed))
 
 
-def check_images(banks: Sequence[Bank], media_dir: Path) -> Iterable[Diagnostic]:
-    from ankigen.media import ImageProblem, image_refs, verify
+def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
+    from ankigen.media import check, image_refs
 
-    for ref in image_refs(banks):
-        try:
-            verify(media_dir, ref.path)
-        except ImageProblem as problem:
-            yield Diagnostic(ref.bank.path, ref.line, "error", f"item {ref.item_id!r}: {problem}")
-        except OSError as exc:
-            yield Diagnostic(
-                ref.bank.path,
-                ref.line,
-                "error",
-                f"item {ref.item_id!r}: cannot read {ref.path!r}: {exc.strerror}",
-            )
+    return check(image_refs(banks), media_dir)
 
 
 def load_and_check(path: Path) -> tuple[Bank | None, list[Diagnostic]]:

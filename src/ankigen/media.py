@@ -245,17 +245,26 @@ def prepare(
                     cache.put(key, cached)
                 done[source] = cached
             images[(ref.bank.path, ref.item_id, ref.field)] = done[source]
-        except ImageProblem as problem:
-            problems.append(
-                Diagnostic(ref.bank.path, ref.line, "error", f"item {ref.item_id!r}: {problem}")
-            )
-        except OSError as exc:
-            problems.append(
-                Diagnostic(
-                    ref.bank.path,
-                    ref.line,
-                    "error",
-                    f"item {ref.item_id!r}: cannot read image {ref.path!r}: {exc.strerror}",
-                )
-            )
+        except (ImageProblem, OSError) as error:
+            problems.append(problem_at(ref, error))
     return Prepared(images, tuple(problems))
+
+
+def problem_at(ref: ImageRef, error: ImageProblem | OSError) -> Diagnostic:
+    """An unusable image, reported at the bank line that names it."""
+    if isinstance(error, OSError):
+        message = f"cannot read image {ref.path!r}: {error.strerror}"
+    else:
+        message = str(error)
+    return Diagnostic(ref.bank.path, ref.line, "error", f"item {ref.item_id!r}: {message}")
+
+
+def check(refs: Sequence[ImageRef], media_dir: Path) -> list[Diagnostic]:
+    """Verify images without processing them, for `lint`."""
+    problems = []
+    for ref in refs:
+        try:
+            verify(media_dir, ref.path)
+        except (ImageProblem, OSError) as error:
+            problems.append(problem_at(ref, error))
+    return problems
