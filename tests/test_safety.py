@@ -219,3 +219,29 @@ def test_damaged_lock_file_is_a_clear_error(project: Path, runner: CliRunner) ->
     result = invoke(runner, "build")
     assert result.exit_code == 1
     assert result.output.startswith("error: banks/ankigen.lock: the lock file is damaged")
+
+
+def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:
+    write_bank(project / "banks")
+    # make the package writer fail in a way no user input can: a bug
+    (project / "sitecustomize.py").write_text(
+        "import ankigen.package\n"
+        "def broken(*args, **kwargs):\n"
+        "    raise ZeroDivisionError('boom')\n"
+        "ankigen.package.apkg_bytes = broken\n"
+        "import ankigen.build\n"
+        "ankigen.build.apkg_bytes = broken\n"
+    )
+    env = {**__import__("os").environ, "PYTHONPATH": str(project)}
+    done = subprocess.run(
+        [sys.executable, "-m", "ankigen", "build"],
+        capture_output=True,
+        text=True,
+        env=env,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr == (
+        "error: internal error (ZeroDivisionError: boom); this is a bug in ankigen, "
+        "please report it (ANKIGEN_DEBUG=1 shows the traceback)\n"
+    )

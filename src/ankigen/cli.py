@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -242,4 +243,13 @@ def main() -> None:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         click.echo(f"error: {where}{exc.strerror or exc}", err=True)
+        sys.exit(1)
+    except Exception as exc:  # a bug, not bad input: say so plainly
+        if os.environ.get("ANKIGEN_DEBUG"):
+            raise
+        click.echo(
+            f"error: internal error ({type(exc).__name__}: {exc}); this is a bug in ankigen, "
+            "please report it (ANKIGEN_DEBUG=1 shows the traceback)",
+            err=True,
+        )
         sys.exit(1)
