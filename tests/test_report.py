@@ -197,3 +197,47 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     with pytest.raises(AssertionError, match="a bank was parsed"):
         invoke(runner, "build")
     monkeypatch.undo()
+
+
+def test_an_edit_replans_only_its_own_deck(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
+) -> None:
+    import ankigen.build
+    import ankigen.lint
+
+    write_bank(project / "banks", "one")
+    write_bank(project / "banks", "two")
+    assert invoke(runner, "build").exit_code == 0
+    two = (project / "out" / "two.en.apkg").read_bytes()
+
+    planned: list[str] = []
+    parsed: list[str] = []
+    real_plan, real_load = ankigen.build.plan_deck, ankigen.lint.load_bank
+    monkeypatch.setattr(
+        ankigen.build,
+        "plan_deck",
+        lambda bank, *a: planned.append(bank.topic) or real_plan(bank, *a),
+    )
+    monkeypatch.setattr(
+        ankigen.lint, "load_bank", lambda path: parsed.append(path.parent.name) or real_load(path)
+    )
+    write_bank(project / "banks", "one", items=[item("one", question="Edited?"), item("two", 2)])
+    result = invoke(runner, "build")
+    assert result.stdout.splitlines() == [
+        "wrote out/one.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged, 0 removed)",
+        "up to date out/two.en.apkg: 2 notes",
+    ]
+    assert (planned, parsed) == (["one"], ["one"])
+    assert (project / "out" / "two.en.apkg").read_bytes() == two
+    collection.import_package(project / "out" / "one.en.apkg")
+    assert collection.note_by_item("one")["Question"] == "Edited?"
+
+    # a lock entry that no longer matches means the deck is planned again
+    lock = project / "banks" / "ankigen.lock"
+    data = json.loads(lock.read_text(encoding="utf-8"))
+    data["decks"]["two.en"]["items"]["one"][1] += 5
+    lock.write_text(json.dumps(data), encoding="utf-8")
+    planned.clear()
+    result = invoke(runner, "build")
+    assert planned == ["two"]
+    assert "wrote out/two.en.apkg" in result.stdout

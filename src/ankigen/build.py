@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ankigen import __version__, ids, notetype
 from ankigen.bank import Bank
+from ankigen.bankcache import BankCache
 from ankigen.deckinfo import deck_description
 from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.html import plain_text
@@ -39,6 +40,7 @@ from ankigen.parallel import parallel_map, worker_pool
 
 CACHE_NAME = ".ankigen-cache.json"
 IMAGE_CACHE = ".ankigen-images"
+BANK_CACHE = ".ankigen-banks"
 
 
 class NoBanks(AnkigenError):
@@ -94,11 +96,14 @@ def find_banks(banks_dir: Path) -> list[Path]:
 
 
 def checked_banks(
-    banks_dir: Path, bank_paths: Sequence[Path] | None = None, pool: Executor | None = None
+    banks_dir: Path,
+    bank_paths: Sequence[Path] | None = None,
+    pool: Executor | None = None,
+    cache: BankCache | None = None,
 ) -> Checked:
     """Every bank and its warnings, or InvalidBanks with all the errors."""
     paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
-    checked = check_paths(paths, pool=pool)
+    checked = check_paths(paths, pool=pool, cache=cache)
     if checked.errors:
         raise InvalidBanks(checked.diagnostics)
     return checked
@@ -260,9 +265,19 @@ class BuildCache:
             return key if isinstance(key, str) else None
         return None
 
-    def record(self, path: Path, key: str) -> None:
+    def record(self, path: Path, key: str, reuse: str | None = None) -> None:
         stat = path.stat()
-        self.packages[path.name] = {"key": key, "size": stat.st_size, "mtime_ns": stat.st_mtime_ns}
+        self.packages[path.name] = {
+            "key": key,
+            "reuse": reuse,
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+        }
+
+    def reusable(self, path: Path, reuse: str) -> bool:
+        """Whether the package in place was built from inputs with this reuse key."""
+        entry = self.packages.get(path.name)
+        return isinstance(entry, dict) and entry.get("reuse") == reuse and self.fresh(path)
 
     def remember(self, fingerprint: str, result: BuildResult) -> None:
         self.last = {
@@ -302,6 +317,37 @@ class BuildCache:
     def to_bytes(self) -> bytes:
         data = {"version": __version__, "packages": self.packages, "last": self.last}
         return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False).encode()
+
+
+def reuse_key(
+    source: str | None, previous: DeckLock | None, notetype_stamp: Stamp, images: Prepared
+) -> str | None:
+    """What a deck's plan is a function of, when its bank is known by content: the bank
+    file (its cache entry), its lock entry, the note type's stamp, its images."""
+    if source is None or previous is None:
+        return None
+    return ids.content_hash(
+        __version__,
+        source,
+        previous.canonical(),
+        repr(notetype_stamp),
+        repr(sorted((key, p.name) for key, p in images.images.items())),
+    )
+
+
+def unchanged_report(bank: Bank) -> DeckReport:
+    return DeckReport(
+        topic=bank.topic,
+        language=bank.language,
+        path=package_name(bank),
+        notes=len(bank.items),
+        new=0,
+        changed=0,
+        unchanged=len(bank.items),
+        removed=0,
+        retired=sum(item.retired for item in bank.items),
+        written=False,
+    )
 
 
 def inputs_fingerprint(
@@ -370,15 +416,26 @@ def build(
             unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
         if unchanged is not None:
             return unchanged
+    bank_cache = BankCache(out_dir / BANK_CACHE)
     size = sum(path.stat().st_size for path in paths)
     with worker_pool(size, len(paths)) as pool:
-        checked = checked_banks(banks_dir, paths, pool)
+        checked = checked_banks(banks_dir, paths, pool, bank_cache)
         for bank in checked.banks:
             check_file_name(package_name(bank))
         with exclusive(out_dir):
-            return _build_locked(
-                banks_dir, out_dir, paths, checked, progress, media_dir, image_settings, pool
+            result = _build_locked(
+                banks_dir,
+                out_dir,
+                paths,
+                checked,
+                progress,
+                media_dir,
+                image_settings,
+                pool,
+                bank_cache.names,
             )
+            bank_cache.save()
+            return result
 
 
 def _build_locked(
@@ -390,6 +447,7 @@ def _build_locked(
     media_dir: Path,
     image_settings: Settings,
     pool: Executor | None,
+    bank_sources: dict[str, str],
 ) -> BuildResult:
     """The build proper, with the output folder to ourselves."""
     banks = checked.banks
@@ -419,36 +477,49 @@ def _build_locked(
         )
     new_lock = Lock(notetype=nt_stamp)
     cache = BuildCache(out_dir)
-    ordered = sorted(banks, key=lambda b: b.key)
-    jobs = [
-        DeckJob(
-            bank=bank,
-            previous=old_lock.decks.get(bank.key),
-            notetype_mtime=nt_stamp.mtime,
-            now=now,
-            images=images.subset(bank),
-            cached_key=cache.key_if_fresh(out_dir / package_name(bank)),
+    reports: dict[str, DeckReport] = {}
+    subsets: dict[str, Prepared] = {}
+    jobs = []
+    for bank in sorted(banks, key=lambda b: b.key):
+        previous = old_lock.decks.get(bank.key)
+        path = out_dir / package_name(bank)
+        bank_images = subsets[bank.key] = images.subset(bank)
+        reuse = reuse_key(bank_sources.get(bank.path), previous, nt_stamp, bank_images)
+        if reuse is not None and previous is not None and cache.reusable(path, reuse):
+            # the same bank file and lock entry as the package in place: nothing to redo
+            new_lock.decks[bank.key] = previous
+            reports[bank.key] = unchanged_report(bank)
+            continue
+        jobs.append(
+            DeckJob(
+                bank=bank,
+                previous=previous,
+                notetype_mtime=nt_stamp.mtime,
+                now=now,
+                images=bank_images,
+                cached_key=cache.key_if_fresh(path),
+            )
         )
-        for bank in ordered
-    ]
-    reports = []
-    results = parallel_map(run_deck_job, jobs, pool)
-    for done, (plan, data) in enumerate(results, start=1):
+    for done, (plan, data) in enumerate(parallel_map(run_deck_job, jobs, pool), start=1):
         new_lock.decks[plan.bank.key] = plan.lock
         changes.extend(_change_warnings(plan, old_lock.decks.get(plan.bank.key), lock_path))
         path = out_dir / plan.report.path
         if data is None:
-            reports.append(replace(plan.report, written=False))
+            reports[plan.bank.key] = replace(plan.report, written=False)
         else:
             write_atomic(path, data)
-            cache.record(path, plan.key)
-            reports.append(plan.report)
+            reports[plan.bank.key] = plan.report
+        # next time the previous lock entry is this build's
+        source = bank_sources.get(plan.bank.path)
+        reuse = reuse_key(source, plan.lock, nt_stamp, subsets[plan.bank.key])
+        cache.record(path, plan.key, reuse)
         if progress:
             progress(done, len(jobs))
+    ordered_reports = [reports[key] for key in sorted(reports)]
     lock_bytes = new_lock.to_bytes()
     if not lock_path.exists() or lock_path.read_bytes() != lock_bytes:
         write_atomic(lock_path, lock_bytes)
-    result = BuildResult(tuple(reports), tuple(warnings), tuple(sorted(changes)))
+    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)))
     cache.remember(inputs_fingerprint(paths, lock_path, media_dir, image_settings), result)
     cache_bytes = cache.to_bytes()
     if not cache.path.exists() or cache.path.read_bytes() != cache_bytes:

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ankigen import lang
 from ankigen.bank import Bank, Item, load_bank
+from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.parallel import parallel_map
 
@@ -81,15 +82,31 @@ class Checked:
 
 
 def check_paths(
-    paths: Iterable[Path], media_dir: Path | None = None, pool: Executor | None = None
+    paths: Iterable[Path],
+    media_dir: Path | None = None,
+    pool: Executor | None = None,
+    cache: BankCache | None = None,
 ) -> Checked:
-    """Load and check banks; with `media_dir`, also verify every image they name."""
+    """Load and check banks; with `media_dir`, also verify every image they name.
+
+    With a cache, banks whose files did not change are not read again.
+    """
     banks: list[Bank] = []
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
     paths = list(paths)
-    loaded = list(parallel_map(load_and_check, paths, pool))
-    for path, (bank, found) in zip(paths, loaded, strict=True):
+    known: dict[Path, tuple[Bank | None, list[Diagnostic]]] = {}
+    for path in paths:
+        cached = cache.get(path) if cache else None
+        if cached is not None:
+            known[path] = cached
+    fresh = [path for path in paths if path not in known]
+    for path, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
+        known[path] = result
+        if cache:
+            cache.put(path, result)
+    for path in paths:
+        bank, found = known[path]
         diagnostics.extend(found)
         if bank is None:
             failed.append(path)

@@ -35,6 +35,11 @@ class DeckLock:
     created: int
     items: dict[str, Stamp] = field(default_factory=dict)
 
+    def canonical(self) -> str:
+        """The entry as text, independent of the order its items were added in."""
+        items = sorted((key, stamp.hash, stamp.mtime) for key, stamp in self.items.items())
+        return json.dumps([self.name, self.created, items], ensure_ascii=False)
+
 
 @dataclass
 class Lock:

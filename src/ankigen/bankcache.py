@@ -1,0 +1,100 @@
+"""Checked banks kept between builds, so an edit to one bank re-reads only that bank.
+
+Each entry is JSON (never pickle: an output folder may come from elsewhere),
+named by the hash of the bank file's bytes, its path and ankigen's version.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+from ankigen import __version__
+from ankigen.bank import Bank, Item
+from ankigen.errors import Diagnostic
+from ankigen.package import write_atomic
+
+Loaded = tuple[Bank | None, list[Diagnostic]]
+
+
+def entry_name(path: Path, data: bytes) -> str:
+    digest = hashlib.sha256(data)
+    digest.update(f"\0{path}\0{__version__}".encode())
+    return digest.hexdigest()[:32] + ".json"
+
+
+def dump(loaded: Loaded) -> bytes:
+    bank, diagnostics = loaded
+    return json.dumps(
+        {
+            "bank": dataclasses.asdict(bank) if bank is not None else None,
+            "diagnostics": [dataclasses.astuple(d) for d in diagnostics],
+        },
+        ensure_ascii=False,
+    ).encode()
+
+
+def load(raw: bytes) -> Loaded:
+    data = json.loads(raw)
+    bank = _bank(data["bank"]) if data["bank"] is not None else None
+    diagnostics = [Diagnostic(str(p), int(n), s, str(m)) for p, n, s, m in data["diagnostics"]]
+    return bank, diagnostics
+
+
+def _bank(data: dict[str, Any]) -> Bank:
+    items = tuple(
+        Item(
+            **{
+                **item,
+                "choices": tuple(item["choices"]),
+                "answer": tuple(item["answer"]),
+                "tags": tuple(item["tags"]),
+            }
+        )
+        for item in data["items"]
+    )
+    return Bank(**{**data, "items": items, "tags": tuple(data["tags"])})
+
+
+class BankCache:
+    """Read as banks are checked; written only by a build that succeeds (`save`)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.used: set[str] = set()
+        self.pending: dict[str, bytes] = {}
+        self.names: dict[str, str] = {}
+        """Bank path -> its entry's name, which identifies the bank file's content."""
+
+    def get(self, path: Path) -> Loaded | None:
+        try:
+            name = entry_name(path, path.read_bytes())
+            raw = (self.folder / name).read_bytes()
+            loaded = load(raw)
+        except (OSError, ValueError, KeyError, TypeError):
+            return None
+        self.used.add(name)
+        self.names[str(path)] = name
+        return loaded
+
+    def put(self, path: Path, loaded: Loaded) -> None:
+        try:
+            name = entry_name(path, path.read_bytes())
+        except OSError:
+            return
+        self.pending[name] = dump(loaded)
+        self.used.add(name)
+        self.names[str(path)] = name
+
+    def save(self) -> None:
+        """Write the new entries; forget those this build did not use."""
+        for name, data in self.pending.items():
+            write_atomic(self.folder / name, data)
+        self.pending.clear()
+        if self.folder.is_dir():
+            for entry in self.folder.glob("*.json"):
+                if entry.name not in self.used:
+                    entry.unlink(missing_ok=True)
