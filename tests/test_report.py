@@ -241,3 +241,16 @@ def test_an_edit_replans_only_its_own_deck(
     result = invoke(runner, "build")
     assert planned == ["two"]
     assert "wrote out/two.en.apkg" in result.stdout
+
+
+def test_the_bank_cache_round_trips_every_shipped_bank() -> None:
+    from ankigen.bank import load_bank
+    from ankigen.bankcache import dump, load
+
+    for path in sorted((Path(__file__).parent.parent / "banks").rglob("*.yaml")):
+        bank, problems = load_bank(path)
+        assert bank is not None
+        copy, copied_problems = load(dump((bank, problems)))
+        assert copy == bank and copied_problems == problems
+        assert copy is not None and copy.lines == bank.lines
+        assert [i.lines for i in copy.items] == [i.lines for i in bank.items]
