@@ -215,3 +215,39 @@ def test_deck_override_and_language_case_keep_identity(
     build(runner)
     log = collection.import_package(project / "out" / "demo.pt-BR.apkg")
     assert log.new == 0
+
+
+def test_new_templates_update_the_note_type_without_conflicts(
+    project: Path, runner: CliRunner, collection: AnkiCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Anki matches the note type by id and field/template names and takes newer templates."""
+    from ankigen import notetype
+
+    write_bank(project / "banks", items=[item("one")])
+    build(runner, 1_700_000_000, monkeypatch)
+    collection.import_package(project / "out" / "demo.en.apkg")
+
+    original = notetype._read
+
+    def restyled(name: str) -> str:
+        text = original(name)
+        return text + "\n.ag-card { outline: 1px solid red; }\n" if name == "card.css" else text
+
+    monkeypatch.setattr(notetype, "_read", restyled)
+    notetype.templates.cache_clear()
+    notetype.schema_hash.cache_clear()
+    try:
+        write_bank(project / "banks", items=[item("one", question="New?")])
+        output = build(runner, 1_700_000_500, monkeypatch)
+        log = collection.import_package(project / "out" / "demo.en.apkg")
+    finally:
+        notetype.templates.cache_clear()
+        notetype.schema_hash.cache_clear()
+    assert "(0 new, 1 changed, 0 unchanged, 0 removed)" in output
+    assert log.counts() == {"new": 0, "updated": 1, "duplicate": 0, "conflicting": 0}
+    models = collection.col.models.all_names_and_ids()
+    assert [m.name for m in models if m.name.startswith("ankigen")] == [
+        "ankigen multiple choice v1"
+    ]
+    model = collection.col.models.by_name("ankigen multiple choice v1")
+    assert model is not None and "outline: 1px solid red" in model["css"]

@@ -224,3 +224,19 @@ def test_bad_options_are_usage_errors(runner: CliRunner, args: list[str], hint: 
     result = invoke(runner, "import", str(PAGES / "numbered_3_and_5.txt"), *args)
     assert result.exit_code == 2
     assert hint in result.output
+
+
+def test_indented_numbered_page_under_furniture_in_german() -> None:
+    page = parse_page((PAGES / "indented_furniture_de.txt").read_text(encoding="utf-8"))
+    assert page.title == "Pipeline-Parallelität"
+    assert page.description == "Stufen, Mikrobatches und Blasen im Überblick."
+    assert page.level == "Fortgeschrittenes Niveau"
+    assert page.count == 2
+    assert [len(i.choices) for i in page.items] == [3, 5]
+    assert page.items[1].choices[0] == "Um die „Blase“ leerer Stufen zu verkleinern"
+    dropped = dict(page.dropped).values()
+    assert (
+        "Frage 1 von 2" in dropped
+        and "Was teilt Pipeline-Parallelität auf die GPUs auf?" in dropped
+    )
+    assert "Antworten und Erklärungen erscheinen, während Sie das Quiz machen." in dropped
