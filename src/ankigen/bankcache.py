@@ -79,23 +79,20 @@ class BankCache:
 
     def get(self, path: Path) -> Loaded | None:
         try:
-            name = entry_name(path, path.read_bytes())
-            raw = (self.folder / name).read_bytes()
-            loaded = load(raw)
+            name = self.names[str(path)] = entry_name(path, path.read_bytes())
+            loaded = load((self.folder / name).read_bytes())
         except (OSError, ValueError, KeyError, TypeError):
             return None
         self.used.add(name)
-        self.names[str(path)] = name
         return loaded
 
     def put(self, path: Path, loaded: Loaded) -> None:
-        try:
-            name = entry_name(path, path.read_bytes())
-        except OSError:
+        """Keep a freshly checked bank; its file was hashed already by `get`."""
+        name = self.names.get(str(path))
+        if name is None:
             return
         self.pending[name] = dump(loaded)
         self.used.add(name)
-        self.names[str(path)] = name
 
     def save(self) -> None:
         """Write the new entries; forget those this build did not use."""

@@ -192,9 +192,7 @@ def plan_deck(
     return DeckPlan(bank, package, deck_lock, report, removed, key, media)
 
 
-def _change_warnings(
-    plan: DeckPlan, previous: DeckLock | None, lock_path: Path
-) -> list[Diagnostic]:
+def _change_warnings(plan: DeckPlan, previous: DeckLock | None) -> list[Diagnostic]:
     bank = plan.bank
     found = []
     if plan.removed_ids:
@@ -245,7 +243,8 @@ class BuildCache:
         self.packages: dict[str, dict[str, object]] = loaded.get("packages", {})
         self.last: dict[str, object] = loaded.get("last", {})
 
-    def fresh(self, path: Path, key: str | None = None) -> bool:
+    def fresh(self, path: Path) -> bool:
+        """Whether the file is still the one this cache recorded."""
         entry = self.packages.get(path.name)
         try:
             stat = path.stat()
@@ -253,7 +252,6 @@ class BuildCache:
             return False
         return (
             isinstance(entry, dict)
-            and (key is None or entry.get("key") == key)
             and entry.get("size") == stat.st_size
             and entry.get("mtime_ns") == stat.st_mtime_ns
         )
@@ -502,7 +500,7 @@ def _build_locked(
         )
     for done, (plan, data) in enumerate(parallel_map(run_deck_job, jobs, pool), start=1):
         new_lock.decks[plan.bank.key] = plan.lock
-        changes.extend(_change_warnings(plan, old_lock.decks.get(plan.bank.key), lock_path))
+        changes.extend(_change_warnings(plan, old_lock.decks.get(plan.bank.key)))
         path = out_dir / plan.report.path
         if data is None:
             reports[plan.bank.key] = replace(plan.report, written=False)

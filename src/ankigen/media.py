@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
 MAX_PIXELS = 40_000_000
+IMAGE_FIELDS = ("image", "explanation_image")
 DEFAULT_MAX_SIDE = 1600
 JPEG_QUALITY = 85
 WEBP_QUALITY = 82
@@ -69,7 +70,7 @@ def image_refs(banks: Iterable[Bank]) -> list[ImageRef]:
     refs = []
     for bank in banks:
         for item in bank.items:
-            for field in ("image", "explanation_image"):
+            for field in IMAGE_FIELDS:
                 value = getattr(item, field)
                 if value:
                     refs.append(
@@ -211,11 +212,14 @@ class Prepared:
         )
 
     def names(self, bank: Bank, item_id: str) -> dict[str, str]:
-        return {
-            field: processed.name
-            for (path, item, field), processed in self.images.items()
-            if path == bank.path and item == item_id
-        }
+        """The media file names of one item's images, by field; looked up, not scanned,
+        since this runs once per item."""
+        found = {}
+        for field in IMAGE_FIELDS:
+            processed = self.images.get((bank.path, item_id, field))
+            if processed is not None:
+                found[field] = processed.name
+        return found
 
     def for_bank(self, bank: Bank) -> list[tuple[str, bytes]]:
         files = {p.name: p.data for (path, _, _), p in self.images.items() if path == bank.path}

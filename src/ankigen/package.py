@@ -7,6 +7,7 @@ is deflated, has fixed entry times and order, and contains no temporary names.
 from __future__ import annotations
 
 import contextlib
+import io
 import itertools
 import json
 import os
@@ -153,8 +154,6 @@ def apkg_bytes(deck: PackageDeck, media: Sequence[tuple[str, bytes]] = ()) -> by
 
 
 def zip_bytes(entries: Sequence[tuple[str, bytes]]) -> bytes:
-    import io
-
     buffer = io.BytesIO()
     with zipfile.ZipFile(buffer, "w") as archive:
         for name, data in entries:

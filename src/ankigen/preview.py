@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.bank import Bank
@@ -68,12 +67,6 @@ _CONTROLLER = """
   }
 })();
 """
-
-
-@dataclass(frozen=True)
-class PreviewPage:
-    path: Path
-    bank: Bank
 
 
 def page_name(bank: Bank) -> str:
