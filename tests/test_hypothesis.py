@@ -12,7 +12,8 @@ from ankigen import ids
 from ankigen.bank import parse_bank
 from ankigen.errors import Diagnostic
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
-from ankigen.quiztext import PageError, decode_page, parse_page, yaml_string
+from ankigen.formats.bankyaml import yaml_string
+from ankigen.formats.page import PageError, decode_page, parse_page
 
 VALID_BANK = """\
 topic: demo

@@ -11,7 +11,7 @@ from click.testing import CliRunner
 from ankigen.bank import Bank
 from ankigen.build import find_banks
 from ankigen.lint import check_paths
-from ankigen.quiztext import parse_page
+from ankigen.formats.page import parse_page
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection
 
