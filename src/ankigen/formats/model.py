@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.bank import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank
-from ankigen.errors import AnkigenError, Diagnostic, Severity
+from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # Moodle XML carries its images inline
 
@@ -128,24 +128,29 @@ class Problems:
     def warn(self, line: int, message: str) -> None:
         self.add(line, message, "warning")
 
-    def fail(self, line: int, message: str) -> FormatError:
-        """A problem that stops the reading of the whole file."""
-        return FormatError(f"{self.path}:{max(line, 1)}: {message}")
+    def fail(self, line: int, message: str) -> InvalidBanks:
+        """A problem that stops the reading of the whole file, with those found before it."""
+        return InvalidBanks([*self.found, Diagnostic(self.path, max(line, 1), "error", message)])
+
+
+def fatal(path: str, line: int, message: str) -> InvalidBanks:
+    """A problem that stops the reading of a file, reported as `PATH:LINE: error:`."""
+    return InvalidBanks([Diagnostic(path, max(line, 1), "error", message)])
 
 
 def decode(path: str, data: bytes, what: str) -> str:
     """The text of a file: UTF-8 with or without BOM, not binary, not huge."""
     if len(data) > MAX_FILE_BYTES:
-        raise FormatError(f"{path}: {len(data)} bytes is too large for {what}")
+        raise fatal(path, 1, f"{len(data)} bytes is too large for {what}")
     if not data.strip():
-        raise FormatError(f"{path}: the file is empty")
+        raise fatal(path, 1, "the file is empty")
     if b"\x00" in data:
-        raise FormatError(f"{path}: this is a binary file, not {what}")
+        raise fatal(path, data[: data.find(b"\x00")].count(b"\n") + 1, f"binary data, not {what}")
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise FormatError(f"{path}:{line}: not UTF-8 text; save the file as UTF-8") from None
+        raise fatal(path, line, "not UTF-8 text; save the file as UTF-8") from None
     return text.removeprefix("\ufeff")
 
 

@@ -33,12 +33,12 @@ from ankigen.formats.model import (
     MAX_FILE_BYTES,
     Choice,
     Format,
-    FormatError,
     Problems,
     Question,
     ReadOptions,
     Source,
     check_choice_count,
+    fatal,
     tag_of,
 )
 
@@ -102,34 +102,39 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
 
 
 def parse_xml(path: str, data: bytes) -> Node:
-    """The document's tree; any DTD, entity or malformed XML is a FormatError at its line."""
+    """The document's tree; any DTD, entity or malformed XML is an error at its line."""
     if len(data) > MAX_FILE_BYTES:
-        raise FormatError(f"{path}: {len(data)} bytes is too large for a Moodle XML file")
+        raise fatal(path, 1, f"{len(data)} bytes is too large for a Moodle XML file")
     if not data.strip():
-        raise FormatError(f"{path}: the file is empty")
+        raise fatal(path, 1, "the file is empty")
     builder = _TreeBuilder()
     try:
         defusedxml.sax.parseString(data, builder, forbid_dtd=True)
     except defusedxml.DTDForbidden:
         line = _line_of_bytes(data, b"<!DOCTYPE")
-        raise FormatError(
-            f"{path}:{line}: the file has a DTD (<!DOCTYPE ...>); Moodle XML has none, and ankigen "
-            "refuses DTDs because their entities can read local files or expand without end"
+        raise fatal(
+            path,
+            line,
+            "the file has a DTD (<!DOCTYPE ...>); Moodle XML has none, and ankigen "
+            "refuses DTDs because their entities can read local files or expand without end",
         ) from None
     except (defusedxml.EntitiesForbidden, defusedxml.ExternalReferenceForbidden):
         line = _line_of_bytes(data, b"<!ENTITY")
-        raise FormatError(
-            f"{path}:{line}: the file declares XML entities; ankigen refuses them "
-            "(they can read local files or expand without end)"
+        raise fatal(
+            path,
+            line,
+            "the file declares XML entities; ankigen refuses them "
+            "(they can read local files or expand without end)",
         ) from None
     except xml.sax.SAXParseException as error:
         message = error.getMessage()
-        raise FormatError(
-            f"{path}:{error.getLineNumber() or 1}: not well-formed XML ({message}); "
-            "is the file truncated?"
+        raise fatal(
+            path,
+            error.getLineNumber() or 1,
+            f"not well-formed XML ({message}); is the file truncated?",
         ) from None
     if builder.root is None:
-        raise FormatError(f"{path}: no XML element found")
+        raise fatal(path, 1, "no XML element found")
     return builder.root
 
 
@@ -238,8 +243,9 @@ def _question(
             problems.add(answer.line, f"fraction {fraction_text!r} is not a number")
             return None
         answer_fmt = answer.attrs.get("format") or fmt
+        text_node = answer.child("text")
         text = _convert(
-            answer.text_of("text") if answer.child("text") else answer.content.strip(),
+            _raw_text(text_node, reading) if text_node is not None else answer.content.strip(),
             answer_fmt,
             answer.line,
             reading,
@@ -318,9 +324,21 @@ def _field(node: Node, tag: str, fmt: str, reading: _Reading, *, images: bool) -
     if holder is None:
         return _Text("")
     text_node = holder.child("text")
-    raw = text_node.content.strip() if text_node is not None else ""
+    raw = _raw_text(text_node, reading) if text_node is not None else ""
     files = _files(holder, reading) if images else {}
     return _convert(raw, holder.attrs.get("format") or fmt, holder.line, reading, files)
+
+
+def _raw_text(text_node: Node, reading: _Reading) -> str:
+    """The content of a `<text>`; markup inside it must be escaped or in CDATA."""
+    if text_node.children:
+        names = ", ".join(sorted({f"<{c.tag}>" for c in text_node.children}))
+        reading.problems.warn(
+            text_node.line,
+            f"{names} inside <text> is XML, not text: write HTML in <![CDATA[...]]> "
+            "or escaped; it was dropped",
+        )
+    return text_node.content.strip()
 
 
 def _files(holder: Node, reading: _Reading) -> dict[str, tuple[bytes, int]]:
@@ -439,9 +457,10 @@ def write(source: Source, media_dir: Path) -> bytes:
     ]
     for q in source.questions:
         single = sum(c.correct for c in q.choices) <= 1
-        stem, stem_files = _html_with_image(q.question, q.image, q.image_alt, media_dir)
+        where = (source.path, q.line)
+        stem, stem_files = _html_with_image(q.question, q.image, q.image_alt, media_dir, where)
         general, general_files = _html_with_image(
-            q.explanation or "", q.explanation_image, q.explanation_image_alt, media_dir
+            q.explanation or "", q.explanation_image, q.explanation_image_alt, media_dir, where
         )
         out += [
             '  <question type="multichoice">',
@@ -484,7 +503,9 @@ def _raw(tag: str, html_text: str, indent: str, files: str = "") -> str:
     )
 
 
-def _html_with_image(text: str, image: str, alt: str, media_dir: Path) -> tuple[str, str]:
+def _html_with_image(
+    text: str, image: str, alt: str, media_dir: Path, where: tuple[str, int]
+) -> tuple[str, str]:
     """The text as HTML with its image after it, and the `<file>` that embeds the image."""
     from ankigen.media import ImageProblem, resolve
 
@@ -494,7 +515,7 @@ def _html_with_image(text: str, image: str, alt: str, media_dir: Path) -> tuple[
     try:
         data = resolve(media_dir, image).read_bytes()
     except (ImageProblem, OSError) as problem:
-        raise FormatError(f"image {image!r}: {problem}") from None
+        raise fatal(*where, f"cannot export image {image!r}: {problem}") from None
     name = Path(image).name
     src = PLUGINFILE + urllib.parse.quote(name)
     markup = f"<p>{markup}</p><p><img src={quoteattr(src)} alt={quoteattr(alt)}></p>"
