@@ -210,7 +210,7 @@ def test_bad_pages_give_a_clear_error(
     result = invoke(runner, "import", str(page), "--topic", "t", "--lang", "en")
     assert result.exit_code == 1
     assert message in result.output
-    assert result.output.startswith("error: ")
+    assert result.stderr.splitlines()[-1].startswith("error: ")
 
 
 @pytest.mark.parametrize(

@@ -228,17 +228,19 @@ def import_(
         for name, value in (("--choices", choices), ("--answers", answers)):
             if value is not None:
                 raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
+    if format_name is None:
+        from ankigen.formats import detect
+
+        fmt, chosen_by = detect(str(file), file.read_bytes())
+        format_name = fmt.name
+        click.echo(
+            f"reading {file} as {format_name} (chosen by {chosen_by}; --from sets it)", err=True
+        )
     try:
         imported = import_file(file, topic, language, format_name, choices, answers)
     except AnswersError as exc:
         raise click.BadParameter(str(exc), param_hint="--answers") from None
     source = imported.source
-    if imported.chosen_by:
-        click.echo(
-            f"reading {file} as {imported.format.name} (chosen by {imported.chosen_by}; "
-            "--from sets it)",
-            err=True,
-        )
     for number, note in source.notes:
         click.echo(f"{file}:{number}: note: {note}", err=True)
     for diagnostic in imported.diagnostics:

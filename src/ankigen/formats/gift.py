@@ -195,7 +195,9 @@ def _question(
     if start < 0 and finish < 0:
         problems.warn(line, f"skipped {_KINDS['description']}{only}")
         return None, 1
-    if start < 0:
+    stray = body.find("}")
+    if start < 0 or 0 <= stray < start:
+        finish = stray
         problems.add(
             _line_of(block, body, finish),
             "'}' without an opening '{' (write \\} for a literal brace)",
