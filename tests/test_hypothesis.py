@@ -11,9 +11,9 @@ from hypothesis import strategies as st
 from ankigen import ids
 from ankigen.bank import parse_bank
 from ankigen.errors import Diagnostic
-from ankigen.html import INLINE_TAGS, inline_html, plain_text
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.page import PageError, decode_page, parse_page
+from ankigen.html import INLINE_TAGS, inline_html, plain_text
 
 VALID_BANK = """\
 topic: demo
