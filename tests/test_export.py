@@ -226,8 +226,10 @@ def test_moodle_xml_export_of_multi_answers_and_images(tmp_path: Path) -> None:
     first = source.questions[0]
     source = replace(
         source,
-        questions=(replace(first, image="red square.png", image_alt="a red square"),)
-        + source.questions[1:],
+        questions=(
+            replace(first, image="red square.png", image_alt="a red square"),
+            *source.questions[1:],
+        ),
     )
     writer = get("moodle-xml").write
     assert writer is not None
