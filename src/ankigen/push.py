@@ -11,10 +11,9 @@ only packages that changed since the last push to that Anki are sent again.
 from __future__ import annotations
 
 import hashlib
+import http.client
 import json
-import socket
-import urllib.error
-import urllib.request
+import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,41 +56,13 @@ class AnkiConnect:
         if self.key is not None:
             request["key"] = self.key
         body = json.dumps(request).encode("utf-8")
-        http = urllib.request.Request(
-            self.url, data=body, headers={"Content-Type": "application/json"}, method="POST"
-        )
-        try:
-            with urllib.request.urlopen(http, timeout=timeout) as response:
-                raw = response.read(16 * 1024 * 1024)
-        except urllib.error.HTTPError as error:
+        status, reason, raw = self._post(body, timeout)
+        if status != 200:
             raise PushError(
-                f"{self.url} answered HTTP {error.code} {error.reason}: it is not AnkiConnect, or "
+                f"{self.url} answered HTTP {status} {reason}: it is not AnkiConnect, or "
                 f"AnkiConnect refused this client. Install {ADDON_HINT}, restart Anki, or pass "
                 "--url with AnkiConnect's address"
-            ) from None
-        except TimeoutError:
-            raise PushError(
-                f"{self.url} did not answer within {timeout:.0f} s: is Anki busy or showing a "
-                "dialog? Finish it in Anki and push again"
-            ) from None
-        except urllib.error.URLError as error:
-            reason = error.reason
-            if isinstance(reason, ConnectionRefusedError):
-                raise PushError(
-                    f"nothing answers at {self.url}: Anki is not running, or {ADDON_HINT} "
-                    "is not installed. Start Anki with the add-on and push again"
-                ) from None
-            if isinstance(reason, TimeoutError | socket.timeout):
-                raise PushError(
-                    f"{self.url} did not answer within {timeout:.0f} s: is Anki busy or showing "
-                    "a dialog? Finish it in Anki and push again"
-                ) from None
-            raise PushError(f"cannot reach {self.url}: {reason}") from None
-        except (ConnectionError, OSError) as error:
-            raise PushError(
-                f"{self.url} closed the connection ({error.strerror or error}): it is not "
-                f"AnkiConnect. Install {ADDON_HINT}, or pass --url with AnkiConnect's address"
-            ) from None
+            )
         try:
             reply = json.loads(raw.decode("utf-8"))
         except (UnicodeDecodeError, ValueError):
@@ -103,6 +74,41 @@ class AnkiConnect:
                 f"Install {ADDON_HINT} in Anki, or pass --url with AnkiConnect's address"
             )
         return reply
+
+    def _post(self, body: bytes, timeout: float) -> tuple[int, str, bytes]:
+        parts = urllib.parse.urlsplit(self.url)
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        try:
+            connection = kind(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+        except ValueError as error:  # a port that is not a number
+            raise PushError(f"--url {self.url!r} is not a usable URL: {error}") from None
+        try:
+            connection.request(
+                "POST", parts.path or "/", body, {"Content-Type": "application/json"}
+            )
+            response = connection.getresponse()
+            return response.status, response.reason, response.read(16 * 1024 * 1024)
+        except ConnectionRefusedError:
+            raise PushError(
+                f"nothing answers at {self.url}: Anki is not running, or {ADDON_HINT} "
+                "is not installed. Start Anki with the add-on and push again"
+            ) from None
+        except TimeoutError:
+            raise PushError(
+                f"{self.url} did not answer within {timeout:.0f} s: is Anki busy or showing a "
+                "dialog? Finish it in Anki and push again"
+            ) from None
+        except (http.client.HTTPException, ConnectionError) as error:
+            raise PushError(
+                f"{self.url} closed the connection ({error}): it is not AnkiConnect. "
+                f"Install {ADDON_HINT}, or pass --url with AnkiConnect's address"
+            ) from None
+        except OSError as error:
+            raise PushError(f"cannot reach {self.url}: {error.strerror or error}") from None
+        finally:
+            connection.close()
 
     def version(self) -> int:
         """AnkiConnect's API version; a PushError unless it is recent enough."""
