@@ -251,3 +251,67 @@ def test_scalar_types_match_pyyaml(text: str) -> None:
         assert kind == PLAIN_TYPES[type(expected)], (text, expected)
     else:  # dates and times: text to us, which is what the bank reads them as
         assert kind in ("str", "timestamp")
+
+
+# ---- the format importers: any input ends in diagnostics, never a traceback ----
+
+FORMAT_SAMPLES = {
+    "gift": "::t1::Q1? {=a#why ~b ~%50%c ####gen}\n\n$CATEGORY: top/x\n\nQ2 {T#w#r}\n",
+    "aiken": "Question?\nA. one\nB) two\nANSWER: B\n\nSecond?\nA. x\nB. y\nANSWER: A, B\n",
+    "moodle-xml": (
+        '<?xml version="1.0"?>\n<quiz>\n<question type="multichoice">\n'
+        "<name><text>n</text></name>\n"
+        '<questiontext format="html"><text><![CDATA[<p>Q <b>b</b></p>]]></text></questiontext>\n'
+        '<answer fraction="100"><text>a</text><feedback><text>f</text></feedback></answer>\n'
+        '<answer fraction="0"><text>b</text></answer>\n</question>\n'
+        '<question type="truefalse"><name><text>t</text></name>'
+        "<questiontext><text>T?</text></questiontext>"
+        '<answer fraction="100"><text>true</text></answer>'
+        '<answer fraction="0"><text>false</text></answer></question>\n</quiz>\n'
+    ),
+    "csv": 'id,question,choice1,choice2,answer,explanation\nx,"Q, q",a,b,"1,2",e\n,Q2,c,d,2,\n',
+}
+FORMAT_EDITS = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.integers(0, 2),
+        st.text(
+            alphabet=st.sampled_from(list(' \n:-{}=~#%"<>/&;,\\[]ABT!0123\t\x00é؟')), max_size=6
+        ),
+    ),
+    max_size=6,
+)
+
+
+def import_never_crashes(fmt: str, data: bytes) -> None:
+    from ankigen.errors import AnkigenError
+    from ankigen.formats import get
+    from ankigen.formats.bankyaml import bank_yaml
+    from ankigen.formats.model import Problems, ReadOptions, assign_ids
+
+    try:
+        source = get(fmt).read(f"x.{fmt}", data, ReadOptions("t", "ur", media_prefix="t"))
+    except AnkigenError as error:
+        assert str(error.message)
+        return
+    check_diagnostics(list(source.diagnostics))
+    for question in source.questions:
+        assert 2 <= len(question.choices) <= 8
+    text = bank_yaml(source, assign_ids(source, Problems("x")), "t", "ur")
+    # whatever was imported is a bank the loader reads without a crash
+    _, problems = parse_bank("x.yaml", text.encode("utf-8", "surrogatepass"))
+    check_diagnostics(problems)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(FORMAT_SAMPLES)), st.binary(max_size=1500))
+def test_format_importers_never_crash_on_bytes(fmt: str, data: bytes) -> None:
+    import_never_crashes(fmt, data)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(FORMAT_SAMPLES)), FORMAT_EDITS)
+def test_format_importers_never_crash_on_mutated_files(
+    fmt: str, edits: list[tuple[int, int, str]]
+) -> None:
+    import_never_crashes(fmt, mutate(FORMAT_SAMPLES[fmt], edits).encode("utf-8", "surrogatepass"))
