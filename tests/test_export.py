@@ -15,7 +15,7 @@ from ankigen.bank import Bank, load_bank, parse_bank
 from ankigen.formats import get
 from ankigen.formats.model import Choice, Question, ReadOptions, Source
 from tests.conftest import invoke
-from tests.helpers import write_bank
+from tests.helpers import item, write_bank
 
 REPO = Path(__file__).parent.parent
 SHIPPED = sorted((REPO / "banks").glob("*/*.yaml"))
@@ -242,3 +242,37 @@ def test_moodle_xml_export_of_multi_answers_and_images(tmp_path: Path) -> None:
     assert back.diagnostics == ()
     assert back.questions[0].image.startswith("rich/") and len(back.media) == 1
     assert back.questions[0].image_alt == "a red square"
+
+
+def test_gift_export_says_what_it_cannot_carry(runner: CliRunner, project: Path) -> None:
+    from PIL import Image
+
+    (project / "media").mkdir()
+    Image.new("RGB", (4, 4), "red").save(project / "media" / "red.png")
+    path = write_bank(
+        project / "banks",
+        items=[
+            item("plain"),
+            item("rich", shuffle=False, tags=["a", "b::c"], image="red.png", image_alt="red"),
+        ],
+    )
+    result = invoke(runner, "export", str(path), "--to", "gift")
+    assert result.exit_code == 0
+    line = next(
+        n
+        for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if text == "- id: rich"
+    )
+    assert result.stderr.splitlines() == [
+        f"{path}:{line}: warning: item 'rich': {what} not exported"
+        for what in (
+            "its images (GIFT files carry none)",
+            "shuffle: false (GIFT has no such setting)",
+            "its tags after the first (GIFT has one category per question)",
+        )
+    ]
+    assert "$CATEGORY: $course$/top/a\n" in result.stdout
+    assert "// its images are not here: GIFT files carry none\n::rich::" in result.stdout
+    for fmt in ("moodle-xml", "csv"):
+        result = invoke(runner, "export", str(path), "--to", fmt)
+        assert result.exit_code == 0 and result.stderr == ""

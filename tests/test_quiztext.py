@@ -128,8 +128,9 @@ def test_ambiguous_page_names_the_options_and_choices_resolves_it(runner: CliRun
     )
     assert result.exit_code == 1
     assert result.output.endswith(
-        "dash_ambiguous.txt:2: the grouping of these 8 list lines is ambiguous "
+        "dash_ambiguous.txt:2: error: the grouping of these 8 list lines is ambiguous "
         "(1 or 2 questions would fit); pass --choices N (the number of choices per question)\n"
+        "1 error; nothing was written\n"
     )
     result = invoke(
         runner,
@@ -209,8 +210,9 @@ def test_bad_pages_give_a_clear_error(
     page.write_bytes(content)
     result = invoke(runner, "import", str(page), "--topic", "t", "--lang", "en")
     assert result.exit_code == 1
-    assert message in result.output
-    assert result.stderr.splitlines()[-1].startswith("error: ")
+    *_, problem, summary = result.stderr.splitlines()
+    assert problem.startswith(f"{page}:") and ": error: " in problem and message in problem
+    assert summary == "1 error; nothing was written"
 
 
 @pytest.mark.parametrize(

@@ -275,14 +275,16 @@ def export(bank: Path, format_name: str, out: Path | None, media: Path | None) -
     from ankigen.package import write_atomic
 
     media_dir = media or default_media_dir(bank.resolve().parent.parent)
-    data, source = export_bank(bank, format_name, media_dir)
+    exported = export_bank(bank, format_name, media_dir)
+    for warning in exported.warnings:
+        click.echo(str(warning), err=True)
     if out is None:
         sys.stdout.flush()
-        sys.stdout.buffer.write(data)
+        sys.stdout.buffer.write(exported.data)
         sys.stdout.buffer.flush()
     else:
-        write_atomic(out, data)
-        click.echo(f"wrote {out}: {_count(len(source.questions), 'item')}", err=True)
+        write_atomic(out, exported.data)
+        click.echo(f"wrote {out}: {_count(len(exported.source.questions), 'item')}", err=True)
 
 
 @cli.command()

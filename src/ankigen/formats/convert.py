@@ -50,7 +50,15 @@ def import_file(
     return Imported(source, fmt, chosen_by, bank_yaml(source, ids, topic, language), diagnostics)
 
 
-def export_bank(path: Path, format_name: str, media_dir: Path) -> tuple[bytes, Source]:
+@dataclass(frozen=True)
+class Exported:
+    data: bytes
+    source: Source
+    warnings: tuple[Diagnostic, ...]
+    """What the format cannot carry, item by item."""
+
+
+def export_bank(path: Path, format_name: str, media_dir: Path) -> Exported:
     """A bank file written in another format; raises InvalidBanks if the bank has errors."""
     fmt = get(format_name)
     assert fmt.write is not None, format_name
@@ -58,4 +66,28 @@ def export_bank(path: Path, format_name: str, media_dir: Path) -> tuple[bytes, S
     if bank is None:
         raise InvalidBanks(problems)
     source = from_bank(bank)
-    return fmt.write(source, media_dir), source
+    return Exported(fmt.write(source, media_dir), source, tuple(losses(source, format_name)))
+
+
+def losses(source: Source, format_name: str) -> list[Diagnostic]:
+    """A warning for each thing of an item the format cannot carry (only GIFT loses any)."""
+    found = []
+    for question in source.questions:
+        lost = []
+        if format_name == "gift":
+            if question.image or question.explanation_image:
+                lost.append("its images (GIFT files carry none)")
+            if question.shuffle is False:
+                lost.append("shuffle: false (GIFT has no such setting)")
+            if len(question.tags) > 1:
+                lost.append("its tags after the first (GIFT has one category per question)")
+        for what in lost:
+            found.append(
+                Diagnostic(
+                    source.path,
+                    question.line,
+                    "warning",
+                    f"item {question.name!r}: {what} not exported",
+                )
+            )
+    return found

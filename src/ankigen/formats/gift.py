@@ -330,11 +330,16 @@ def sniff(text: str) -> int:
 
 
 def escape(text: str) -> str:
-    """Bank text as GIFT text in Moodle's default format: its reserved characters escaped."""
+    """Bank text as GIFT text in Moodle's default format: its reserved characters escaped.
+
+    GIFT has no escape for a leading `[` (a format name) or `%` (a weight); an
+    explicit `[moodle]` in front keeps such text as written.
+    """
     out = text.replace("\\", "\\\\")
     for char in "~=#{}:":
         out = out.replace(char, "\\" + char)
-    return out.replace("\r", "").replace("\n", "\\n")
+    out = out.replace("\r", "").replace("\n", "\\n")
+    return "[moodle]" + out if out.startswith(("[", "%")) else out
 
 
 def _weights(question: Question) -> list[str]:
@@ -367,7 +372,7 @@ def write(source: Source, media_dir: Path) -> bytes:
             ]
             category = wanted
         if question.image or question.explanation_image:
-            out.append("// its images are not exported: GIFT files carry no images")
+            out.append("// its images are not here: GIFT files carry none")
         out.append(f"::{escape(question.name)}::{escape(question.question)}{{")
         for prefix, choice in zip(_weights(question), question.choices, strict=True):
             why = f"#{escape(choice.why)}" if choice.why else ""

@@ -22,8 +22,9 @@ _BLOCKS = frozenset(
     "header footer figure figcaption dl dt dd hr".split()
 )
 _DROPPED_WITH_CONTENT = frozenset({"script", "style", "template", "noscript", "head", "title"})
-# white space that comes from the HTML source's layout: it holds a line break or tab
-_LAYOUT_SPACE = re.compile(r"[ \t\r\f\v]*[\n\t][ \t\n\r\f\v]*")
+# white space that comes from the HTML source's layout: a run holding a line break
+_LAYOUT_SPACE = re.compile(r"[ \t\r\f\v]*\n[ \t\n\r\f\v]*")
+_LAYOUT = "\x01"  # where layout space was, until we know whether it touches a line break
 
 
 @dataclass(frozen=True)
@@ -96,7 +97,7 @@ class _Reducer(HTMLParser):
         if self._skip:
             return
         if not self._pre:
-            data = _LAYOUT_SPACE.sub(" ", data)
+            data = _LAYOUT_SPACE.sub(_LAYOUT, data)
         self.parts.append(data)
 
 
@@ -105,9 +106,10 @@ def html_to_text(markup: str) -> Converted:
     reducer = _Reducer()
     reducer.feed(markup)
     reducer.close()
-    joined = "".join(reducer.parts)
-    lines = [line.strip(" ") for line in joined.split("\n")]
-    text = "\n".join(lines)
+    text = "".join(reducer.parts)
+    # layout space next to a break is nothing; elsewhere it is one space
+    text = re.sub(r"\x01+(?=[\n\x00])|(?<=[\n\x00])\x01+", "", text)
+    text = re.sub(r" *\x01[ \x01]*", " ", text)
     # block boundaries: one line break between blocks, none at the ends
     text = re.sub(r"\s*\x00[\s\x00]*", "\n", text).strip()
     return Converted(text, tuple(reducer.images), tuple(reducer.dropped))

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ankigen.bank import MAX_CHOICES, MIN_CHOICES
+from ankigen.errors import InvalidBanks
 from ankigen.formats.model import (
     Choice,
     Format,
@@ -29,6 +30,7 @@ from ankigen.formats.model import (
     Question,
     ReadOptions,
     Source,
+    fatal,
 )
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024
@@ -353,7 +355,10 @@ def parse_answers(text: str, page: Page) -> list[tuple[int, ...]]:
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
-    page = parse_page(decode_page(path, data), path, options.choices)
+    try:
+        page = parse_page(decode_page(path, data), path, options.choices)
+    except PageError as error:
+        raise _as_diagnostic(path, error) from None
     picks = parse_answers(options.answers, page) if options.answers is not None else None
     questions = []
     for number, item in enumerate(page.items):
@@ -373,6 +378,15 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         diagnostics=warnings,
         notes=notes,
     )
+
+
+def _as_diagnostic(path: str, error: PageError) -> InvalidBanks:
+    """A page error (`PATH:LINE: message` or `PATH: message`) as `PATH:LINE: error: message`."""
+    rest = error.message.removeprefix(f"{path}:")
+    number, _, message = rest.partition(": ")
+    if number.isdigit():
+        return fatal(path, int(number), message)
+    return fatal(path, 1, rest.strip())
 
 
 def sniff(text: str) -> int:
