@@ -315,3 +315,73 @@ def test_format_importers_never_crash_on_mutated_files(
     fmt: str, edits: list[tuple[int, int, str]]
 ) -> None:
     import_never_crashes(fmt, mutate(FORMAT_SAMPLES[fmt], edits).encode("utf-8", "surrogatepass"))
+
+
+# ---- export then import keeps any text exactly -------------------------------
+
+LINE_TEXT = st.text(
+    alphabet=st.characters(
+        blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters="<\u00a0\u0085"
+    )
+    | st.sampled_from(list("~=#{}:\\[]%&\"'->/ \t")),
+    min_size=1,
+    max_size=30,
+)
+
+
+def bank_text(lines: list[str]) -> str:
+    """Text as a bank holds it: trimmed as a whole."""
+    return "\n".join(lines).strip()
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["gift", "moodle-xml", "csv"]),
+    st.lists(LINE_TEXT, min_size=1, max_size=3),
+    st.lists(LINE_TEXT, min_size=2, max_size=8, unique_by=lambda t: t.strip(" \t")),
+    st.lists(LINE_TEXT, max_size=2),
+    st.data(),
+)
+def test_any_text_survives_export_and_import(
+    fmt: str,
+    question: list[str],
+    choice_texts: list[str],
+    explanation: list[str],
+    data: st.DataObject,
+) -> None:
+    from pathlib import Path
+
+    from ankigen.formats import get
+    from ankigen.formats.model import Choice, Question, ReadOptions, Source
+
+    texts = [bank_text([t]) for t in choice_texts]
+    stem = bank_text(question)
+    if not stem or not all(texts) or len(set(texts)) != len(texts):
+        return
+    correct = data.draw(st.sets(st.integers(0, len(texts) - 1), min_size=1))
+    whys = data.draw(st.lists(LINE_TEXT | st.just(""), min_size=len(texts), max_size=len(texts)))
+    source = Source(
+        path="x.yaml",
+        questions=(
+            Question(
+                line=1,
+                name="q",
+                question=stem,
+                choices=tuple(
+                    Choice(t, n in correct, bank_text([w]))
+                    for n, (t, w) in enumerate(zip(texts, whys, strict=True))
+                ),
+                explanation=bank_text(explanation) or None,
+            ),
+        ),
+    )
+    fmt_ = get(fmt)
+    assert fmt_.write is not None
+    back = fmt_.read(f"x.{fmt}", fmt_.write(source, Path(".")), ReadOptions("t", "en"))
+    assert back.diagnostics == ()
+    (before,), (after,) = source.questions, back.questions
+    assert (after.question, after.choices, after.explanation) == (
+        before.question,
+        before.choices,
+        before.explanation,
+    )
