@@ -297,6 +297,15 @@ def test_csv_with_bom_quotes_multi_answers_and_why() -> None:
     assert bank.items[0].tags == ("collectives", "nccl")
 
 
+def test_csv_text_under_a_nameless_column_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("question,choice1,choice2,\nQ,a,b,note\n", encoding="utf-8")
+    imported = import_file(path, "t", "en")
+    assert [str(d) for d in imported.diagnostics] == [
+        f"{path}:2: warning: column 4 has no name in the header; its text 'note' was ignored"
+    ]
+
+
 def test_tsv_without_bom_in_arabic() -> None:
     bank = bank_of("arabic.tsv", "ar")
     assert items(bank)["q1"] == (

@@ -138,6 +138,13 @@ def _row(
         )
         return None
 
+    named = set(columns.values())
+    for index, text in enumerate(row[:width]):
+        if index not in named and text.strip():
+            problems.warn(
+                line, f"column {index + 1} has no name in the header; its text {text!r} was ignored"
+            )
+
     def cell(name: str) -> str:
         index = columns.get(name)
         return row[index].strip() if index is not None and index < len(row) else ""

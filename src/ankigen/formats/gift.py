@@ -1,12 +1,13 @@
-"""The `gift` format: Moodle's GIFT, read and written as Moodle's own importer does.
+r"""The `gift` format: Moodle's GIFT, read and written as Moodle's own importer does.
 
 Questions are separated by blank lines; `//` lines are comments. A question is
 `::title::[format]text{answers}`; the answer block decides the kind:
 `~` makes a multiple-choice question (`=` the right answer, `~%50%` a weighted
 one, `#` a choice's feedback, `####` the general feedback), `T`/`TRUE`/`F`/`FALSE`
 a true/false one. Every other kind (essay, numerical, matching, short answer,
-description) is skipped with a warning. `\\`, `\\~`, `\\=`, `\\#`, `\\{`, `\\}`, `\\:`
-escape those characters and `\n` is a line break.
+description) is skipped with a warning. `\`, `\~`, `\=`, `\#`, `\{`, `\}`, `\:`
+escape those characters and `
+` is a line break.
 """
 
 from __future__ import annotations
