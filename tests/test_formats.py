@@ -370,6 +370,13 @@ def test_detection(name: str, expected: str, tmp_path: Path) -> None:
     assert detect("quiz.txt", data)[0].name == expected
 
 
+def test_the_extension_wins_unless_the_content_plainly_disagrees() -> None:
+    assert detect("x.csv", b"no header here\n")[0].name == "csv"
+    xml = (DATA / "quiz_ur.xml").read_bytes()
+    fmt, why = detect("x.csv", xml)
+    assert (fmt.name, why) == ("moodle-xml", "its content, though its extension is .csv")
+
+
 def test_the_registry_lists_every_format_once() -> None:
     assert list(formats()) == ["page", "gift", "aiken", "moodle-xml", "csv"]
     assert [n for n, f in formats().items() if f.write] == ["gift", "moodle-xml", "csv"]

@@ -53,9 +53,10 @@ def detect(path: str, data: bytes) -> tuple[Format, str]:
     scores = {name: fmt.sniff(head) for name, fmt in formats().items()}
     by_extension = [name for name, fmt in formats().items() if suffix in fmt.extensions]
     best = max(scores, key=lambda name: scores[name])
-    if len(by_extension) == 1 and scores[by_extension[0]] > 0:
+    if len(by_extension) == 1:
         name = by_extension[0]
-        if scores[best] >= 90 and best != name:
-            return formats()[best], f"its content (the extension {suffix} says {name})"
+        # the extension wins unless the content plainly says another format
+        if scores[best] >= 90 and scores[name] < 90 and best != name:
+            return formats()[best], f"its content, though its extension is {suffix}"
         return formats()[name], f"its extension {suffix}"
     return formats()[best], "its content"
