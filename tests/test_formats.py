@@ -124,6 +124,7 @@ def test_gift_unclosed_brace_is_an_error_at_its_line(runner: CliRunner, tmp_path
         ("Q {=a ~b ~c ~d ~e ~f ~g ~h ~i}", "1: error: this question has 9 choices"),
         ("::t::Q {~a ~b}", "1: warning: no choice has a positive weight"),
         ("\n\n// c\nQ {=a ~}", "4: error: a choice is empty"),
+        ("Q {=a ~%50%b ~c}", "1: warning: a single-answer question with partial credit"),
     ],
 )
 def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
@@ -468,3 +469,36 @@ def test_every_imported_bank_builds_and_imports_into_anki(
     assert collection.note_by_item("html-text", "bn")["Question"] == (
         "Pick the <b>fastest</b> interconnect &amp; <i>why</i>:"
     )
+
+
+def test_moodle_xml_partial_credit_links_and_missing_files(tmp_path: Path) -> None:
+    path = tmp_path / "x.xml"
+    path.write_text(
+        """<quiz>
+<question type="multichoice">
+  <name><text>Partial</text></name>
+  <questiontext format="html"><text><![CDATA[Q <img src="https://example.org/a.png" alt="a">]]></text></questiontext>
+  <answer fraction="100"><text>a</text></answer>
+  <answer fraction="50"><text><![CDATA[b <img src="@@PLUGINFILE@@/b.png">]]></text></answer>
+  <answer fraction="0"><text>c</text></answer>
+</question>
+<question type="multichoice">
+  <name><text>Missing file</text></name>
+  <questiontext format="html"><text><![CDATA[Q2 <img src="@@PLUGINFILE@@/gone.png">]]></text></questiontext>
+  <answer fraction="100"><text>a</text></answer>
+  <answer fraction="0"><text>b</text></answer>
+</question>
+</quiz>
+""",
+        encoding="utf-8",
+    )
+    with pytest.raises(InvalidBanks) as error:
+        import_file(path, "t", "en")
+    assert [str(d) for d in error.value.diagnostics] == [
+        f"{path}:2: warning: a single-answer question with partial credit: every answer with "
+        "a positive fraction is correct in the bank",
+        f"{path}:4: warning: image 'https://example.org/a.png' is not embedded in the file; "
+        "dropped (ankigen never downloads)",
+        f"{path}:6: warning: an image in a choice or its feedback was dropped: choices are text",
+        f"{path}:11: error: image 'gone.png' is not embedded in the file (<file name=...>)",
+    ]

@@ -275,6 +275,12 @@ def _line_of(block: _Block, body: str, index: int) -> int:
     return block.line_at(max(at, 0) + index)
 
 
+PARTIAL_CREDIT = (
+    "a single-answer question with partial credit: every choice with a positive weight "
+    "is correct in the bank"
+)
+
+
 def _choices(answers: str, fmt: str, converter: _Text, line: int) -> tuple[Choice, ...] | None:
     pieces = answers.replace("=", "~=").split("~")
     if pieces and not pieces[0].strip():
@@ -302,6 +308,8 @@ def _choices(answers: str, fmt: str, converter: _Text, line: int) -> tuple[Choic
             converter.problems.add(line, "a choice is empty")
             return None
         choices.append(Choice(choice, weight > 0, converter.convert(why_text, why_fmt, line)))
+    if "=" in answers and sum(c.correct for c in choices) > 1:
+        converter.problems.warn(line, PARTIAL_CREDIT)
     return tuple(choices)
 
 

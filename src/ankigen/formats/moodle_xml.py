@@ -266,6 +266,17 @@ def _question(
         return None
     if not any(c.correct for c in choices):
         problems.warn(node.line, "no answer has a positive fraction; the answer is left as TODO")
+    single = node.text_of("single") if node.child("single") else "true"
+    if (
+        kind == "multichoice"
+        and single not in ("false", "0", "")
+        and sum(c.correct for c in choices) > 1
+    ):
+        problems.warn(
+            node.line,
+            "a single-answer question with partial credit: every answer with a positive "
+            "fraction is correct in the bank",
+        )
     shuffle: bool | None = False if kind == "truefalse" else None
     if kind == "multichoice":
         flag = node.text_of("shuffleanswers") if node.child("shuffleanswers") else "false"
