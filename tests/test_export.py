@@ -13,7 +13,7 @@ from click.testing import CliRunner
 
 from ankigen.bank import Bank, load_bank, parse_bank
 from ankigen.formats import get
-from ankigen.formats.model import Choice, Question, ReadOptions, Source
+from ankigen.formats.model import Choice, Question, ReadOptions, Source, choice_whys
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 
@@ -58,7 +58,9 @@ def test_every_shipped_bank_survives_export_and_import(
     back = round_trip(runner, bank_path, fmt, tmp_path)
 
     def key(b: Bank) -> list[tuple[object, ...]]:
-        return [(i.id, i.question, i.choices, i.answer, i.explanation) for i in b.items]
+        return [
+            (i.id, i.question, i.choices, i.answer, i.explanation, choice_whys(i)) for i in b.items
+        ]
 
     assert key(back) == key(bank)
     if fmt != "gift":  # GIFT has no shuffle setting and one category per question
