@@ -8,7 +8,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ankigen import ids
+from ankigen import identity
 from ankigen.bank import parse_bank
 from ankigen.errors import Diagnostic
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
@@ -184,9 +184,9 @@ def test_text_without_tags_survives_as_text(text: str) -> None:
 def test_guids_depend_on_topic_language_and_id_only(
     a: tuple[str, str, str], b: tuple[str, str, str]
 ) -> None:
-    assert ids.note_guid(*a) == ids.note_guid(*a)
+    assert identity.note_guid(*a) == identity.note_guid(*a)
     if a != b:
-        assert ids.note_guid(*a) != ids.note_guid(*b)
+        assert identity.note_guid(*a) != identity.note_guid(*b)
 
 
 PLAIN_TYPES = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str"}

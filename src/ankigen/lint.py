@@ -6,6 +6,7 @@ same problems wherever they look.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -14,11 +15,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import lang
-from ankigen.bank import Bank, Item, load_bank
+from ankigen import identity, lang
+from ankigen.bank import Bank, Item, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
+from ankigen.html import plain_text
 from ankigen.parallel import parallel_map
+from ankigen.sources import Source
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed
@@ -85,31 +88,52 @@ def check_paths(
     paths: Iterable[Path],
     media_dir: Path | None = None,
     pool: Executor | None = None,
+) -> Checked:
+    """Read, load and check banks (for lint, status and preview)."""
+    sources: list[Source] = []
+    unreadable: list[Diagnostic] = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            unreadable.append(Diagnostic(str(path), 0, "error", f"cannot read: {exc.strerror}"))
+            continue
+        sources.append(Source(path, data, hashlib.sha256(data).hexdigest()))
+    checked = check_sources(sources, media_dir, pool)
+    if not unreadable:
+        return checked
+    return Checked(
+        checked.banks, tuple(sorted([*checked.diagnostics, *unreadable])), checked.failed
+    )
+
+
+def check_sources(
+    sources: Sequence[Source],
+    media_dir: Path | None = None,
+    pool: Executor | None = None,
     cache: BankCache | None = None,
 ) -> Checked:
-    """Load and check banks; with `media_dir`, also verify every image they name.
-
-    With a cache, banks whose files did not change are not read again.
-    """
+    """Load and check banks from the bytes already read; with `media_dir`, also verify
+    every image they name. With a cache, banks whose bytes were checked before are not
+    parsed again."""
     banks: list[Bank] = []
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
-    paths = list(paths)
     known: dict[Path, tuple[Bank | None, list[Diagnostic]]] = {}
-    for path in paths:
-        cached = cache.get(path) if cache else None
+    for source in sources:
+        cached = cache.get(source) if cache else None
         if cached is not None:
-            known[path] = cached
-    fresh = [path for path in paths if path not in known]
-    for path, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
-        known[path] = result
+            known[source.path] = cached
+    fresh = [source for source in sources if source.path not in known]
+    for source, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
+        known[source.path] = result
         if cache:
-            cache.put(path, result)
-    for path in paths:
-        bank, found = known[path]
+            cache.put(source, result)
+    for source in sources:
+        bank, found = known[source.path]
         diagnostics.extend(found)
         if bank is None:
-            failed.append(path)
+            failed.append(source.path)
         else:
             banks.append(bank)
     diagnostics.extend(check_across(banks))
@@ -124,9 +148,9 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
     return check(image_refs(banks), media_dir)
 
 
-def load_and_check(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
+def load_and_check(source: Source) -> tuple[Bank | None, list[Diagnostic]]:
     """One bank with the problems found in it alone (runs in a worker process)."""
-    bank, found = load_bank(path)
+    bank, found = parse_bank(source.shown, source.data)
     if bank is not None:
         found.extend(check_bank(bank))
     return bank, found
@@ -157,7 +181,77 @@ def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
             continue
         first[bank.key] = bank
     found.extend(parity(list(first.values())))
+    found.extend(same_deck_names(list(first.values())))
+    found.extend(formerly_clashes(list(first.values())))
     return found
+
+
+def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """Anki matches decks by name: two banks with one deck name would become one deck."""
+    first: dict[str, Bank] = {}
+    for bank in banks:
+        name = plain_text(bank.deck_name).casefold()
+        if name in first:
+            yield Diagnostic(
+                bank.path,
+                bank.lines.get("deck", bank.lines.get("title", 1)),
+                "error",
+                f"the deck name {plain_text(bank.deck_name)!r} is also the deck of "
+                f"{first[name].path}; Anki would merge both into one deck: give one a "
+                "different `deck:` or title",
+            )
+        else:
+            first[name] = bank
+
+
+def formerly_clashes(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """A former name must belong to this bank or item alone, and not be a live one."""
+    live = {bank.key: bank for bank in banks}
+    claimed: dict[str, Bank] = {}
+    for bank in banks:
+        line = bank.lines.get("formerly", 1)
+        names = identity.former_keys(
+            bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+        )
+        for topic, language in names[1:]:
+            key = identity.deck_key(topic, language)
+            if key in live:
+                yield Diagnostic(
+                    bank.path,
+                    line,
+                    "error",
+                    f"formerly: {key!r} is the live bank {live[key].path}; a deck's former "
+                    "name cannot be another deck's current one",
+                )
+            elif key in claimed:
+                yield Diagnostic(
+                    bank.path,
+                    line,
+                    "error",
+                    f"formerly: {key!r} is also claimed by {claimed[key].path}",
+                )
+            else:
+                claimed[key] = bank
+        ids = {item.id: item for item in bank.items}
+        owner: dict[str, str] = {}
+        for item in bank.items:
+            item_line = item.lines.get("formerly", item.line)
+            for old in item.formerly:
+                if old == item.id:
+                    message = f"item {item.id!r}: formerly names the item itself"
+                elif old in ids:
+                    message = (
+                        f"item {item.id!r}: formerly {old!r} is the id of a live item "
+                        f"(line {ids[old].line}); an old id cannot be a current one"
+                    )
+                elif old in owner:
+                    message = (
+                        f"item {item.id!r}: formerly {old!r} is also claimed by item {owner[old]!r}"
+                    )
+                else:
+                    owner[old] = item.id
+                    continue
+                yield Diagnostic(bank.path, item_line, "error", message)
 
 
 _SCRIPT_OF: dict[str, str] = {}
