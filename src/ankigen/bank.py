@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import difflib
 import re
+import unicodedata
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,7 @@ import yaml
 
 from ankigen import lang, yamltree
 from ankigen.errors import Diagnostic, Severity
+from ankigen.html import INVISIBLE, visible_text
 from ankigen.yamltree import YamlProblem, compose_file, line_of
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -206,6 +208,11 @@ class _Reader:
         value = "" if _is_null(node) else str(node.value).strip()
         if required and not value:
             self.report(node, f"{what} is empty")
+            return None
+        if required and not any(ch.isalnum() for ch in value) and not visible_text(value):
+            self.report(
+                node, f"{what} is visually empty (only tags, spaces or invisible characters)"
+            )
             return None
         if len(value) > limit:
             self.report(node, f"{what} is {len(value)} characters long; the limit is {limit}")
@@ -436,6 +443,13 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
     )
 
 
+def lookalike_key(text: str) -> str:
+    """Text as a reader sees it: Unicode-normalized (Anki stores NFC), invisible
+    characters dropped, runs of white space made one space."""
+    normal = unicodedata.normalize("NFC", text)
+    return " ".join("".join(ch for ch in normal if ch not in INVISIBLE).split())
+
+
 def _check_slug(value: str) -> str | None:
     if not SLUG.fullmatch(value) or len(value) > MAX_ID:
         return f"{value!r} is not a slug (a-z, 0-9 and '-')"
@@ -502,19 +516,23 @@ def _read_choices(r: _Reader, node: yaml.Node, what: str) -> tuple[str, ...] | N
         return None
     choices: list[str] = []
     ok = True
-    first_line: dict[str, int] = {}
+    first: dict[str, tuple[int, int, str]] = {}
     for number, choice_node in enumerate(node.value, start=1):
         choice = r.text(choice_node, f"{what}: choice {number}")
         if choice is None:
             ok = False
             continue
-        if choice in first_line:
+        key = lookalike_key(choice)
+        if key in first:
+            other, line, text = first[key]
+            how = "repeats" if text == choice else "looks the same as"
             r.report(
                 choice_node,
-                f"{what}: choice {number} repeats the choice at line {first_line[choice]}",
+                f"{what}: choice {number} {how} choice {other} at line {line}"
+                + ("" if text == choice else f" ({choice!r} and {text!r})"),
             )
             ok = False
-        first_line.setdefault(choice, line_of(choice_node))
+        first.setdefault(key, (number, line_of(choice_node), choice))
         choices.append(choice)
     count = len(node.value)
     if count < MIN_CHOICES or count > MAX_CHOICES:

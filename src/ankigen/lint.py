@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen import identity, lang
-from ankigen.bank import Bank, Item, parse_bank
+from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
@@ -157,6 +157,8 @@ def load_and_check(source: Source) -> tuple[Bank | None, list[Diagnostic]]:
 
 
 def check_bank(bank: Bank) -> Iterable[Diagnostic]:
+    yield from bidi_controls(bank)
+    yield from duplicate_questions(bank)
     yield from untranslated(bank)
     yield from placeholders(bank)
     yield from position_bias(bank)
@@ -322,26 +324,58 @@ def untranslated(bank: Bank) -> Iterable[Diagnostic]:
             )
 
 
-def placeholders(bank: Bank) -> Iterable[Diagnostic]:
-    texts: list[tuple[int, str, str]] = [(bank.lines.get("title", 1), "title", bank.title)]
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _texts(bank: Bank) -> Iterable[tuple[int, str, str]]:
+    """(line, label, text) of every piece of author text in a bank."""
+    yield bank.lines.get("title", 1), "title", bank.title
     if bank.description:
-        texts.append((bank.lines.get("description", 1), "description", bank.description))
+        yield bank.lines.get("description", 1), "description", bank.description
     for item in bank.items:
-        texts.append(
-            (item.lines.get("question", item.line), f"item {item.id!r}: question", item.question)
+        yield item.lines.get("question", item.line), f"item {item.id!r}: question", item.question
+        for n, choice in enumerate(item.choices, start=1):
+            yield item.lines.get("choices", item.line), f"item {item.id!r}: choice {n}", choice
+        yield (
+            item.lines.get("explanation", item.line),
+            f"item {item.id!r}: explanation",
+            item.explanation,
         )
-        texts.extend(
-            (item.lines.get("choices", item.line), f"item {item.id!r}: choice {n}", choice)
-            for n, choice in enumerate(item.choices, start=1)
-        )
-        texts.append(
-            (
-                item.lines.get("explanation", item.line),
-                f"item {item.id!r}: explanation",
-                item.explanation,
+
+
+def bidi_controls(bank: Bank) -> Iterable[Diagnostic]:
+    """Embedding and isolate controls reorder text invisibly (and can hide what it says);
+    the card already gives every text block its own direction."""
+    for line, label, text in _texts(bank):
+        match = BIDI_CONTROLS.search(text)
+        if match:
+            yield Diagnostic(
+                bank.path,
+                line,
+                "warning",
+                f"{label}: bidirectional control character U+{ord(match[0]):04X}: remove it; "
+                "the card sets the direction of each text by itself",
             )
-        )
-    for line, label, text in texts:
+
+
+def duplicate_questions(bank: Bank) -> Iterable[Diagnostic]:
+    first: dict[str, Item] = {}
+    for item in bank.items:
+        key = lookalike_key(item.question).casefold()
+        if key in first:
+            yield Diagnostic(
+                bank.path,
+                item.lines.get("question", item.line),
+                "warning",
+                f"item {item.id!r}: the same question as item {first[key].id!r} "
+                f"(line {first[key].lines.get('question', first[key].line)})",
+            )
+        else:
+            first[key] = item
+
+
+def placeholders(bank: Bank) -> Iterable[Diagnostic]:
+    for line, label, text in _texts(bank):
         match = PLACEHOLDER.search(text)
         if match:
             yield Diagnostic(
