@@ -209,7 +209,11 @@ class _Reader:
         if required and not value:
             self.report(node, f"{what} is empty")
             return None
-        if required and not any(ch.isalnum() for ch in value) and not visible_text(value):
+        if (
+            required
+            and ("<" in value or not value.isprintable() or not any(map(str.isalnum, value)))
+            and not visible_text(value)
+        ):
             self.report(
                 node, f"{what} is visually empty (only tags, spaces or invisible characters)"
             )

@@ -40,6 +40,7 @@ _BANK_TYPES = typing.get_type_hints(Bank)
 
 
 def dump(source: Source, loaded: Loaded) -> bytes:
+    """A header line (what the entry is for, and a checksum of the rest), then the payload."""
     bank, diagnostics = loaded
     data: dict[str, Any] | None = None
     if bank is not None:
@@ -48,17 +49,18 @@ def dump(source: Source, loaded: Loaded) -> bytes:
         data["items"] = [
             {name: getattr(item, name) for name in _ITEM_FIELDS} for item in bank.items
         ]
-    return json.dumps(
-        {
-            "version": __version__,
-            "format": FORMAT,
-            "digest": source.digest,
-            "path": str(source.path),
-            "bank": data,
-            "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics],
-        },
+    payload = json.dumps(
+        {"bank": data, "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics]},
         ensure_ascii=False,
     ).encode()
+    header = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,
+        "path": str(source.path),
+        "checksum": hashlib.sha256(payload).hexdigest(),
+    }
+    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
 
 
 class BadEntry(Exception):
@@ -98,26 +100,26 @@ def _record(data: Any, types_: dict[str, Any], skip: str = "") -> dict[str, Any]
 
 def load(source: Source, raw: bytes) -> Loaded:
     """The cached result for exactly these bytes; BadEntry for anything else."""
+    head, _, payload = raw.partition(b"\n")
     try:
-        data = json.loads(raw)
+        header = json.loads(head)
     except ValueError:
         raise BadEntry("not JSON") from None
-    if not isinstance(data, dict) or set(data) != {
-        "version",
-        "format",
-        "digest",
-        "path",
-        "bank",
-        "diagnostics",
-    }:
+    expected = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,
+        "path": str(source.path),
+        "checksum": hashlib.sha256(payload).hexdigest(),
+    }
+    if header != expected:
+        raise BadEntry("for other bytes, another version, or changed since written")
+    try:
+        data = json.loads(payload)
+    except ValueError:
+        raise BadEntry("not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"bank", "diagnostics"}:
         raise BadEntry("wrong shape")
-    if (data["version"], data["format"], data["digest"], data["path"]) != (
-        __version__,
-        FORMAT,
-        source.digest,
-        str(source.path),
-    ):
-        raise BadEntry("for other bytes or another version")
     bank = _bank(data["bank"]) if data["bank"] is not None else None
     diagnostics = data["diagnostics"]
     if not isinstance(diagnostics, list):
