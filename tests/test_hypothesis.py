@@ -294,13 +294,14 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(payload: o
     """Even with a header that matches, only a payload of exactly the right shape is used."""
     import hashlib
     import json
+    import zlib
 
     from ankigen import __version__
     from ankigen.bank import Bank
     from ankigen.bankcache import FORMAT, BadEntry, load
 
     source = _source("/nowhere")
-    body = json.dumps(payload).encode()
+    body = zlib.compress(json.dumps(payload).encode())
     header = {
         "version": __version__,
         "format": FORMAT,

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
@@ -25,9 +26,9 @@ def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
     import hashlib
 
     head, _, payload = entry.read_bytes().partition(b"\n")
-    header, data = json.loads(head), json.loads(payload)
+    header, data = json.loads(head), json.loads(zlib.decompress(payload))
     change(header, data)  # type: ignore[operator]
-    new_payload = json.dumps(data).encode()
+    new_payload = zlib.compress(json.dumps(data).encode())
     if checksum:
         header["checksum"] = hashlib.sha256(new_payload).hexdigest()
     entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)

@@ -1,6 +1,6 @@
 """Checked banks kept between builds, so an edit to one bank re-reads only that bank.
 
-Each entry is JSON (never pickle: an output folder may come from elsewhere),
+Each entry is compressed JSON (never pickle: an output folder may come from elsewhere),
 named by the hash of the bank file's bytes, its path and ankigen's version, and
 holding that hash again. An entry is used only when it is exactly what this
 version wrote for exactly those bytes and has exactly the expected shape;
@@ -14,6 +14,7 @@ import hashlib
 import json
 import types
 import typing
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -24,7 +25,10 @@ from ankigen.package import write_atomic
 from ankigen.sources import Source
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
-FORMAT = 2
+FORMAT = 3
+# the fastest level: the cache must cost less to read than the bank costs to parse,
+# and stay well under the size of the banks it caches
+COMPRESSION = 1
 
 
 def entry_name(source: Source) -> str:
@@ -49,10 +53,13 @@ def dump(source: Source, loaded: Loaded) -> bytes:
         data["items"] = [
             {name: getattr(item, name) for name in _ITEM_FIELDS} for item in bank.items
         ]
-    payload = json.dumps(
-        {"bank": data, "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics]},
-        ensure_ascii=False,
-    ).encode()
+    payload = zlib.compress(
+        json.dumps(
+            {"bank": data, "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics]},
+            ensure_ascii=False,
+        ).encode(),
+        COMPRESSION,
+    )
     header = {
         "version": __version__,
         "format": FORMAT,
@@ -115,8 +122,8 @@ def load(source: Source, raw: bytes) -> Loaded:
     if header != expected:
         raise BadEntry("for other bytes, another version, or changed since written")
     try:
-        data = json.loads(payload)
-    except ValueError:
+        data = json.loads(zlib.decompress(payload))
+    except (ValueError, zlib.error):
         raise BadEntry("not JSON") from None
     if not isinstance(data, dict) or set(data) != {"bank", "diagnostics"}:
         raise BadEntry("wrong shape")
