@@ -334,6 +334,18 @@ def test_csv_text_under_a_nameless_column_is_reported(tmp_path: Path) -> None:
     ]
 
 
+def test_excel_separator_line_and_semicolons(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_bytes(b"sep=;\r\nquestion;choice1;choice2;answer\r\nQ, with a comma;a;b;2\r\n")
+    bank = bank_of(str(path))
+    assert [(i.question, i.choices, i.answer) for i in bank.items] == [
+        ("Q, with a comma", ("a", "b"), (2,))
+    ]
+    path.write_bytes(b"question;choice1;choice2;answr\r\nQ;a;b;2\r\n")
+    with pytest.raises(InvalidBanks, match=r"q.csv:1: error: unknown column 'answr'; did you"):
+        import_file(path, "t", "en")
+
+
 def test_tsv_without_bom_in_arabic() -> None:
     bank = bank_of("arabic.tsv", "ar")
     assert items(bank)["q1"] == (

@@ -61,7 +61,7 @@ def _delimiter(path: str, first_line: str) -> str:
     return ","
 
 
-def _header(cells: list[str], problems: Problems) -> dict[str, int] | None:
+def _header(cells: list[str], problems: Problems, line: int) -> dict[str, int] | None:
     columns: dict[str, int] = {}
     ok = True
     for index, cell in enumerate(cells):
@@ -70,22 +70,22 @@ def _header(cells: list[str], problems: Problems) -> dict[str, int] | None:
             continue
         extra = _EXTRA_CHOICE.fullmatch(name)
         if extra and int(extra[2]) > MAX_CHOICES:
-            problems.add(1, f"column {cell!r}: an item has at most {MAX_CHOICES} choices")
+            problems.add(line, f"column {cell!r}: an item has at most {MAX_CHOICES} choices")
             ok = False
         elif name not in COLUMNS:
             hint = difflib.get_close_matches(name, COLUMNS, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-            problems.add(1, f"unknown column {cell!r}{suggestion}")
+            problems.add(line, f"unknown column {cell!r}{suggestion}")
             ok = False
         elif name in columns:
-            problems.add(1, f"column {cell!r} appears twice")
+            problems.add(line, f"column {cell!r} appears twice")
             ok = False
         else:
             columns[name] = index
     for required in ("question", "choice1", "choice2"):
         if required not in columns:
             problems.add(
-                1, f"the header has no {required!r} column (the first row names the columns)"
+                line, f"the header has no {required!r} column (the first row names the columns)"
             )
             ok = False
     return columns if ok else None
@@ -95,22 +95,25 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     problems = Problems(path)
     text = decode(path, data, "a CSV file")
     first_line = text.split("\n", 1)[0]
-    reader = csv.reader(
-        io.StringIO(text, newline=""), delimiter=_delimiter(path, first_line), strict=True
-    )
+    line = 1
+    declared = re.fullmatch(r"sep=(.)\r?", first_line)
+    if declared:  # Excel's own line naming the separator; the header follows it
+        text = "\n" + text.split("\n", 1)[1] if "\n" in text else ""
+        first_line = text[1:].split("\n", 1)[0]
+    delimiter = declared[1] if declared else _delimiter(path, first_line)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     questions: list[Question] = []
     columns: dict[str, int] | None = None
-    line = 1
     try:
         for row in reader:
             start, line = line, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
             if columns is None:
-                columns = _header(row, problems)
+                columns = _header(row, problems, start)
                 if columns is None:
                     break
                 width = len(row)
-                continue
-            if not any(cell.strip() for cell in row):
                 continue
             question = _row(row, columns, width, start, problems)
             if question is not None:
