@@ -541,3 +541,16 @@ def test_moodle_xml_partial_credit_links_and_missing_files(tmp_path: Path) -> No
         f"{path}:6: warning: an image in a choice or its feedback was dropped: choices are text",
         f"{path}:11: error: image 'gone.png' is not embedded in the file (<file name=...>)",
     ]
+
+
+def test_format_names_come_from_the_registry(runner: CliRunner) -> None:
+    sample = str(DATA / "quiz.csv")
+    result = invoke(runner, "import", sample, "--from", "docx", "--topic", "t", "--lang", "en")
+    assert result.exit_code == 2
+    assert (
+        "Invalid value for '--from': 'docx' is not one of 'page', 'gift', 'aiken', "
+        "'moodle-xml', 'csv'." in result.output
+    )
+    result = invoke(runner, "export", sample, "--to", "aiken")
+    assert result.exit_code == 2
+    assert "'aiken' is not one of 'gift', 'moodle-xml', 'csv'." in result.output

@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -179,8 +180,34 @@ def status(banks: Path) -> None:
     click.echo(table(coverage(check_paths(find_bank_paths(banks)))), nl=False)
 
 
-FORMAT_NAMES = ["page", "gift", "aiken", "moodle-xml", "csv"]
-EXPORT_NAMES = ["gift", "moodle-xml", "csv"]
+if TYPE_CHECKING:
+    _TextParam = click.ParamType[str]  # generic in newer click only
+else:
+    _TextParam = click.ParamType
+
+
+class FormatName(_TextParam):
+    """A format name from the registry, which is read only when a value is checked or help
+    is shown: importing every format at start-up would slow down every command."""
+
+    name = "format"
+
+    def __init__(self, writable: bool) -> None:
+        self.writable = writable
+
+    def names(self) -> list[str]:
+        from ankigen import formats
+
+        return formats.writable() if self.writable else formats.names()
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.names()) + "]"
+
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        names = self.names()
+        if value not in names:
+            self.fail(f"{value!r} is not one of {', '.join(map(repr, names))}.", param, ctx)
+        return value
 
 
 @cli.command("import")
@@ -188,7 +215,7 @@ EXPORT_NAMES = ["gift", "moodle-xml", "csv"]
 @click.option(
     "--from",
     "format_name",
-    type=click.Choice(FORMAT_NAMES),
+    type=FormatName(writable=False),
     help="The file's format (default: chosen from its extension and content).",
 )
 @click.option("--topic", required=True, help="Topic slug of the new bank, such as fsdp.")
@@ -273,7 +300,7 @@ def import_(
 
 @cli.command()
 @click.argument("bank", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--to", "format_name", required=True, type=click.Choice(EXPORT_NAMES))
+@click.option("--to", "format_name", required=True, type=FormatName(writable=True))
 @click.option(
     "-o",
     "--out",
