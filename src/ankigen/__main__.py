@@ -1,4 +1,6 @@
-from ankigen.cli import main
+"""`python -m ankigen`."""
+
+from ankigen.entry import main
 
 # guarded: worker processes import this module again when a build runs in parallel
 if __name__ == "__main__":

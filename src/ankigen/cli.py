@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -373,20 +374,27 @@ def json_dumps(value: object) -> str:
     return json.dumps(value, ensure_ascii=False)
 
 
+def _interrupted() -> None:
+    """Ctrl-C: one line and status 130. Every worker and temporary file was already dealt
+    with on the way out, so nothing is left for exit handlers, which a second Ctrl-C (or
+    one arriving inside them) would turn into a traceback."""
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    click.echo("interrupted", err=True)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
+
+
 def main() -> None:
     try:
         cli.main(prog_name="ankigen", standalone_mode=False)
-    except click.exceptions.Abort:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
+    except (click.exceptions.Abort, KeyboardInterrupt):
+        _interrupted()
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except KeyboardInterrupt:
-        click.echo("interrupted", err=True)
-        sys.exit(130)
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         click.echo(f"error: {where}{exc.strerror or exc}", err=True)
