@@ -5,9 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
 from anki.notes import Note
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+def shared_path(relative: str) -> Path:
+    """A path in the developers' sibling ../shared folder; skips the test, saying why, without it."""
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"needs {path}, which only developers have (../shared beside the repository)")
+    return path
 
 
 def item(item_id: str, answer: Any = 1, choices: int = 4, **extra: Any) -> dict[str, Any]:
