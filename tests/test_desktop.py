@@ -19,7 +19,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import invoke
-from tests.desktop.harness import NEEDS, AnkiDesktop, missing
+from tests.desktop.harness import NEEDS, AnkiDesktop, AnkiDesktopError, missing
 from tests.helpers import item, write_bank
 
 LONG_EXPLANATION = " ".join(
@@ -84,7 +84,13 @@ def show_answer(anki: AnkiDesktop, key: str) -> None:
     anki.wait_for(
         "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what=f"the back after {key}"
     )
-    time.sleep(0.3)  # Anki scrolls to #answer once images have loaded
+    # Anki scrolls #answer into view once images have loaded: wait for the page to settle
+    seen: list[Any] = []
+    deadline = time.monotonic() + 10
+    while len(seen) < 4 or len({json.dumps(s) for s in seen[-4:]}) > 1:
+        assert time.monotonic() < deadline, f"the page kept scrolling: {seen[-4:]}"
+        seen.append(anki.eval("[scrollX, scrollY, document.documentElement.scrollHeight]"))
+        time.sleep(0.1)
 
 
 def pick(anki: AnkiDesktop, choice: int) -> None:
@@ -287,3 +293,27 @@ def test_english_question_in_an_urdu_deck_reads_left_to_right(anki: AnkiDesktop)
     show_answer(anki, "space")
     assert back(anki)["verdict"] == "correct"
     assert_no_console_errors(anki)
+
+
+def test_an_anki_that_does_not_start_fails_in_time_with_its_log(tmp_path: Path) -> None:
+    if missing():
+        pytest.fail(f"the real Anki desktop tests need {', '.join(missing())}: {NEEDS}")
+    hangs = tmp_path / "hangs"
+    hangs.write_text("#!/bin/sh\necho stuck before the profile opened\nexec sleep 600\n")
+    hangs.chmod(0o755)
+    started = time.monotonic()
+    desktop = AnkiDesktop(tmp_path / "base", start_timeout=3, program=hangs)
+    with pytest.raises(AnkiDesktopError, match="did not open its profile within 3 s") as error:
+        desktop.start()
+    assert "stuck before the profile opened" in str(error.value)
+    assert time.monotonic() - started < 60
+    assert (
+        desktop.process is not None and desktop.process.poll() is not None
+    )  # nothing left running
+
+    crashes = tmp_path / "crashes"
+    crashes.write_text("#!/bin/sh\necho no display for Qt >&2\nexit 3\n")
+    crashes.chmod(0o755)
+    with pytest.raises(AnkiDesktopError, match="exited with status 3") as error:
+        AnkiDesktop(tmp_path / "base2", program=crashes).start()
+    assert "no display for Qt" in str(error.value)

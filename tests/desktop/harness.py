@@ -10,6 +10,7 @@ tail of its log, it never hangs.
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -38,9 +39,7 @@ class AnkiDesktopError(Exception):
 def missing() -> list[str]:
     """What this machine lacks to run the real Anki desktop."""
     out = [tool for tool in ("xvfb-run", "xdotool") if shutil.which(tool) is None]
-    try:
-        import aqt  # noqa: F401
-    except ImportError:
+    if importlib.util.find_spec("aqt") is None:  # not imported here: it would start Qt
         out.append("aqt")
     return out
 
@@ -90,8 +89,11 @@ class AnkiDesktop:
         addons: Sequence[Path] = (),
         start_timeout: float = 180,
         screen: str = "1280x1024x24",
+        program: Path | None = None,
     ) -> None:
         self.base = base
+        # the `anki` launcher of the environment running the tests (aqt's console script)
+        self.program = program or Path(sys.executable).parent / "anki"
         self.addons = [ADDON, *addons]
         self.start_timeout = start_timeout
         self.screen = screen
@@ -118,10 +120,9 @@ class AnkiDesktop:
             DBUS_SESSION_BUS_ADDRESS="disabled:",
             PYTHONDONTWRITEBYTECODE="1",
         )
-        anki = Path(sys.executable).parent / "anki"
         command = [
             "xvfb-run", "-a", "-s", f"-screen 0 {self.screen}",
-            str(anki), "-b", str(self.base), "-p", PROFILE,
+            str(self.program), "-b", str(self.base), "-p", PROFILE,
         ]  # fmt: skip
         with open(self.log_path, "wb") as log:
             self.process = subprocess.Popen(
