@@ -235,6 +235,11 @@ class AnkiDesktop:
         result: dict[str, Any] = self.call("window", **args)
         return result
 
+    def screenshot(self, path: Path) -> None:
+        """Save the main window as a PNG."""
+        if not self.call("screenshot", path=str(path)):
+            raise AnkiDesktopError(f"could not save a screenshot to {path}")
+
     def console(self) -> list[dict[str, Any]]:
         """The JavaScript console messages since the last call."""
         result: list[dict[str, Any]] = self.call("console")

@@ -129,6 +129,12 @@ def cmd_window(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     )
 
 
+def cmd_screenshot(args: dict[str, Any], done: Callable[[Any], None]) -> None:
+    """The main window as a PNG, for looking at a failure."""
+    assert mw is not None
+    done(mw.grab().save(args["path"], "PNG"))
+
+
 def cmd_console(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     messages = list(CONSOLE)
     CONSOLE.clear()
