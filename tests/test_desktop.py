@@ -65,6 +65,13 @@ def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AnkiDesktop]:
         yield desktop
 
 
+# the window's size, the page's height and scroll, where the card's last element is
+SETTLED = """[innerWidth, innerHeight, scrollY, document.documentElement.scrollHeight,
+    document.fonts ? document.fonts.status : '',
+    [].map.call(document.querySelectorAll('.ag-card .ag-choice'), function (e) {
+        return Math.round(e.getBoundingClientRect().bottom); })]"""
+
+
 def review(anki: AnkiDesktop, topic: str) -> list[int]:
     """Open a deck's only card in the reviewer; the order of its choices."""
     language = DECKS[topic][0]
@@ -76,6 +83,7 @@ def review(anki: AnkiDesktop, topic: str) -> list[int]:
                 function (b) {{ return +b.dataset.choice; }}); }})()""",
         what=f"the front of {topic!r} in the reviewer",
     )
+    anki.settle(SETTLED, what="the front's layout")
     return order
 
 
@@ -84,13 +92,8 @@ def show_answer(anki: AnkiDesktop, key: str) -> None:
     anki.wait_for(
         "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what=f"the back after {key}"
     )
-    # Anki scrolls #answer into view once images have loaded: wait for the page to settle
-    seen: list[Any] = []
-    deadline = time.monotonic() + 10
-    while len(seen) < 4 or len({json.dumps(s) for s in seen[-4:]}) > 1:
-        assert time.monotonic() < deadline, f"the page kept scrolling: {seen[-4:]}"
-        seen.append(anki.eval("[scrollX, scrollY, document.documentElement.scrollHeight]"))
-        time.sleep(0.1)
+    # Anki scrolls #answer into view once images have loaded
+    anki.settle(SETTLED, what="the back's layout and scroll")
 
 
 def pick(anki: AnkiDesktop, choice: int) -> None:
@@ -178,7 +181,8 @@ def test_single_answer_wrong_pick_with_space_keeps_the_question_in_view(anki: An
     order = review(anki, "single")
     assert sorted(order) == [1, 2, 3, 4]
     # Anki's `button { margin: 1em .5em }` would push the fourth choice below the fold
-    assert in_view(anki, f'.ag-front button.ag-choice[data-choice="{order[-1]}"]')["visible"]
+    last = in_view(anki, f'.ag-front button.ag-choice[data-choice="{order[-1]}"]')
+    assert last["visible"], last
     pick(anki, 1)
     pick(anki, 3)  # a radio group: the second pick replaces the first
     show_answer(anki, "space")

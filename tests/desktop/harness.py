@@ -190,6 +190,7 @@ class AnkiDesktop:
         if self.sock is None:
             raise AnkiDesktopError("Anki is not running")
         self.sock.settimeout(timeout + 5)
+        started = time.monotonic()
         try:
             self.stream.write(json.dumps({"cmd": cmd, "args": args, "timeout": timeout}).encode())
             self.stream.write(b"\n")
@@ -200,6 +201,9 @@ class AnkiDesktop:
         if not line:
             raise AnkiDesktopError(f"{cmd}: Anki closed the connection\n{self.log_tail()}")
         reply = json.loads(line)
+        took = time.monotonic() - started
+        if took > 2:  # shown with a failing test's output: where the time went
+            print(f"ankigen desktop: {cmd} took {took:.1f} s", file=sys.stderr)
         if "error" in reply:
             raise AnkiDesktopError(f"{cmd}: {reply['error']}")
         return reply["result"]
@@ -210,14 +214,30 @@ class AnkiDesktop:
 
     def wait_for(self, js: str, timeout: float = 30, what: str = "") -> Any:
         """Poll a JavaScript expression until it is truthy; its value."""
-        deadline = time.monotonic() + timeout
+        started = time.monotonic()
+        deadline = started + timeout
         while True:
             value = self.eval(js)
             if value:
+                if time.monotonic() - started > 2:
+                    took = time.monotonic() - started
+                    print(f"ankigen desktop: waited {took:.1f} s for {what or js}", file=sys.stderr)
                 return value
             if time.monotonic() > deadline:
                 raise AnkiDesktopError(f"timed out after {timeout:.0f} s waiting for {what or js}")
             time.sleep(0.1)
+
+    def settle(self, js: str, timeout: float = 15, what: str = "") -> Any:
+        """Poll a JavaScript expression until it gives the same value four times in a row
+        (layout after a resize, Anki's scroll to #answer); that value."""
+        deadline = time.monotonic() + timeout
+        seen: list[str] = []
+        while len(seen) < 4 or len(set(seen[-4:])) > 1:
+            if time.monotonic() > deadline:
+                raise AnkiDesktopError(f"{what or js} kept changing: {seen[-4:]}")
+            seen.append(json.dumps(self.eval(js)))
+            time.sleep(0.1)
+        return json.loads(seen[-1])
 
     def import_package(self, path: Path) -> dict[str, int]:
         result: dict[str, int] = self.call("import", path=str(path))
@@ -247,6 +267,7 @@ class AnkiDesktop:
 
     # real X input
     def xdotool(self, *args: str) -> None:
+        started = time.monotonic()
         done = subprocess.run(
             ["xdotool", *args],
             env={**os.environ, **self.env},
@@ -255,6 +276,9 @@ class AnkiDesktop:
             timeout=30,
             check=False,
         )
+        took = time.monotonic() - started
+        if took > 2:
+            print(f"ankigen desktop: xdotool {' '.join(args)} took {took:.1f} s", file=sys.stderr)
         if done.returncode != 0:
             raise AnkiDesktopError(f"xdotool {' '.join(args)}: {done.stderr.strip()}")
 
@@ -276,7 +300,9 @@ class AnkiDesktop:
     def move_to(self, selector: str) -> None:
         """Move the pointer over an element and wait until the page has seen it there."""
         x, y = self.screen_point(selector)
-        self.xdotool("mousemove", "--sync", str(x), str(y))
+        # a real motion event even when the pointer is already there (--sync would then wait
+        # 15 s for a move that never comes); the page's :hover state is the synchronization
+        self.xdotool("mousemove", str(x - 1), str(y), "mousemove", str(x), str(y))
         self.wait_for(
             f"document.querySelector({json.dumps(selector)}).matches(':hover')",
             timeout=10,
