@@ -79,6 +79,7 @@ def site(
                 choices=2,
                 explanation="Only the parameters are replicated.",
             ),
+            item("retired-mixed", answer=1, retired=True, question=MIXED_QUESTION),
         ],
     )
     write_bank(banks, "cards", "bn", items=[item("bengali", answer=[1, 2])])
@@ -375,6 +376,20 @@ def test_english_text_in_an_urdu_card_keeps_its_own_direction(client: Client) ->
         client.page.eval_on_selector(".ag-back .ag-status", "e => getComputedStyle(e).direction")
         == "rtl"
     )
+
+
+def test_a_retired_notice_does_not_set_its_questions_direction(client: Client) -> None:
+    client.load_front("retired-mixed")
+    layout = client.page.evaluate(
+        """() => { const q = document.querySelector('.ag-question');
+            const text = q.lastChild, range = document.createRange();
+            range.setStart(text, 0); range.setEnd(text, 1);
+            const first = range.getBoundingClientRect().x;
+            range.setStart(text, text.length - 1); range.setEnd(text, text.length);
+            return [!!q.querySelector('.ag-retired'), text.textContent,
+                    first < range.getBoundingClientRect().x]; }"""
+    )
+    assert layout == [True, MIXED_QUESTION, True]
 
 
 def test_urdu_text_in_an_english_card_keeps_its_own_direction(client: Client) -> None:
