@@ -344,11 +344,13 @@ MIXED_LAYOUT = """sel => {
     const style = getComputedStyle(e);
     const range = document.createRange();
     const text = e.firstChild;
-    range.setStart(text, 0); range.setEnd(text, 1);
-    const first = range.getBoundingClientRect().x;
+    // the last character (a question mark, a full stop) against the one before it: right of
+    // it when the text runs left to right, at the far end of the line when it does not
+    range.setStart(text, text.length - 2); range.setEnd(text, text.length - 1);
+    const before = range.getBoundingClientRect().x;
     range.setStart(text, text.length - 1); range.setEnd(text, text.length);
     const last = range.getBoundingClientRect().x;
-    return {direction: style.direction, align: style.textAlign, firstLeftOfLast: first < last,
+    return {direction: style.direction, align: style.textAlign, endsAfter: before < last,
             right: Math.round(e.getBoundingClientRect().right)};
 }"""
 
@@ -357,10 +359,10 @@ def test_english_text_in_an_urdu_card_keeps_its_own_direction(client: Client) ->
     client.load_front("mixed")
     question = client.page.evaluate(MIXED_LAYOUT, ".ag-question")
     # left to right, so the question mark ends the sentence; aligned as the deck reads
-    assert question["direction"] == "ltr" and question["firstLeftOfLast"]
+    assert question["direction"] == "ltr" and question["endsAfter"]
     assert question["align"] == "right"
     choice = client.page.evaluate(MIXED_LAYOUT, ".ag-front .ag-text")
-    assert choice["direction"] == "ltr" and choice["firstLeftOfLast"]
+    assert choice["direction"] == "ltr" and choice["endsAfter"]
     marker_x, text_x = client.page.eval_on_selector(
         ".ag-front button.ag-choice",
         "e => [e.querySelector('.ag-marker').getBoundingClientRect().x, e.querySelector('.ag-text').getBoundingClientRect().x]",
@@ -370,7 +372,7 @@ def test_english_text_in_an_urdu_card_keeps_its_own_direction(client: Client) ->
     client.load_back("mixed")
     for selector in (".ag-back .ag-question", ".ag-back .ag-text", ".ag-explanation-text"):
         block = client.page.evaluate(MIXED_LAYOUT, selector)
-        assert block["direction"] == "ltr" and block["firstLeftOfLast"], selector
+        assert block["direction"] == "ltr" and block["endsAfter"], selector
         assert block["align"] == "right", selector
     assert (
         client.page.eval_on_selector(".ag-back .ag-status", "e => getComputedStyle(e).direction")
@@ -383,11 +385,11 @@ def test_a_retired_notice_does_not_set_its_questions_direction(client: Client) -
     layout = client.page.evaluate(
         """() => { const q = document.querySelector('.ag-question');
             const text = q.lastChild, range = document.createRange();
-            range.setStart(text, 0); range.setEnd(text, 1);
-            const first = range.getBoundingClientRect().x;
+            range.setStart(text, text.length - 2); range.setEnd(text, text.length - 1);
+            const before = range.getBoundingClientRect().x;
             range.setStart(text, text.length - 1); range.setEnd(text, text.length);
             return [!!q.querySelector('.ag-retired'), text.textContent,
-                    first < range.getBoundingClientRect().x]; }"""
+                    before < range.getBoundingClientRect().x]; }"""
     )
     assert layout == [True, MIXED_QUESTION, True]
 
@@ -399,7 +401,7 @@ def test_urdu_text_in_an_english_card_keeps_its_own_direction(client: Client) ->
             card.setAttribute('lang', 'en'); card.setAttribute('dir', 'ltr'); }"""
     )
     question = client.page.evaluate(MIXED_LAYOUT, ".ag-question")
-    assert question["direction"] == "rtl" and not question["firstLeftOfLast"]
+    assert question["direction"] == "rtl" and not question["endsAfter"]
     assert question["align"] == "left"
 
 

@@ -287,11 +287,12 @@ def test_english_question_in_an_urdu_deck_reads_left_to_right(anki: AnkiDesktop)
     question = anki.eval(
         """(function () { var q = document.querySelector('.ag-front .ag-question');
             var s = getComputedStyle(q), t = q.firstChild, r = document.createRange();
+            r.setStart(t, t.length - 2); r.setEnd(t, t.length - 1); var before = r.getBoundingClientRect().x;
             r.setStart(t, t.length - 1); r.setEnd(t, t.length);
             var mark = r.getBoundingClientRect();
-            return [s.direction, s.textAlign, mark.x > q.getBoundingClientRect().x + q.getBoundingClientRect().width / 2]; })()"""
+            return [s.direction, s.textAlign, mark.x > before]; })()"""
     )
-    # the question mark ends the sentence at the right, the block aligned as Urdu reads
+    # the question mark follows the last word, the block aligned as Urdu reads
     assert question == ["ltr", "right", True]
     pick(anki, 1)
     show_answer(anki, "space")

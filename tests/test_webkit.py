@@ -172,9 +172,9 @@ def test_webkit_right_to_left_and_mixed_direction(webkit: WebKit, base: str) -> 
     question = webkit.eval(
         """(function () { var q = document.querySelector('.ag-question'), s = getComputedStyle(q);
             var t = q.firstChild, r = document.createRange();
+            r.setStart(t, t.length - 2); r.setEnd(t, t.length - 1); var before = r.getBoundingClientRect().x;
             r.setStart(t, t.length - 1); r.setEnd(t, t.length);
-            var box = q.getBoundingClientRect();
-            return [s.direction, s.textAlign, r.getBoundingClientRect().x > box.x + box.width / 2]; })()"""
+            return [s.direction, s.textAlign, r.getBoundingClientRect().x > before]; })()"""
     )
     assert question == ["ltr", "right", True]
 
