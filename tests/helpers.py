@@ -5,9 +5,20 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pytest
 import yaml
 from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
 from anki.notes import Note
+
+SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+def shared_path(relative: str) -> Path:
+    """A path in the developers' sibling ../shared folder; skips the test, saying why, without it."""
+    path = SHARED / relative
+    if not path.exists():
+        pytest.skip(f"needs {path}, which only developers have (../shared beside the repository)")
+    return path
 
 
 def item(item_id: str, answer: Any = 1, choices: int = 4, **extra: Any) -> dict[str, Any]:
@@ -55,11 +66,22 @@ class ImportLog:
 
 
 class AnkiCollection:
-    """A real Anki collection on disk, driven through the `anki` package."""
+    """A real Anki collection on disk, driven through the `anki` package.
+
+    The `anki` library keeps note types in a Python-side cache
+    (`ModelManager._cache`, a dict declared on the class and replaced per
+    instance) that the backend's package importer never invalidates: a note
+    type read before an import keeps its old CSS and templates afterwards.
+    Every read here therefore goes through a cache this collection owns and
+    empties after each import.
+    """
 
     def __init__(self, folder: Path) -> None:
         folder.mkdir(parents=True, exist_ok=True)
         self.col = Collection(str(folder / "collection.anki2"))
+        # never the class-level dict that every ModelManager would otherwise share
+        self.col.models._clear_cache()
+        assert self.col.models._cache is not type(self.col.models)._cache
 
     def close(self) -> None:
         self.col.close()
@@ -68,7 +90,17 @@ class AnkiCollection:
         request = ImportAnkiPackageRequest(
             package_path=str(path), options=ImportAnkiPackageOptions()
         )
-        return ImportLog(self.col.import_anki_package(request).log)
+        log = ImportLog(self.col.import_anki_package(request).log)
+        # the backend may have replaced note types this process had cached
+        self.col.models._clear_cache()
+        return log
+
+    def note_type(self, name: str) -> dict[str, Any]:
+        """The note type as this collection's database holds it now, not a cached copy."""
+        self.col.models._clear_cache()
+        model = self.col.models.by_name(name)
+        assert model is not None, f"no note type {name!r}"
+        return dict(model)
 
     def notes(self) -> list[Note]:
         return [self.col.get_note(nid) for nid in sorted(self.col.find_notes(""))]

@@ -226,6 +226,9 @@ def test_new_templates_update_the_note_type_without_conflicts(
     write_bank(project / "banks", items=[item("one")])
     build(runner, 1_700_000_000, monkeypatch)
     collection.import_package(project / "out" / "demo.en.apkg")
+    # read (and so cached by the anki library) before the update is imported
+    before = collection.col.models.by_name("ankigen multiple choice v1")
+    assert before is not None and "outline: 1px solid red" not in before["css"]
 
     original = notetype._read
 
@@ -249,5 +252,6 @@ def test_new_templates_update_the_note_type_without_conflicts(
     assert [m.name for m in models if m.name.startswith("ankigen")] == [
         "ankigen multiple choice v1"
     ]
-    model = collection.col.models.by_name("ankigen multiple choice v1")
-    assert model is not None and "outline: 1px solid red" in model["css"]
+    cached = collection.col.models.by_name("ankigen multiple choice v1")
+    assert cached is not None and "outline: 1px solid red" in cached["css"]
+    assert "outline: 1px solid red" in collection.note_type("ankigen multiple choice v1")["css"]

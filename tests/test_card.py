@@ -36,6 +36,8 @@ HERE = Path(__file__).parent
 ARTIFACTS = HERE / "artifacts"
 
 TRICKY = "Quotes \" and ' and </script> & <b>bold</b>: which?"
+# the shipped Urdu deck has questions the source left in English
+MIXED_QUESTION = "What memory limit remains in plain data parallelism?"
 
 
 class QuietHandler(http.server.SimpleHTTPRequestHandler):
@@ -63,7 +65,23 @@ def site(
             item("tricky", answer=1, question=TRICKY, choices=3),
         ],
     )
-    write_bank(banks, "cards", "ur", items=[item("rtl", answer=1, question="کون سا درست ہے؟")])
+    write_bank(
+        banks,
+        "cards",
+        "ur",
+        items=[
+            item("rtl", answer=1, question="کون سا درست ہے؟"),
+            item(
+                "mixed",
+                answer=1,
+                shuffle=False,
+                question=MIXED_QUESTION,
+                choices=2,
+                explanation="Only the parameters are replicated.",
+            ),
+            item("retired-mixed", answer=1, retired=True, question=MIXED_QUESTION),
+        ],
+    )
     write_bank(banks, "cards", "bn", items=[item("bengali", answer=[1, 2])])
     write_bank(banks, "cards", "ja", items=[item("japanese", answer=[1, 2])])
     runner = CliRunner()
@@ -319,6 +337,110 @@ def test_urdu_card_is_right_to_left_marker_included(client: Client) -> None:
     client.pick(1)
     client.load_back("rtl")
     assert client.page.inner_text(".ag-verdict").strip() == "✓ درست"
+
+
+MIXED_LAYOUT = """sel => {
+    const e = document.querySelector(sel);
+    const style = getComputedStyle(e);
+    const range = document.createRange();
+    const text = e.firstChild;
+    // the last character (a question mark, a full stop) against the one before it: right of
+    // it when the text runs left to right, at the far end of the line when it does not
+    range.setStart(text, text.length - 2); range.setEnd(text, text.length - 1);
+    const before = range.getBoundingClientRect().x;
+    range.setStart(text, text.length - 1); range.setEnd(text, text.length);
+    const last = range.getBoundingClientRect().x;
+    return {direction: style.direction, align: style.textAlign, endsAfter: before < last,
+            right: Math.round(e.getBoundingClientRect().right)};
+}"""
+
+
+def test_english_text_in_an_urdu_card_keeps_its_own_direction(client: Client) -> None:
+    client.load_front("mixed")
+    question = client.page.evaluate(MIXED_LAYOUT, ".ag-question")
+    # left to right, so the question mark ends the sentence; aligned as the deck reads
+    assert question["direction"] == "ltr" and question["endsAfter"]
+    assert question["align"] == "right"
+    choice = client.page.evaluate(MIXED_LAYOUT, ".ag-front .ag-text")
+    assert choice["direction"] == "ltr" and choice["endsAfter"]
+    marker_x, text_x = client.page.eval_on_selector(
+        ".ag-front button.ag-choice",
+        "e => [e.querySelector('.ag-marker').getBoundingClientRect().x, e.querySelector('.ag-text').getBoundingClientRect().x]",
+    )
+    assert marker_x > text_x  # the layout stays the deck's: marker on the right
+    client.pick(1)
+    client.load_back("mixed")
+    for selector in (".ag-back .ag-question", ".ag-back .ag-text", ".ag-explanation-text"):
+        block = client.page.evaluate(MIXED_LAYOUT, selector)
+        assert block["direction"] == "ltr" and block["endsAfter"], selector
+        assert block["align"] == "right", selector
+    assert (
+        client.page.eval_on_selector(".ag-back .ag-status", "e => getComputedStyle(e).direction")
+        == "rtl"
+    )
+
+
+def test_a_retired_notice_does_not_set_its_questions_direction(client: Client) -> None:
+    client.load_front("retired-mixed")
+    layout = client.page.evaluate(
+        """() => { const q = document.querySelector('.ag-question');
+            const text = q.lastChild, range = document.createRange();
+            range.setStart(text, text.length - 2); range.setEnd(text, text.length - 1);
+            const before = range.getBoundingClientRect().x;
+            range.setStart(text, text.length - 1); range.setEnd(text, text.length);
+            return [!!q.querySelector('.ag-retired'), text.textContent,
+                    before < range.getBoundingClientRect().x]; }"""
+    )
+    assert layout == [True, MIXED_QUESTION, True]
+
+
+def test_urdu_text_in_an_english_card_keeps_its_own_direction(client: Client) -> None:
+    client.load_front("rtl")  # the Urdu deck's card, its text put in an English card
+    client.page.evaluate(
+        """() => { const card = document.querySelector('.ag-card');
+            card.setAttribute('lang', 'en'); card.setAttribute('dir', 'ltr'); }"""
+    )
+    question = client.page.evaluate(MIXED_LAYOUT, ".ag-question")
+    assert question["direction"] == "rtl" and not question["endsAfter"]
+    assert question["align"] == "left"
+
+
+def test_without_javascript_each_choice_takes_its_own_direction(
+    browser: Any, site: tuple[str, dict[str, tuple[str, str]]]
+) -> None:
+    base, _ = site
+    context = browser.new_context(java_script_enabled=False)
+    page = context.new_page()
+    page.goto(f"{base}/back-mixed.html")
+    li = page.eval_on_selector(
+        ".ag-static li",
+        "e => [getComputedStyle(e).unicodeBidi, getComputedStyle(e).textAlign, getComputedStyle(e).direction]",
+    )
+    context.close()
+    assert li == ["plaintext", "right", "rtl"]
+
+
+def test_back_status_lines_stay_inside_their_choice(client: Client) -> None:
+    client.desktop()
+    client.show_question("multi")
+    client.pick(1, 2)
+    client.show_answer("multi")
+    overflow = client.page.eval_on_selector_all(
+        ".ag-back .ag-choice",
+        "els => els.map(e => e.scrollWidth - e.clientWidth)",
+    )
+    assert overflow and all(extra <= 0 for extra in overflow)
+    assert client.page.evaluate("document.documentElement.scrollWidth <= innerWidth")
+
+
+def test_anki_scrolls_to_the_top_of_the_back_not_past_the_question(client: Client) -> None:
+    """Anki desktop and AnkiDroid scroll #answer into view when the answer is shown."""
+    client.load_back("single")
+    first = client.page.evaluate(
+        "() => document.getElementById('answer') === document.querySelector('.ag-card.ag-back')"
+    )
+    assert first
+    assert client.page.locator("#answer").count() == 1
 
 
 def test_back_without_the_fronts_state_shows_no_verdict(client: Client) -> None:

@@ -14,7 +14,7 @@ from ankigen.formats.page import PageError, parse_page
 from tests.conftest import invoke
 
 ROOT = Path(__file__).parent
-SEEDS = sorted((ROOT.parent.parent / "shared" / "seeds").glob("*.txt"))
+SEEDS = sorted((ROOT / "data" / "seeds").glob("*.txt"))
 PAGES = ROOT / "pages"
 GOLDEN = ROOT / "golden" / "import"
 

@@ -16,7 +16,8 @@ from tests.conftest import invoke
 from tests.helpers import AnkiCollection
 
 REPO = Path(__file__).parent.parent
-SEEDS = REPO.parent / "shared" / "seeds"
+# the quiz pages the shipped banks were imported from, as copied from the web
+SEEDS = REPO / "tests" / "data" / "seeds"
 SEED_BANKS = {
     "000_b95ac5be61cb598b.txt": ("fsdp", "bn"),
     "001_d88ee34ff81b4731.txt": ("fsdp", "yo"),

@@ -126,6 +126,7 @@
       marker.setAttribute("aria-hidden", "true");
       var label = document.createElement("span");
       label.className = "ag-text";
+      label.dir = "auto";
       label.innerHTML = choice.html;
       button.appendChild(marker);
       button.appendChild(label);
@@ -226,6 +227,7 @@
     mark.textContent = choice.correct ? "\u2713" : (picked ? "\u2717" : "");
     var label = document.createElement("span");
     label.className = "ag-text";
+    label.dir = "auto";
     label.innerHTML = choice.html;
     var status = document.createElement("span");
     status.className = "ag-status";
