@@ -20,9 +20,14 @@ from ankigen.package import write_atomic
 Loaded = tuple[Bank | None, list[Diagnostic]]
 
 
+# Bumped whenever Bank or Item change, or what loading reports: an entry written by an
+# older loader (which may have refused a choice mapping, say) must not be reused.
+FORMAT = 2
+
+
 def entry_name(path: Path, data: bytes) -> str:
     digest = hashlib.sha256(data)
-    digest.update(f"\0{path}\0{__version__}".encode())
+    digest.update(f"\0{path}\0{__version__}\0{FORMAT}".encode())
     return digest.hexdigest()[:32] + ".json"
 
 
@@ -58,6 +63,7 @@ def _bank(data: dict[str, Any]) -> Bank:
             **{
                 **item,
                 "choices": tuple(item["choices"]),
+                "whys": tuple(item["whys"]),
                 "answer": tuple(item["answer"]),
                 "tags": tuple(item["tags"]),
             }

@@ -14,7 +14,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import lang
+from ankigen import lang, markup
 from ankigen.bank import Bank, Item, load_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
@@ -205,9 +205,11 @@ def untranslated_parts(bank: Bank, item: Item) -> tuple[str | None, list[str]]:
     for label, text in (
         ("question", item.question),
         *((f"choice {n}", c) for n, c in enumerate(item.choices, start=1)),
+        *((f"why {n}", w) for n, w in enumerate(item.whys, start=1) if w),
         ("explanation", item.explanation),
     ):
-        found = foreign_script(text, bank.language)
+        # code and formulas are not in any language
+        found = foreign_script(markup.prose(text), bank.language)
         if found:
             script = script or found
             parts.append(label)
@@ -237,8 +239,13 @@ def placeholders(bank: Bank) -> Iterable[Diagnostic]:
             (item.lines.get("question", item.line), f"item {item.id!r}: question", item.question)
         )
         texts.extend(
-            (item.lines.get("choices", item.line), f"item {item.id!r}: choice {n}", choice)
+            (item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: choice {n}", choice)
             for n, choice in enumerate(item.choices, start=1)
+        )
+        texts.extend(
+            (item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: why {n}", why)
+            for n, why in enumerate(item.whys, start=1)
+            if why
         )
         texts.append(
             (
@@ -248,7 +255,8 @@ def placeholders(bank: Bank) -> Iterable[Diagnostic]:
             )
         )
     for line, label, text in texts:
-        match = PLACEHOLDER.search(text)
+        # `{0}` and `%s` are fine in code, and `{2}` in \frac{1}{2}
+        match = PLACEHOLDER.search(markup.prose(text))
         if match:
             yield Diagnostic(
                 bank.path,
@@ -332,6 +340,22 @@ def parity(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
                         f"item {item_id!r}: answer {_answer(item.answer)} differs from "
                         f"{_answer(ref.answer)} in {reference.language!r}",
                     )
+                else:
+                    yield from _missing_whys(bank, item, ref, reference.language)
+
+
+def _missing_whys(bank: Bank, item: Item, ref: Item, ref_language: str) -> Iterable[Diagnostic]:
+    missing = [n for n in range(1, len(ref.choices) + 1) if ref.why(n) and not item.why(n)]
+    if missing:
+        numbers = ", ".join(map(str, missing))
+        yield Diagnostic(
+            bank.path,
+            item.lines.get(f"choice {missing[0]}", item.lines.get("choices", item.line)),
+            "warning",
+            f"item {item.id!r}: choice{'s' if len(missing) > 1 else ''} {numbers} "
+            f"{'have' if len(missing) > 1 else 'has'} no 'why'; in {ref_language!r} "
+            f"{'they have' if len(missing) > 1 else 'it has'} one",
+        )
 
 
 def _answer(answer: tuple[int, ...]) -> str:

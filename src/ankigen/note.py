@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from ankigen import ids
 from ankigen.bank import Bank, Item
-from ankigen.html import inline_html, plain_text
+from ankigen.html import plain_text
+from ankigen.markup import rich_html
 
 RETIRED_TAG = "ankigen::retired"
 
@@ -27,16 +28,32 @@ class NoteContent:
         return ids.content_hash(*self.fields, " ".join(self.tags))
 
 
-def choices_html(choices: Sequence[str], answer: tuple[int, ...]) -> str:
-    """The choices field; `choices` is already HTML."""
+def choices_html(choices: Sequence[str], answer: tuple[int, ...], whys: Sequence[str] = ()) -> str:
+    """The choices field; `choices` and `whys` are already HTML."""
     rows = "".join(
-        f'<li data-choice="{number}"{_CORRECT if number in answer else ""}>{choice}</li>'
+        f'<li data-choice="{number}"{_CORRECT if number in answer else ""}>{choice}'
+        f"{_why(whys, number)}</li>"
         for number, choice in enumerate(choices, start=1)
     )
     return f"<ol>{rows}</ol>"
 
 
+def _why(whys: Sequence[str], number: int) -> str:
+    # inside the choice's <li>: the frozen fields have no other place for it
+    why = whys[number - 1] if number <= len(whys) else ""
+    return f'<div class="ag-why">{why}</div>' if why else ""
+
+
 _CORRECT = ' data-correct="true"'
+
+
+def card_flags(item: Item) -> str:
+    """The `Shuffle` field: space-separated flags the card's script reads, `shuffle` and `recall`.
+
+    It held only "shuffle" or "" before `recall` existed; the fields are frozen, so the new
+    flag joins it and notes without `recall` keep exactly their old content.
+    """
+    return " ".join(flag for flag, on in (("shuffle", item.shuffle), ("recall", item.recall)) if on)
 
 
 def image_html(name: str, alt: str) -> str:
@@ -48,15 +65,15 @@ def image_html(name: str, alt: str) -> str:
 def note_content(bank: Bank, item: Item, images: Mapping[str, str] | None = None) -> NoteContent:
     """The note for an item; `images` maps "image"/"explanation_image" to media file names."""
     images = images or {}
-    choices = [inline_html(choice) for choice in item.choices]
+    choices = [rich_html(choice) for choice in item.choices]
     answer = "<br>".join(choices[number - 1] for number in item.answer)
     fields = (
-        inline_html(item.question),
-        choices_html(choices, item.answer),
+        rich_html(item.question),
+        choices_html(choices, item.answer, [rich_html(why) for why in item.whys]),
         answer,
-        inline_html(item.explanation),
+        rich_html(item.explanation),
         " ".join(str(number) for number in item.answer),
-        "shuffle" if item.shuffle else "",
+        card_flags(item),
         item.id,
         bank.language,
         bank.direction,
