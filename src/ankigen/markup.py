@@ -129,7 +129,7 @@ def _math_problems(text: str, first_line: int) -> Iterator[Problem]:
             if delimiter in _CLOSER:
                 open_at = (delimiter, line)
             else:
-                yield Problem(line, "error", f"math: {delimiter!r} closes nothing")
+                yield Problem(line, "error", f"math: {delimiter} closes nothing")
         elif delimiter == _CLOSER[open_at[0]]:
             open_at = None
         else:
@@ -137,15 +137,13 @@ def _math_problems(text: str, first_line: int) -> Iterator[Problem]:
             yield Problem(
                 line,
                 "error",
-                f"math: {delimiter!r} where {_CLOSER[opened]!r} should close the {opened!r} "
+                f"math: {delimiter} where {_CLOSER[opened]} should close the {opened} "
                 f"opened{_on_line(opened_line, line)}",
             )
             open_at = None
     if open_at is not None:
         opened, opened_line = open_at
-        yield Problem(
-            opened_line, "error", f"math: {opened!r} is never closed by {_CLOSER[opened]!r}"
-        )
+        yield Problem(opened_line, "error", f"math: {opened} is never closed by {_CLOSER[opened]}")
 
 
 def _on_line(opened: int, here: int) -> str:
