@@ -151,6 +151,13 @@ def test_recall_first_in_urdu_reveals_typeset_choices(anki: Any) -> None:
                     getComputedStyle(document.querySelector('.ag-question .ag-code')).direction]; })()"""
     )
     assert front == ["true", "اختیارات دکھائیں", True, "ltr"]
+    anki.move_to(".ag-reveal")
+    # the card's own look, not Anki's hovered button gradient and margins
+    look = anki.eval(
+        """(function () { var s = getComputedStyle(document.querySelector('.ag-reveal'));
+            return [s.marginTop, s.backgroundImage, s.borderTopStyle, s.boxShadow]; })()"""
+    )
+    assert look == ["0px", "none", "dashed", "none"]
     anki.click(".ag-reveal")
     shown = typeset(anki, ".ag-front button.ag-choice")
     assert all(c[1] == 1 for c in shown)
