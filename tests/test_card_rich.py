@@ -526,3 +526,33 @@ def test_recall_in_urdu(client: Client) -> None:
     assert client.verdict() == "correct:✓ درست"
     assert grade_hint(client) is None
     assert dict(back_whys(client))["1"] == "ہر رینک ایک عمل ہے۔"
+
+
+def test_the_preview_shows_whys_code_and_recall(
+    browser: Any, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    banks = tmp_path / "banks" / "rich"
+    banks.mkdir(parents=True)
+    (banks / "en.yaml").write_text(EN, encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    assert invoke(CliRunner(), "preview").exit_code == 0
+    page = browser.new_page(viewport={"width": 390, "height": 844})
+    errors: list[Any] = []
+    page.on("pageerror", lambda error: errors.append(error))
+    try:
+        page.goto((tmp_path / "out" / "preview" / "rich.en.html").as_uri())
+        recall = page.locator('.pv-card[data-item="recall"]')
+        assert not recall.locator(".ag-choices").is_visible()
+        recall.locator(".ag-reveal").click()
+        recall.locator('button.ag-choice[data-choice="2"]').click()
+        recall.locator(".pv-flip").click()
+        assert (
+            recall.locator(".ag-grade-hint").inner_text()
+            == "The honest grade for this one is Again."
+        )
+        assert recall.locator('.ag-choices [data-choice="2"] .ag-why').inner_text() == "It sums."
+        code = page.locator('.pv-card[data-item="code"]')
+        assert code.locator(".ag-question .ag-code span.nb").first.inner_text() == "print"
+    finally:
+        page.close()
+    assert errors == []
