@@ -43,7 +43,7 @@ def test_every_problem_is_reported_with_its_line(project: Path, runner: CliRunne
         "banks/bad.yaml:1: error: topic 'Bad Topic' is not a slug (a-z, 0-9 and '-')\n"
         "banks/bad.yaml:2: error: language 'english' is not a BCP 47 tag such as en or pt-BR\n"
         "banks/bad.yaml:5: error: item 'a': missing key 'explanation'\n"
-        "banks/bad.yaml:7: error: item 'a': choice 2 repeats the choice at line 7\n"
+        "banks/bad.yaml:7: error: item 'a': choice 2 repeats choice 1 at line 7\n"
         "banks/bad.yaml:8: error: item 'a': answer 3 is out of range; choices are numbered 1 to 2\n"
         "banks/bad.yaml:9: error: item 'a': unknown key 'explaination'; did you mean 'explanation'?\n"
         "banks/bad.yaml:11: error: item 'b': question is empty\n"
@@ -138,7 +138,7 @@ def test_no_traceback_from_the_real_command(project: Path) -> None:
     assert done.returncode == 1
     assert (
         done.stderr
-        == "banks/x.yaml:3: error: not UTF-8 text (byte 29): save it as UTF-8\n1 error; nothing was written\n"
+        == "banks/x.yaml:3: error: not UTF-8 text (byte 29); it looks like WINDOWS-1252: convert it with `iconv -f WINDOWS-1252 -t UTF-8 FILE > NEW`\n1 error; nothing was written\n"
     )
     assert "Traceback" not in done.stderr + done.stdout
 

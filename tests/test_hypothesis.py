@@ -8,7 +8,7 @@ import yaml
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ankigen import ids
+from ankigen import identity
 from ankigen.bank import parse_bank
 from ankigen.errors import Diagnostic
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
@@ -184,9 +184,9 @@ def test_text_without_tags_survives_as_text(text: str) -> None:
 def test_guids_depend_on_topic_language_and_id_only(
     a: tuple[str, str, str], b: tuple[str, str, str]
 ) -> None:
-    assert ids.note_guid(*a) == ids.note_guid(*a)
+    assert identity.note_guid(*a) == identity.note_guid(*a)
     if a != b:
-        assert ids.note_guid(*a) != ids.note_guid(*b)
+        assert identity.note_guid(*a) != identity.note_guid(*b)
 
 
 PLAIN_TYPES = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str"}
@@ -250,6 +250,127 @@ def test_scalar_types_match_pyyaml(text: str) -> None:
         assert kind == PLAIN_TYPES[type(expected)], (text, expected)
     else:  # dates and times: text to us, which is what the bank reads them as
         assert kind in ("str", "timestamp")
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda children: (
+        st.lists(children, max_size=4) | st.dictionaries(st.text(max_size=8), children, max_size=4)
+    ),
+    max_leaves=12,
+)
+BANK_KEYS = st.sampled_from(["bank", "diagnostics", "items", "choices", "answer", "question"])
+
+
+def _source(tmp: str) -> object:
+    import hashlib
+    from pathlib import Path
+
+    from ankigen.sources import Source
+
+    data = VALID_BANK.encode()
+    return Source(Path(tmp) / "x.yaml", data, hashlib.sha256(data).hexdigest())
+
+
+@SETTINGS
+@given(st.binary(max_size=600))
+def test_bank_cache_entries_of_random_bytes_are_refused(raw: bytes) -> None:
+    import contextlib
+
+    from ankigen.bankcache import BadEntry, load
+
+    # anything but BadEntry (a crash) fails the test; random bytes are never an entry
+    with contextlib.suppress(BadEntry):
+        load(_source("/nowhere"), raw)  # type: ignore[arg-type]
+        raise AssertionError("random bytes were taken for a cache entry")
+
+
+@SETTINGS
+@given(
+    st.dictionaries(BANK_KEYS, JSON, max_size=3)
+    | st.fixed_dictionaries({"bank": st.dictionaries(BANK_KEYS, JSON), "diagnostics": JSON}),
+)
+def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(payload: object) -> None:
+    """Even with a header that matches, only a payload of exactly the right shape is used."""
+    import hashlib
+    import json
+    import zlib
+
+    from ankigen import __version__
+    from ankigen.bank import Bank
+    from ankigen.bankcache import FORMAT, BadEntry, load
+
+    source = _source("/nowhere")
+    body = zlib.compress(json.dumps(payload).encode())
+    header = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,  # type: ignore[attr-defined]
+        "path": str(source.path),  # type: ignore[attr-defined]
+        "checksum": hashlib.sha256(body).hexdigest(),
+    }
+    try:
+        bank, problems = load(source, json.dumps(header).encode() + b"\n" + body)  # type: ignore[arg-type]
+    except BadEntry:
+        return
+    assert bank is None or isinstance(bank, Bank)
+    assert all(isinstance(p, Diagnostic) for p in problems)
+
+
+@SETTINGS
+@given(JSON)
+def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> None:
+    import json
+    import tempfile
+    from pathlib import Path
+
+    from ankigen.build import CACHE_NAME, BuildCache
+    from ankigen.identity import ISSUED_NAME, Issued
+
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp)
+        (out / CACHE_NAME).write_text(json.dumps({"version": "x", "last": content}))
+        (out / ISSUED_NAME).write_text(json.dumps({"version": 1, "notes": content, "blobs": []}))
+        cache = BuildCache(out)
+        assert cache.unchanged("fingerprint", out, out / "media") is None
+        assert cache.key_if_fresh(out / "x.apkg") is None
+        (out / CACHE_NAME).write_text(json.dumps(content))
+        BuildCache(out).unchanged("fingerprint", out, out / "media")
+        issued = Issued(out / ISSUED_NAME)
+        assert all(isinstance(s.mtime, int) for s in issued.notes.values())
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.binary(min_size=1, max_size=12).filter(lambda b: b"/" not in b and b"\x00" not in b),
+        min_size=1,
+        max_size=5,
+        unique=True,
+    )
+)
+def test_file_names_of_any_bytes_never_crash_discovery(names: list[bytes]) -> None:
+    import os
+    import tempfile
+    from pathlib import Path
+
+    from ankigen.sources import NoBanks, find_banks
+
+    with tempfile.TemporaryDirectory() as tmp:
+        for name in names:
+            if name in (b".", b".."):
+                continue
+            with open(os.path.join(os.fsencode(tmp), name + b".yaml"), "wb") as handle:
+                handle.write(b"x: 1\n")
+        try:
+            paths, problems = find_banks(Path(tmp))
+        except NoBanks:
+            assert all(name.startswith(b".") for name in names)  # hidden files are no banks
+            return
+        for problem in problems:
+            str(problem).encode("utf-8")  # every message can be printed
+        for path in paths:
+            str(path).encode("utf-8")
 
 
 RICH_PIECES = [

@@ -30,6 +30,7 @@ def test_json_report_on_stdout(project: Path, runner: CliRunner) -> None:
                 "unchanged": 0,
                 "removed": 1,
                 "retired": 0,
+                "restored": 0,
                 "written": True,
             }
         ]
@@ -185,7 +186,7 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     def no_parsing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a bank was parsed")
 
-    monkeypatch.setattr(ankigen.build, "checked_banks", no_parsing)
+    monkeypatch.setattr(ankigen.build, "check_sources", no_parsing)
     again = invoke(runner, "build")
     assert again.exit_code == 0
     assert again.stdout == (
@@ -212,14 +213,16 @@ def test_an_edit_replans_only_its_own_deck(
 
     planned: list[str] = []
     parsed: list[str] = []
-    real_plan, real_load = ankigen.build.plan_deck, ankigen.lint.load_bank
+    real_plan, real_parse = ankigen.build.plan_deck, ankigen.lint.parse_bank
     monkeypatch.setattr(
         ankigen.build,
         "plan_deck",
         lambda bank, *a: planned.append(bank.topic) or real_plan(bank, *a),
     )
     monkeypatch.setattr(
-        ankigen.lint, "load_bank", lambda path: parsed.append(path.parent.name) or real_load(path)
+        ankigen.lint,
+        "parse_bank",
+        lambda path, data: parsed.append(Path(path).parent.name) or real_parse(path, data),
     )
     write_bank(project / "banks", "one", items=[item("one", question="Edited?"), item("two", 2)])
     result = invoke(runner, "build")
@@ -244,13 +247,18 @@ def test_an_edit_replans_only_its_own_deck(
 
 
 def test_the_bank_cache_round_trips_every_shipped_bank() -> None:
+    import hashlib
+
     from ankigen.bank import load_bank
     from ankigen.bankcache import dump, load
+    from ankigen.sources import Source
 
     for path in sorted((Path(__file__).parent.parent / "banks").rglob("*.yaml")):
         bank, problems = load_bank(path)
         assert bank is not None
-        copy, copied_problems = load(dump((bank, problems)))
+        data = path.read_bytes()
+        source = Source(path, data, hashlib.sha256(data).hexdigest())
+        copy, copied_problems = load(source, dump(source, (bank, problems)))
         assert copy == bank and copied_problems == problems
         assert copy is not None and copy.lines == bank.lines
         assert [i.lines for i in copy.items] == [i.lines for i in bank.items]

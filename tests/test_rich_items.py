@@ -5,7 +5,7 @@ The card side of each is in tests/test_card_rich.py.
 
 from __future__ import annotations
 
-import json
+import hashlib
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -15,6 +15,7 @@ from ankigen.bankcache import dump, load
 from ankigen.markup import code_html, rich_html
 from ankigen.note import note_content
 from ankigen.render import card_sides
+from ankigen.sources import Source
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
 
@@ -131,11 +132,14 @@ def test_math_passes_through_untouched() -> None:
 
 
 def test_the_bank_cache_keeps_whys_and_recall() -> None:
-    loaded = parse_bank("rich.yaml", RICH.encode())
-    bank, _ = load(dump(loaded))
+    data = RICH.encode()
+    source = Source(Path("rich.yaml"), data, hashlib.sha256(data).hexdigest())
+    loaded = parse_bank("rich.yaml", data)
+    bank, _ = load(source, dump(source, loaded))
     assert bank == loaded[0]
     assert bank is not None and bank.items[0].whys[0] == "Every rank ends with the sum."
-    assert json.loads(dump(loaded))["bank"]["recall"] is True
+    assert bank.recall and [i.recall for i in bank.items] == [False, True, True]
+    assert bank.items[0].lines["choice 3"] == 13
 
 
 MATH_AND_CODE_PROBLEMS = r"""topic: bad
@@ -272,3 +276,9 @@ def test_rendering_of_rich_items_matches_ankis_own_renderer(
     assert r"\(2\frac{n-1}{n}S\)" in rendered and r"\[2\frac{n-1}{n}S\]" in rendered
     assert '<span class="nb">print</span>' in rendered
     assert '<div class="ag-why">Every rank ends with the sum.</div>' in rendered
+
+
+def test_anki_markup_in_code_is_code() -> None:
+    html = rich_html("```\nplay('[sound:ring.mp3]')  # and [latex]x[/latex]\n```")
+    assert "[sound:" not in html and "&#91;sound:ring.mp3]" in html
+    assert "[latex]" not in html

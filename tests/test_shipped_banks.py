@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.bank import Bank
-from ankigen.build import find_banks
+from ankigen.build import find_bank_paths
 from ankigen.lint import check_paths
 from ankigen.quiztext import parse_page
 from tests.conftest import invoke
@@ -29,7 +29,7 @@ PLACEHOLDER_FIX = ("_AIU_PROTECTED_11__", "ti Google")
 
 
 def shipped() -> dict[tuple[str, str], Bank]:
-    checked = check_paths(find_banks(REPO / "banks"))
+    checked = check_paths(find_bank_paths(REPO / "banks"))
     assert checked.errors == 0
     return {(b.topic, b.language): b for b in checked.banks}
 

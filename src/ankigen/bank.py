@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import difflib
 import re
-from collections.abc import Iterator, Sequence
+import unicodedata
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -16,6 +17,7 @@ import yaml
 
 from ankigen import lang, markup, yamltree
 from ankigen.errors import Diagnostic, Severity
+from ankigen.html import INVISIBLE, visible_text
 from ankigen.yamltree import YamlProblem, compose_file, line_of
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
@@ -61,6 +63,8 @@ class Item:
     """Path of an image shown in the explanation, relative to the media folder."""
     explanation_image_alt: str = ""
     """What the explanation image shows, for screen readers."""
+    formerly: tuple[str, ...] = ()
+    """Older ids of this item, oldest first: its note keeps the GUID of the oldest."""
     line: int = 0
     """Line of the item in the bank file."""
     lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
@@ -102,6 +106,10 @@ class Bank:
     """Optional: where the questions come from."""
     license: str = ""
     """Optional: the licence of the bank's content."""
+    formerly_topics: tuple[str, ...] = ()
+    """Older topics of this bank (`formerly: {topic: ...}`), oldest first."""
+    formerly_languages: tuple[str, ...] = ()
+    """Older language tags of this bank (`formerly: {language: ...}`), oldest first."""
     lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
     """Line of each top-level key."""
     recall: bool = False
@@ -120,6 +128,11 @@ class Bank:
         """The deck's identity within a build: `topic.language`."""
         return f"{self.topic}.{self.language}"
 
+    @property
+    def live_items(self) -> tuple[Item, ...]:
+        """The items that are not retired."""
+        return tuple(item for item in self.items if not item.retired)
+
 
 BANK_KEYS = [
     "topic",
@@ -132,6 +145,7 @@ BANK_KEYS = [
     "shuffle",
     "source",
     "license",
+    "formerly",
     "items",
     "recall",
 ]
@@ -149,6 +163,7 @@ ITEM_KEYS = [
     "image_alt",
     "explanation_image",
     "explanation_image_alt",
+    "formerly",
     "recall",
 ]
 REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")
@@ -206,6 +221,15 @@ class _Reader:
         value = "" if _is_null(node) else str(node.value).strip()
         if required and not value:
             self.report(node, f"{what} is empty")
+            return None
+        if (
+            required
+            and ("<" in value or not value.isprintable() or not any(map(str.isalnum, value)))
+            and not visible_text(value)
+        ):
+            self.report(
+                node, f"{what} is visually empty (only tags, spaces or invisible characters)"
+            )
             return None
         if len(value) > limit:
             self.report(node, f"{what} is {len(value)} characters long; the limit is {limit}")
@@ -315,6 +339,7 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
                 keys["language"], f"language {language!r} is not a BCP 47 tag such as en or pt-BR"
             )
             language = None
+    formerly = _read_bank_formerly(r, keys["formerly"]) if "formerly" in keys else ((), ())
     bank_tags = r.tag_list(keys["tags"], "tags") if "tags" in keys else ()
     shuffle = r.boolean(keys["shuffle"], "shuffle") if "shuffle" in keys else True
     recall = r.boolean(keys["recall"], "recall") if "recall" in keys else False
@@ -326,7 +351,7 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
         items = list(
             _read_items(r, keys["items"], shuffle if shuffle is not None else True, bool(recall))
         )
-    if topic is None or language is None or values.get("title") is None:
+    if topic is None or language is None or values.get("title") is None or formerly is None:
         return None
     return Bank(
         path=r.path,
@@ -341,6 +366,8 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
         shuffle=shuffle if shuffle is not None else True,
         source=str(values.get("source") or ""),
         license=str(values.get("license") or ""),
+        formerly_topics=formerly[0] if formerly else (),
+        formerly_languages=formerly[1] if formerly else (),
         lines={key: r.key_line(node) for key, node in keys.items()},
         recall=bool(recall),
     )
@@ -424,13 +451,20 @@ def _read_item(
     )
     retired = r.boolean(keys["retired"], f"{what}: retired") if "retired" in keys else False
     recall = r.boolean(keys["recall"], f"{what}: recall") if "recall" in keys else default_recall
+    formerly = (
+        _read_names(r, keys["formerly"], f"{what}: formerly", _check_slug)
+        if "formerly" in keys
+        else ()
+    )
     media = {
         key: r.text(keys[key], f"{what}: {key}", required=False) if key in keys else ""
         for key in ("image", "image_alt", "explanation_image", "explanation_image_alt")
     }
     if None in media.values():
         return None
-    if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired, recall):
+    if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired, formerly):
+        return None
+    if recall is None:
         return None
     assert item_id and question and explanation and choices and answer is not None
     return Item(
@@ -446,11 +480,79 @@ def _read_item(
         image_alt=media["image_alt"] or "",
         explanation_image=media["explanation_image"] or "",
         explanation_image_alt=media["explanation_image_alt"] or "",
+        formerly=formerly or (),
         line=line_of(node),
         lines={key: r.key_line(value) for key, value in keys.items()} | choice_lines,
         whys=tuple(whys) if any(whys) else (),
         recall=bool(recall),
     )
+
+
+def lookalike_key(text: str) -> str:
+    """Text as a reader sees it: Unicode-normalized (Anki stores NFC), invisible
+    characters dropped, runs of white space made one space."""
+    normal = unicodedata.normalize("NFC", text)
+    return " ".join("".join(ch for ch in normal if ch not in INVISIBLE).split())
+
+
+def _check_slug(value: str) -> str | None:
+    if not SLUG.fullmatch(value) or len(value) > MAX_ID:
+        return f"{value!r} is not a slug (a-z, 0-9 and '-')"
+    return None
+
+
+def _check_tag(value: str) -> str | None:
+    if not lang.is_valid_tag(value):
+        return f"{value!r} is not a BCP 47 tag such as en or pt-BR"
+    return None
+
+
+def _read_names(
+    r: _Reader, node: yaml.Node, what: str, check: Callable[[str], str | None]
+) -> tuple[str, ...] | None:
+    """One name or a list of names, each checked; older names, oldest first."""
+    nodes = node.value if isinstance(node, yaml.SequenceNode) else [node]
+    names: list[str] = []
+    ok = True
+    for name_node in nodes:
+        name = r.text(name_node, what)
+        problem = check(name) if name is not None else "empty"
+        if name is None or problem:
+            if name is not None:
+                r.report(name_node, f"{what}: {problem}")
+            ok = False
+            continue
+        if name in names:
+            r.report(name_node, f"{what}: {name!r} is listed twice")
+            ok = False
+            continue
+        names.append(name)
+    if not names and ok:
+        r.report(node, f"{what} is empty")
+        return None
+    return tuple(names) if ok else None
+
+
+def _read_bank_formerly(
+    r: _Reader, node: yaml.Node
+) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
+    keys = r.mapping(node, ["topic", "language"], "formerly")
+    if keys is None:
+        return None
+    if not keys:
+        r.report(node, "formerly: name the older topic and/or language")
+        return None
+    topics = (
+        _read_names(r, keys["topic"], "formerly: topic", _check_slug) if "topic" in keys else ()
+    )
+    languages = (
+        _read_names(r, keys["language"], "formerly: language", _check_tag)
+        if "language" in keys
+        else ()
+    )
+    if topics is None or languages is None:
+        return None
+    return topics, tuple(lang.canonical_tag(tag) for tag in languages)
 
 
 CHOICE_KEYS = ["text", "why"]
@@ -487,7 +589,7 @@ def _read_choices(
     whys = [] if whys is None else whys
     choices: list[str] = []
     ok = True
-    first_line: dict[str, int] = {}
+    first: dict[str, tuple[int, int, str]] = {}
     for number, item_node in enumerate(node.value, start=1):
         choice, choice_node = _read_choice(r, item_node, f"{what}: choice {number}", whys)
         if lines is not None:
@@ -495,13 +597,17 @@ def _read_choices(
         if choice is None:
             ok = False
             continue
-        if choice in first_line:
+        key = lookalike_key(choice)
+        if key in first:
+            other, line, text = first[key]
+            how = "repeats" if text == choice else "looks the same as"
             r.report(
                 choice_node,
-                f"{what}: choice {number} repeats the choice at line {first_line[choice]}",
+                f"{what}: choice {number} {how} choice {other} at line {line}"
+                + ("" if text == choice else f" ({choice!r} and {text!r})"),
             )
             ok = False
-        first_line.setdefault(choice, line_of(choice_node))
+        first.setdefault(key, (number, line_of(choice_node), choice))
         choices.append(choice)
     count = len(node.value)
     if count < MIN_CHOICES or count > MAX_CHOICES:
@@ -525,7 +631,15 @@ def _read_answer(
         if not (isinstance(number_node, yaml.ScalarNode) and _scalar_type(number_node) == _INT):
             r.report(number_node, f"{what}: answer must be a choice number or a list of them")
             return None
-        number = _parse_int(str(number_node.value))
+        spelled = str(number_node.value)
+        if not _PLAIN_NUMBER.fullmatch(spelled):
+            r.report(
+                number_node,
+                f"{what}: answer {spelled!r} must be written as a plain number such as 2 "
+                "(YAML reads a leading zero as octal, 0x as hexadecimal)",
+            )
+            return None
+        number = _parse_int(spelled)
         if number is None:
             r.report(number_node, f"{what}: answer must be a choice number or a list of them")
             return None
@@ -552,6 +666,9 @@ def _text_line(node: yaml.Node, value: str, offset: int) -> int:
         raw = str(node.value)
         line += 1 + raw.count("\n", 0, len(raw) - len(raw.lstrip()))
     return line + offset
+
+
+_PLAIN_NUMBER = re.compile(r"[1-9][0-9]*|0")
 
 
 def _parse_int(text: str) -> int | None:

@@ -1,7 +1,10 @@
 """Checked banks kept between builds, so an edit to one bank re-reads only that bank.
 
-Each entry is JSON (never pickle: an output folder may come from elsewhere),
-named by the hash of the bank file's bytes, its path and ankigen's version.
+Each entry is compressed JSON (never pickle: an output folder may come from elsewhere),
+named by the hash of the bank file's bytes, its path and ankigen's version, and
+holding that hash again. An entry is used only when it is exactly what this
+version wrote for exactly those bytes and has exactly the expected shape;
+anything else is ignored, and the bank is parsed again.
 """
 
 from __future__ import annotations
@@ -9,6 +12,9 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import json
+import types
+import typing
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -16,26 +22,30 @@ from ankigen import __version__
 from ankigen.bank import Bank, Item
 from ankigen.errors import Diagnostic
 from ankigen.package import write_atomic
+from ankigen.sources import Source
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
+# 4: items gained `whys` and `recall`, banks `recall`
+FORMAT = 4
+# the fastest level: the cache must cost less to read than the bank costs to parse,
+# and stay well under the size of the banks it caches
+COMPRESSION = 1
 
 
-# Bumped whenever Bank or Item change, or what loading reports: an entry written by an
-# older loader (which may have refused a choice mapping, say) must not be reused.
-FORMAT = 2
-
-
-def entry_name(path: Path, data: bytes) -> str:
-    digest = hashlib.sha256(data)
-    digest.update(f"\0{path}\0{__version__}\0{FORMAT}".encode())
+def entry_name(source: Source) -> str:
+    digest = hashlib.sha256(source.digest.encode())
+    digest.update(f"\0{source.path}\0{__version__}\0{FORMAT}".encode())
     return digest.hexdigest()[:32] + ".json"
 
 
-_ITEM_FIELDS = [f.name for f in dataclasses.fields(Item)]
-_BANK_FIELDS = [f.name for f in dataclasses.fields(Bank) if f.name != "items"]
+_ITEM_FIELDS = {f.name: f for f in dataclasses.fields(Item)}
+_BANK_FIELDS = {f.name: f for f in dataclasses.fields(Bank) if f.name != "items"}
+_ITEM_TYPES = typing.get_type_hints(Item)
+_BANK_TYPES = typing.get_type_hints(Bank)
 
 
-def dump(loaded: Loaded) -> bytes:
+def dump(source: Source, loaded: Loaded) -> bytes:
+    """A header line (what the entry is for, and a checksum of the rest), then the payload."""
     bank, diagnostics = loaded
     data: dict[str, Any] | None = None
     if bank is not None:
@@ -44,33 +54,108 @@ def dump(loaded: Loaded) -> bytes:
         data["items"] = [
             {name: getattr(item, name) for name in _ITEM_FIELDS} for item in bank.items
         ]
-    return json.dumps(
-        {"bank": data, "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics]},
-        ensure_ascii=False,
-    ).encode()
-
-
-def load(raw: bytes) -> Loaded:
-    data = json.loads(raw)
-    bank = _bank(data["bank"]) if data["bank"] is not None else None
-    diagnostics = [Diagnostic(str(p), int(n), s, str(m)) for p, n, s, m in data["diagnostics"]]
-    return bank, diagnostics
-
-
-def _bank(data: dict[str, Any]) -> Bank:
-    items = tuple(
-        Item(
-            **{
-                **item,
-                "choices": tuple(item["choices"]),
-                "whys": tuple(item["whys"]),
-                "answer": tuple(item["answer"]),
-                "tags": tuple(item["tags"]),
-            }
-        )
-        for item in data["items"]
+    payload = zlib.compress(
+        json.dumps(
+            {"bank": data, "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics]},
+            ensure_ascii=False,
+        ).encode(),
+        COMPRESSION,
     )
-    return Bank(**{**data, "items": items, "tags": tuple(data["tags"])})
+    header = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,
+        "path": str(source.path),
+        "checksum": hashlib.sha256(payload).hexdigest(),
+    }
+    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
+
+
+class BadEntry(Exception):
+    """A cache entry that is not exactly what this version writes."""
+
+
+def _check(value: Any, kind: Any) -> Any:
+    """`value` if it has the type `kind` (as annotated on Bank and Item), else BadEntry."""
+    origin = typing.get_origin(kind)
+    if kind is str or kind is int or kind is bool:
+        if type(value) is not kind:
+            raise BadEntry(kind)
+        return value
+    if origin is tuple:
+        if not isinstance(value, list):
+            raise BadEntry(kind)
+        (element, _) = typing.get_args(kind)
+        return tuple(_check(v, element) for v in value)
+    if origin is dict:
+        key_type, value_type = typing.get_args(kind)
+        if not isinstance(value, dict):
+            raise BadEntry(kind)
+        return {_check(k, key_type): _check(v, value_type) for k, v in value.items()}
+    if origin in (types.UnionType, typing.Union):
+        raise BadEntry(kind)  # no optional fields are cached
+    raise BadEntry(kind)
+
+
+def _record(data: Any, types_: dict[str, Any], skip: str = "") -> dict[str, Any]:
+    if not isinstance(data, dict):
+        raise BadEntry("not a mapping")
+    expected = set(types_) - {skip}
+    if set(data) - {skip} != expected:
+        raise BadEntry("wrong fields")
+    return {name: _check(data[name], types_[name]) for name in expected}
+
+
+def load(source: Source, raw: bytes) -> Loaded:
+    """The cached result for exactly these bytes; BadEntry for anything else."""
+    head, _, payload = raw.partition(b"\n")
+    try:
+        header = json.loads(head)
+    except ValueError:
+        raise BadEntry("not JSON") from None
+    expected = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,
+        "path": str(source.path),
+        "checksum": hashlib.sha256(payload).hexdigest(),
+    }
+    if header != expected:
+        raise BadEntry("for other bytes, another version, or changed since written")
+    try:
+        data = json.loads(zlib.decompress(payload))
+    except (ValueError, zlib.error):
+        raise BadEntry("not JSON") from None
+    if not isinstance(data, dict) or set(data) != {"bank", "diagnostics"}:
+        raise BadEntry("wrong shape")
+    bank = _bank(data["bank"]) if data["bank"] is not None else None
+    diagnostics = data["diagnostics"]
+    if not isinstance(diagnostics, list):
+        raise BadEntry("diagnostics")
+    found = []
+    for entry in diagnostics:
+        if (
+            not isinstance(entry, list)
+            or len(entry) != 4
+            or type(entry[0]) is not str
+            or type(entry[1]) is not int
+            or entry[2] not in ("error", "warning")
+            or type(entry[3]) is not str
+        ):
+            raise BadEntry("diagnostic")
+        found.append(Diagnostic(entry[0], entry[1], entry[2], entry[3]))
+    if bank is not None and bank.path != str(source.path):
+        raise BadEntry("path")
+    return bank, found
+
+
+def _bank(data: Any) -> Bank:
+    fields = _record(data, {**_BANK_TYPES, "items": None}, skip="items")
+    items_data = data["items"]
+    if not isinstance(items_data, list):
+        raise BadEntry("items")
+    items = tuple(Item(**_record(item, _ITEM_TYPES)) for item in items_data)
+    return Bank(**fields, items=items)
 
 
 class BankCache:
@@ -80,24 +165,20 @@ class BankCache:
         self.folder = folder
         self.used: set[str] = set()
         self.pending: dict[str, bytes] = {}
-        self.names: dict[str, str] = {}
-        """Bank path -> its entry's name, which identifies the bank file's content."""
 
-    def get(self, path: Path) -> Loaded | None:
+    def get(self, source: Source) -> Loaded | None:
+        name = entry_name(source)
         try:
-            name = self.names[str(path)] = entry_name(path, path.read_bytes())
-            loaded = load((self.folder / name).read_bytes())
-        except (OSError, ValueError, KeyError, TypeError):
+            loaded = load(source, (self.folder / name).read_bytes())
+        except (OSError, BadEntry, RecursionError):
             return None
         self.used.add(name)
         return loaded
 
-    def put(self, path: Path, loaded: Loaded) -> None:
-        """Keep a freshly checked bank; its file was hashed already by `get`."""
-        name = self.names.get(str(path))
-        if name is None:
-            return
-        self.pending[name] = dump(loaded)
+    def put(self, source: Source, loaded: Loaded) -> None:
+        """Keep a freshly checked bank, under the hash of the bytes it was parsed from."""
+        name = entry_name(source)
+        self.pending[name] = dump(source, loaded)
         self.used.add(name)
 
     def save(self) -> None:

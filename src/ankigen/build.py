@@ -1,50 +1,58 @@
 """Build: every bank checked first, then one package per bank, then the lock file.
 
-Decks whose inputs did not change since the last build into the same folder
-are not rebuilt or rewritten. What changed for learners (new, changed,
-unchanged, removed and retired notes, renamed decks, new templates) is
-reported, with what to do about it.
+Each bank file is read once; everything is decided from those bytes. Decks
+whose inputs did not change since the last build into the same folder are not
+rebuilt or rewritten. Identity and time (GUIDs, renames, modification times)
+are `identity`'s decisions; this module only asks. Packages, the lock and the
+record of issued times are committed together, after all were written.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
-import os
-import time
 from collections.abc import Callable, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ankigen import __version__, ids, notetype
+from ankigen import __version__, identity, ids, notetype
 from ankigen.bank import Bank
 from ankigen.bankcache import BankCache
 from ankigen.deckinfo import deck_description
-from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks
+from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.html import plain_text
-from ankigen.lint import Checked, check_paths
-from ankigen.lock import LOCK_NAME, DeckLock, Lock, Stamp, read_lock, restamp
-from ankigen.media import Prepared, Settings, image_refs, prepare
+from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
+from ankigen.lint import Checked, check_sources
+from ankigen.lock import LOCK_NAME, DeckLock, Lock, parse_lock, read_lock_bytes
+from ankigen.media import Prepared, Settings, image_refs, prepare, unchanged_images
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
     PackageDeck,
     PackageNote,
     apkg_bytes,
     check_file_name,
+    commit_files,
     exclusive,
     remove_stale_temporaries,
     write_atomic,
 )
 from ankigen.parallel import parallel_map, worker_pool
+from ankigen.sources import NoBanks, Source, find_banks, read_sources, shown_path
+
+__all__ = ["NoBanks", "build", "find_bank_paths"]
 
 CACHE_NAME = ".ankigen-cache.json"
 IMAGE_CACHE = ".ankigen-images"
 BANK_CACHE = ".ankigen-banks"
 
 
-class NoBanks(AnkigenError):
-    """The banks folder holds no bank files."""
+def find_bank_paths(banks_dir: Path) -> list[Path]:
+    """Bank files for lint, status and preview; unusable paths are errors."""
+    paths, problems = find_banks(banks_dir)
+    if problems:
+        raise InvalidBanks(problems)
+    return paths
 
 
 @dataclass(frozen=True)
@@ -61,6 +69,8 @@ class DeckReport:
     removed: int
     retired: int
     written: bool
+    restored: int = 0
+    """Notes whose text went back to an earlier version: they get a newer time too."""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -73,6 +83,7 @@ class DeckReport:
             "unchanged": self.unchanged,
             "removed": self.removed,
             "retired": self.retired,
+            "restored": self.restored,
             "written": self.written,
         }
 
@@ -84,37 +95,17 @@ class BuildResult:
     """Problems in the banks that do not stop the build."""
     changes: tuple[Diagnostic, ...] = field(default=())
     """What this build changes for people who already study the decks, with remedies."""
+    pruned: tuple[str, ...] = ()
+    """Lock entries of decks without a bank, forgotten on request (`--prune`)."""
 
 
-def find_banks(banks_dir: Path) -> list[Path]:
-    if not banks_dir.is_dir():
-        raise NoBanks(f"{banks_dir}: no such folder of banks")
-    paths = sorted(p for p in banks_dir.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file())
-    if not paths:
-        raise NoBanks(f"{banks_dir}: no bank files (*.yaml) found")
-    return paths
-
-
-def checked_banks(
-    banks_dir: Path,
-    bank_paths: Sequence[Path] | None = None,
-    pool: Executor | None = None,
-    cache: BankCache | None = None,
-) -> Checked:
-    """Every bank and its warnings, or InvalidBanks with all the errors."""
-    paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
-    checked = check_paths(paths, pool=pool, cache=cache)
-    if checked.errors:
-        raise InvalidBanks(checked.diagnostics)
+def checked_banks(banks_dir: Path) -> Checked:
+    """Every bank and its warnings, or InvalidBanks with all the errors (for preview)."""
+    sources, problems = read_sources(banks_dir)
+    checked = check_sources(sources)
+    if checked.errors or problems:
+        raise InvalidBanks([*checked.diagnostics, *problems])
     return checked
-
-
-def now_seconds() -> int:
-    """The build time; SOURCE_DATE_EPOCH pins it for reproducible pipelines."""
-    pinned = os.environ.get("SOURCE_DATE_EPOCH")
-    if pinned and pinned.isdigit():
-        return int(pinned)
-    return int(time.time())
 
 
 def package_name(bank: Bank) -> str:
@@ -127,7 +118,7 @@ class DeckPlan:
     package: PackageDeck
     lock: DeckLock
     report: DeckReport
-    removed_ids: tuple[str, ...]
+    warnings: tuple[Diagnostic, ...]
     key: str
     """Hash of everything that goes into the package."""
     media: tuple[tuple[str, bytes], ...] = ()
@@ -135,47 +126,54 @@ class DeckPlan:
 
 def plan_deck(
     bank: Bank,
-    previous: DeckLock | None,
+    ident: DeckIdentity,
     notetype_mtime: int,
     now: int,
     images: Prepared | None = None,
+    bank_path: str = "",
 ) -> DeckPlan:
-    """The package content for one bank, its new lock entry and its change counts."""
+    """The package content for one bank, its new lock entry and its change counts.
+
+    `bank_path` is the bank file relative to the banks folder, kept in the lock so a
+    deck whose bank disappears can be named."""
+    previous = ident.previous
     deck_lock = DeckLock(
-        name=plain_text(bank.deck_name), created=previous.created if previous else now
+        name=plain_text(bank.deck_name),
+        created=previous.created if previous else now,
+        path=bank_path,
     )
-    old_items = previous.items if previous else {}
-    contents: list[NoteContent] = [
-        note_content(bank, item, images.names(bank, item.id) if images else None)
-        for item in bank.items
-    ]
+    contents: dict[str, NoteContent] = {}
     notes: list[PackageNote] = []
-    new = changed = unchanged = 0
-    for content in contents:
-        before = old_items.get(content.item_id)
-        stamp: Stamp = restamp(before, content.hash, now)
-        deck_lock.items[content.item_id] = stamp
-        if before is None:
+    new = changed = unchanged = restored = 0
+    for item in bank.items:
+        item_ident = ident.items[item.id]
+        content = note_content(
+            bank, item, images.names(bank, item.id) if images else None, item_ident.guid
+        )
+        contents[item.id] = content
+        stamp = restamp(item_ident.previous, item_ident.issued, content.hash, now)
+        deck_lock.items[item.id] = stamp
+        deck_lock.guids[item.id] = item_ident.guid
+        if item_ident.previous is None:
             new += 1
-        elif before.hash != stamp.hash:
-            changed += 1
-        else:
+        elif stamp == item_ident.previous:
             unchanged += 1
+        else:
+            changed += 1
+            restored += item_ident.previous.hash == content.hash
         notes.append(PackageNote(content.guid, content.fields, content.tags, stamp.mtime))
-    removed = tuple(sorted(set(old_items) - set(deck_lock.items)))
+    oldest = identity.oldest_key(
+        bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+    )
     package = PackageDeck(
-        deck_id=ids.deck_id(bank.topic, bank.language),
+        deck_id=identity.deck_id(*oldest),
         name=deck_lock.name,
-        description=deck_description(bank, contents),
+        description=deck_description(bank, list(contents.values())),
         notes=tuple(notes),
         first_note_id=deck_lock.created * 1000,
         notetype_mtime=notetype_mtime,
     )
-    key = ids.content_hash(
-        __version__,
-        notetype.schema_hash(),
-        repr(package),
-    )
+    key = ids.content_hash(__version__, notetype.schema_hash(), repr(package))
     report = DeckReport(
         topic=bank.topic,
         language=bank.language,
@@ -184,41 +182,92 @@ def plan_deck(
         new=new,
         changed=changed,
         unchanged=unchanged,
-        removed=len(removed),
+        removed=len(ident.removed),
         retired=sum(item.retired for item in bank.items),
         written=True,
+        restored=restored,
     )
     media = tuple(images.for_bank(bank)) if images else ()
-    return DeckPlan(bank, package, deck_lock, report, removed, key, media)
+    warnings = tuple(_deck_warnings(bank, ident, deck_lock, contents, restored))
+    return DeckPlan(bank, package, deck_lock, report, warnings, key, media)
 
 
-def _change_warnings(plan: DeckPlan, previous: DeckLock | None) -> list[Diagnostic]:
-    bank = plan.bank
+def relative_bank_path(bank: Bank, banks_dir: Path) -> str:
+    path = Path(bank.path)
+    return (path.relative_to(banks_dir) if path.is_relative_to(banks_dir) else path).as_posix()
+
+
+def _deck_warnings(
+    bank: Bank,
+    ident: DeckIdentity,
+    deck_lock: DeckLock,
+    contents: dict[str, NoteContent],
+    restored: int,
+) -> list[Diagnostic]:
+    previous = ident.previous
+    items_line = bank.lines.get("items", 1)
     found = []
-    if plan.removed_ids:
-        shown = ", ".join(plan.removed_ids[:5]) + (" ..." if len(plan.removed_ids) > 5 else "")
+    renamed = identity.renamed_items(contents, ident)
+    for old_id, new_id in renamed:
+        item = next(i for i in bank.items if i.id == new_id)
         found.append(
             Diagnostic(
                 bank.path,
-                bank.lines.get("items", 1),
+                item.lines.get("id", item.line),
                 "warning",
-                f"{len(plan.removed_ids)} item(s) removed since the last build ({shown}): "
+                f"item {new_id!r} has the content of the removed item {old_id!r}: if it was "
+                f"renamed, add `formerly: [{old_id}]` to it so learners keep their note and "
+                "review history; as it is, they get a new card and keep the old one",
+            )
+        )
+    for a, b in identity.swapped_items(contents, ident):
+        item = next(i for i in bank.items if i.id == a)
+        found.append(
+            Diagnostic(
+                bank.path,
+                item.lines.get("id", item.line),
+                "warning",
+                f"items {a!r} and {b!r} swapped their content: review history follows the id, "
+                f"so learners' history of each question would move to the other; swap the ids "
+                "back (a `formerly:` cannot name a live id)",
+            )
+        )
+    removed = [r for r in ident.removed if r not in {old for old, _ in renamed}]
+    if removed:
+        shown = ", ".join(removed[:5]) + (" ..." if len(removed) > 5 else "")
+        found.append(
+            Diagnostic(
+                bank.path,
+                items_line,
+                "warning",
+                f"{len(removed)} item(s) removed since the last build ({shown}): "
                 "Anki never deletes notes on re-import, so learners keep them; put the item "
                 "back with `retired: true` so they can find it (tag ankigen::retired) "
                 "and delete it",
             )
         )
-    if previous is not None and previous.name != plan.lock.name:
+    if previous is not None and previous.name != deck_lock.name:
         line = bank.lines.get("deck", bank.lines.get("title", 1))
         found.append(
             Diagnostic(
                 bank.path,
                 line,
                 "warning",
-                f"the deck is renamed from {previous.name!r} to {plan.lock.name!r}: people who "
+                f"the deck is renamed from {previous.name!r} to {deck_lock.name!r}: people who "
                 f"imported it keep their cards in {previous.name!r} and get only new cards in the "
                 f"new deck; set `deck: {json.dumps(previous.name, ensure_ascii=False)}` "
                 "to keep the old name",
+            )
+        )
+    if restored:
+        found.append(
+            Diagnostic(
+                bank.path,
+                items_line,
+                "warning",
+                f"{restored} note(s) went back to an earlier text (a revert?): a later text was "
+                "already issued, so they get a newer modification time and learners who "
+                "imported the later text receive the earlier one again",
             )
         )
     return found
@@ -228,8 +277,9 @@ class BuildCache:
     """What the last builds into an output folder produced from which inputs (not committed).
 
     Per package: the hash of its inputs and the file's size and time, so an
-    unchanged deck is not rewritten. For the whole build: a fingerprint of
-    every input file, so a build with nothing changed skips all the work.
+    unchanged deck is not rewritten. For the whole build: a fingerprint of the
+    bytes every input had when it was read, so a build with nothing changed
+    skips all the work. Anything of the wrong shape is ignored.
     """
 
     def __init__(self, out_dir: Path) -> None:
@@ -240,8 +290,14 @@ class BuildCache:
             loaded = {}
         if not isinstance(loaded, dict) or loaded.get("version") != __version__:
             loaded = {}
-        self.packages: dict[str, dict[str, object]] = loaded.get("packages", {})
-        self.last: dict[str, object] = loaded.get("last", {})
+        packages = loaded.get("packages")
+        self.packages: dict[str, dict[str, object]] = {
+            name: entry
+            for name, entry in (packages.items() if isinstance(packages, dict) else ())
+            if isinstance(name, str) and isinstance(entry, dict)
+        }
+        last = loaded.get("last")
+        self.last: dict[str, object] = last if isinstance(last, dict) else {}
 
     def fresh(self, path: Path) -> bool:
         """Whether the file is still the one this cache recorded."""
@@ -251,14 +307,15 @@ class BuildCache:
         except OSError:
             return False
         return (
-            isinstance(entry, dict)
+            entry is not None
             and entry.get("size") == stat.st_size
             and entry.get("mtime_ns") == stat.st_mtime_ns
+            and entry.get("inode") == stat.st_ino
         )
 
     def key_if_fresh(self, path: Path) -> str | None:
         entry = self.packages.get(path.name)
-        if isinstance(entry, dict) and self.fresh(path):
+        if entry is not None and self.fresh(path):
             key = entry.get("key")
             return key if isinstance(key, str) else None
         return None
@@ -270,47 +327,66 @@ class BuildCache:
             "reuse": reuse,
             "size": stat.st_size,
             "mtime_ns": stat.st_mtime_ns,
+            "inode": stat.st_ino,
         }
 
     def reusable(self, path: Path, reuse: str) -> bool:
         """Whether the package in place was built from inputs with this reuse key."""
         entry = self.packages.get(path.name)
-        return isinstance(entry, dict) and entry.get("reuse") == reuse and self.fresh(path)
+        return entry is not None and entry.get("reuse") == reuse and self.fresh(path)
 
-    def remember(self, fingerprint: str, result: BuildResult) -> None:
+    def remember(
+        self,
+        fingerprint: str,
+        result: BuildResult,
+        images: Prepared,
+        standing: Sequence[Diagnostic],
+    ) -> None:
+        """`standing`: changes that hold until someone acts (a deck without a bank)."""
         self.last = {
             "inputs": fingerprint,
             "decks": [d.as_json() for d in result.decks],
             "warnings": [[d.path, d.line, d.severity, d.message] for d in result.warnings],
+            "standing": [[d.path, d.line, d.severity, d.message] for d in standing],
+            "images": [source.as_json() for source in images.sources],
         }
 
-    def unchanged(self, fingerprint: str, out_dir: Path) -> BuildResult | None:
+    def unchanged(self, fingerprint: str, out_dir: Path, media_dir: Path) -> BuildResult | None:
         """The last build's result, if its inputs are the same and its packages intact."""
         if self.last.get("inputs") != fingerprint:
             return None
         try:
             decks = tuple(
                 DeckReport(
-                    **{
-                        **d,
-                        "new": 0,
-                        "changed": 0,
-                        "removed": 0,
-                        "unchanged": d["notes"],
-                        "written": False,
-                    }
+                    topic=str(d["topic"]),
+                    language=str(d["language"]),
+                    path=str(d["path"]),
+                    notes=int(d["notes"]),
+                    new=0,
+                    changed=0,
+                    unchanged=int(d["notes"]),
+                    removed=0,
+                    retired=int(d["retired"]),
+                    written=False,
                 )
                 for d in self.last["decks"]  # type: ignore[attr-defined]
             )
-            warnings = tuple(
-                Diagnostic(str(p), int(line), "warning", str(m))
-                for p, line, _, m in self.last["warnings"]  # type: ignore[attr-defined]
+            warnings, standing = (
+                tuple(
+                    Diagnostic(str(p), int(line), "warning", str(m))
+                    for p, line, _, m in self.last[key]  # type: ignore[attr-defined]
+                )
+                for key in ("warnings", "standing")
             )
-        except (KeyError, TypeError, ValueError):
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        if any(Path(d.path).name != d.path or not d.path.endswith(".apkg") for d in decks):
             return None
         if not all(self.fresh(out_dir / d.path) for d in decks):
             return None
-        return BuildResult(decks, warnings)
+        if not unchanged_images(self.last.get("images"), media_dir):
+            return None
+        return BuildResult(decks, warnings, standing)
 
     def to_bytes(self) -> bytes:
         data = {"version": __version__, "packages": self.packages, "last": self.last}
@@ -318,16 +394,24 @@ class BuildCache:
 
 
 def reuse_key(
-    source: str | None, previous: DeckLock | None, notetype_stamp: Stamp, images: Prepared
+    source: Source | None,
+    ident: DeckIdentity,
+    issued: Issued,
+    notetype_stamp: Stamp,
+    images: Prepared,
+    previous: DeckLock | None,
 ) -> str | None:
     """What a deck's plan is a function of, when its bank is known by content: the bank
-    file (its cache entry), its lock entry, the note type's stamp, its images."""
+    file's bytes, its lock entry, what was issued for its notes, the note type's stamp
+    and its images."""
     if source is None or previous is None:
         return None
+    evidence = sorted((i.guid, repr(issued.newest(i.guid))) for i in ident.items.values())
     return ids.content_hash(
         __version__,
-        source,
+        source.digest,
         previous.canonical(),
+        repr(evidence),
         repr(notetype_stamp),
         repr(sorted((key, p.name) for key, p in images.images.items())),
     )
@@ -349,21 +433,21 @@ def unchanged_report(bank: Bank) -> DeckReport:
 
 
 def inputs_fingerprint(
-    bank_paths: Sequence[Path], lock_path: Path, media_dir: Path, settings: Settings
+    sources: Sequence[Source],
+    lock_bytes: bytes | None,
+    media_dir: Path,
+    settings: Settings,
+    prune: bool,
 ) -> str:
-    """A hash of everything a build reads: banks, lock, media files, settings, version."""
+    """A hash of what a build reads, from the bytes read: banks, lock, settings, version.
+    The images the banks name are checked separately (`unchanged_images`)."""
     digest = hashlib.sha256()
-    digest.update(f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0".encode())
-    for path in [*sorted(bank_paths), lock_path]:
-        digest.update(str(path).encode() + b"\0")
-        try:
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-        except OSError:
-            digest.update(b"missing")
-    if media_dir.is_dir():
-        for path in sorted(media_dir.rglob("*")):
-            stat = path.stat()
-            digest.update(f"{path}\0{stat.st_size}\0{stat.st_mtime_ns}\0".encode())
+    digest.update(
+        f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0{media_dir}\0{prune}\0".encode()
+    )
+    for source in sorted(sources, key=lambda s: str(s.path)):
+        digest.update(f"{source.path}\0{source.digest}\0".encode())
+    digest.update(hashlib.sha256(lock_bytes).digest() if lock_bytes is not None else b"no lock")
     return digest.hexdigest()
 
 
@@ -375,17 +459,18 @@ class DeckJob:
     """Everything one deck's build needs, so it can run in another process."""
 
     bank: Bank
-    previous: DeckLock | None
+    ident: DeckIdentity
     notetype_mtime: int
     now: int
     images: Prepared
     cached_key: str | None
     """The input hash of the package already in place, if it is intact."""
+    bank_path: str
 
 
 def run_deck_job(job: DeckJob) -> tuple[DeckPlan, bytes | None]:
     """Plan one deck, and make its package unless the one in place has the same inputs."""
-    plan = plan_deck(job.bank, job.previous, job.notetype_mtime, job.now, job.images)
+    plan = plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
     if plan.key == job.cached_key:
         return plan, None
     return plan, apkg_bytes(plan.package, plan.media)
@@ -402,70 +487,100 @@ def build(
     progress: Progress | None = None,
     media_dir: Path | None = None,
     image_settings: Settings | None = None,
+    prune: bool = False,
 ) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
-    paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
+    now = identity.build_time()
     media_dir = media_dir or default_media_dir(banks_dir)
     image_settings = image_settings or Settings()
     lock_path = banks_dir / LOCK_NAME
+    sources, problems = read_sources(banks_dir, bank_paths)
+    if problems:
+        raise InvalidBanks(problems)
+    lock_bytes = read_lock_bytes(lock_path)
+    fingerprint = inputs_fingerprint(sources, lock_bytes, media_dir, image_settings, prune)
     if (out_dir / CACHE_NAME).is_file():
         with exclusive(out_dir):
-            fingerprint = inputs_fingerprint(paths, lock_path, media_dir, image_settings)
-            unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
+            unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir, media_dir)
         if unchanged is not None:
             return unchanged
+    old_lock, lock_problems = parse_lock(shown_path(lock_path), lock_bytes)
     bank_cache = BankCache(out_dir / BANK_CACHE)
-    size = sum(path.stat().st_size for path in paths)
-    with worker_pool(size, len(paths)) as pool:
-        checked = checked_banks(banks_dir, paths, pool, bank_cache)
+    size = sum(len(source.data) for source in sources)
+    with worker_pool(size, len(sources)) as pool:
+        checked = check_sources(sources, pool=pool, cache=bank_cache)
+        if checked.errors or lock_problems:
+            raise InvalidBanks([*checked.diagnostics, *lock_problems])
         for bank in checked.banks:
             check_file_name(package_name(bank))
         with exclusive(out_dir):
             result = _build_locked(
-                banks_dir,
-                out_dir,
-                paths,
+                _Inputs(banks_dir, out_dir, lock_path, lock_bytes, old_lock, sources, fingerprint),
                 checked,
                 progress,
                 media_dir,
                 image_settings,
                 pool,
-                bank_cache.names,
+                now,
+                prune,
             )
             bank_cache.save()
             return result
 
 
+@dataclass(frozen=True)
+class _Inputs:
+    banks_dir: Path
+    out_dir: Path
+    lock_path: Path
+    lock_bytes: bytes | None
+    lock: Lock
+    sources: Sequence[Source]
+    fingerprint: str
+
+
 def _build_locked(
-    banks_dir: Path,
-    out_dir: Path,
-    paths: Sequence[Path],
+    inputs: _Inputs,
     checked: Checked,
     progress: Progress | None,
     media_dir: Path,
     image_settings: Settings,
     pool: Executor | None,
-    bank_sources: dict[str, str],
+    now: int,
+    prune: bool,
 ) -> BuildResult:
     """The build proper, with the output folder to ourselves."""
+    out_dir, lock_path, old_lock = inputs.out_dir, inputs.lock_path, inputs.lock
     banks = checked.banks
     warnings = [d for d in checked.diagnostics if d.severity == "warning"]
-    remove_stale_temporaries(out_dir)
-    remove_stale_temporaries(out_dir / IMAGE_CACHE)
+    for folder in (out_dir, out_dir / IMAGE_CACHE, lock_path.parent):
+        remove_stale_temporaries(folder)
     images = prepare(image_refs(banks), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE)
     if images.diagnostics:
         raise InvalidBanks(checked.diagnostics + images.diagnostics)
 
-    lock_path = banks_dir / LOCK_NAME
-    old_lock = read_lock(lock_path)
-    now = now_seconds()
+    issued = Issued(out_dir / identity.ISSUED_NAME)
+    issued.read_git_history(lock_path)
+    decks = identity.resolve(banks, old_lock, issued)
+    clashes = identity.duplicate_guids(decks)
+    if clashes:
+        raise InvalidBanks(
+            Diagnostic(
+                shown_path(lock_path),
+                0,
+                "error",
+                f"{first} and {second} resolve to one note (GUID {guid}): check their "
+                "`formerly:` names",
+            )
+            for guid, first, second in clashes
+        )
     schema = notetype.schema_hash()
-    nt_stamp = restamp(old_lock.notetype, schema, now)
+    nt_stamp = restamp(old_lock.notetype, None, schema, now)
     changes: list[Diagnostic] = []
     if old_lock.notetype is not None and old_lock.notetype.hash != schema:
         changes.append(
             Diagnostic(
-                str(lock_path),
+                shown_path(lock_path),
                 2,
                 "warning",
                 "the card templates changed since the last build: importing the new packages "
@@ -473,53 +588,156 @@ def _build_locked(
                 "learner made to its templates or styling",
             )
         )
+    orphan_keys = identity.orphans(decks, old_lock)
+    standing = _orphan_warnings(banks, decks, old_lock, orphan_keys, inputs, prune)
+    changes.extend(standing)
+
     new_lock = Lock(notetype=nt_stamp)
+    for key in orphan_keys:
+        if not prune:
+            new_lock.decks[key] = old_lock.decks[key]  # kept: restoring the bank keeps history
     cache = BuildCache(out_dir)
+    source_of = {str(source.path): source for source in inputs.sources}
     reports: dict[str, DeckReport] = {}
     subsets: dict[str, Prepared] = {}
     jobs = []
     for bank in sorted(banks, key=lambda b: b.key):
-        previous = old_lock.decks.get(bank.key)
+        ident = decks[bank.key]
         path = out_dir / package_name(bank)
         bank_images = subsets[bank.key] = images.subset(bank)
-        reuse = reuse_key(bank_sources.get(bank.path), previous, nt_stamp, bank_images)
-        if reuse is not None and previous is not None and cache.reusable(path, reuse):
-            # the same bank file and lock entry as the package in place: nothing to redo
+        previous = ident.previous
+        reuse = reuse_key(source_of.get(bank.path), ident, issued, nt_stamp, bank_images, previous)
+        if (
+            reuse is not None
+            and previous is not None
+            and ident.previous_key == bank.key
+            and cache.reusable(path, reuse)
+        ):
+            # the same bank bytes, lock entry and evidence as the package in place
             new_lock.decks[bank.key] = previous
             reports[bank.key] = unchanged_report(bank)
             continue
         jobs.append(
             DeckJob(
                 bank=bank,
-                previous=previous,
+                ident=ident,
                 notetype_mtime=nt_stamp.mtime,
                 now=now,
                 images=bank_images,
                 cached_key=cache.key_if_fresh(path),
+                bank_path=relative_bank_path(bank, inputs.banks_dir),
             )
         )
+    writes: list[tuple[Path, bytes]] = []
+    recorded: list[tuple[Path, str, DeckPlan]] = []
     for done, (plan, data) in enumerate(parallel_map(run_deck_job, jobs, pool), start=1):
         new_lock.decks[plan.bank.key] = plan.lock
-        changes.extend(_change_warnings(plan, old_lock.decks.get(plan.bank.key)))
+        changes.extend(plan.warnings)
         path = out_dir / plan.report.path
         if data is None:
             reports[plan.bank.key] = replace(plan.report, written=False)
         else:
-            write_atomic(path, data)
+            writes.append((path, data))
             reports[plan.bank.key] = plan.report
-        # next time the previous lock entry is this build's
-        source = bank_sources.get(plan.bank.path)
-        reuse = reuse_key(source, plan.lock, nt_stamp, subsets[plan.bank.key])
-        cache.record(path, plan.key, reuse)
+        recorded.append((path, plan.key, plan))
         if progress:
             progress(done, len(jobs))
-    ordered_reports = [reports[key] for key in sorted(reports)]
+    for deck in new_lock.decks.values():
+        for item_id, stamp in deck.items.items():
+            issued.note(deck.guids[item_id], stamp)
+
+    # packages of decks renamed with `formerly:` or pruned are superseded
+    removals = [
+        out_dir / f"{key}.apkg"
+        for key in {d.previous_key for d in decks.values() if d.previous_key} | set(orphan_keys)
+        if key not in decks
+        and (prune or key not in orphan_keys)
+        and f"{key}.apkg" in cache.packages
+    ]
     lock_bytes = new_lock.to_bytes()
-    if not lock_path.exists() or lock_path.read_bytes() != lock_bytes:
-        write_atomic(lock_path, lock_bytes)
-    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)))
-    cache.remember(inputs_fingerprint(paths, lock_path, media_dir, image_settings), result)
-    cache_bytes = cache.to_bytes()
-    if not cache.path.exists() or cache.path.read_bytes() != cache_bytes:
-        write_atomic(cache.path, cache_bytes)
+    # the evidence first, the lock last: a stop in between only makes times newer
+    commit_files(
+        [
+            (issued.path, issued.to_bytes()),
+            *writes,
+            *([(lock_path, lock_bytes)] if inputs.lock_bytes != lock_bytes else []),
+        ],
+        removals,
+    )
+    for path in removals:
+        cache.packages.pop(path.name, None)
+    for path, key, plan in recorded:
+        reuse = reuse_key(
+            source_of.get(plan.bank.path),
+            decks[plan.bank.key],
+            issued,
+            nt_stamp,
+            subsets[plan.bank.key],
+            plan.lock,
+        )
+        cache.record(path, key, reuse)
+    ordered_reports = [reports[key] for key in sorted(reports)]
+    pruned = tuple(orphan_keys) if prune else ()
+    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
+    # the inputs as they were read: a bank saved during this build makes the next one real
+    after = inputs_fingerprint(inputs.sources, lock_bytes, media_dir, image_settings, prune)
+    cache.remember(after, result, images, standing)
+    write_atomic(cache.path, cache.to_bytes())
     return result
+
+
+def _orphan_warnings(
+    banks: Sequence[Bank],
+    decks: dict[str, DeckIdentity],
+    lock: Lock,
+    orphan_keys: Sequence[str],
+    inputs: _Inputs,
+    prune: bool,
+) -> list[Diagnostic]:
+    """Decks in the lock with no bank: kept and named, and matched to renamed banks."""
+    found = []
+    lines = _lock_lines(inputs.lock_bytes or b"")
+    lock_path = inputs.lock_path
+    for key in orphan_keys:
+        entry = lock.decks[key]
+        where = entry.path or "?"
+        remedy = (
+            "it is forgotten (--prune)"
+            if prune
+            else "its entry stays in the lock so that restoring the bank keeps learners' "
+            "history; if the deck is gone for good, run `ankigen build --prune`"
+        )
+        found.append(
+            Diagnostic(
+                shown_path(lock_path),
+                lines.get(key, 0),
+                "warning",
+                f"deck {key!r} ({entry.name!r}) has no bank any more; it was last built from "
+                f"{where}: {remedy}",
+            )
+        )
+    for bank, key, shared in identity.renamed_decks(banks, decks, lock, orphan_keys):
+        old = identity.split_deck_key(key)
+        line = identity.formerly_line((old[0], old[1]), (bank.topic, bank.language))
+        found.append(
+            Diagnostic(
+                bank.path,
+                bank.lines.get("topic", 1),
+                "warning",
+                f"this new deck {bank.key!r} shares {shared} of the {len(lock.decks[key].items)} "
+                f"item ids of the deck {key!r}, whose bank is gone: if it was renamed, add "
+                f"`{line}` to this bank so learners keep their notes and review history; "
+                "as it is, they get a second copy of every note",
+            )
+        )
+    return found
+
+
+def _lock_lines(lock_bytes: bytes) -> dict[str, int]:
+    text = lock_bytes.decode("utf-8", "replace")
+    lines: dict[str, int] = {}
+    for number, line in enumerate(text.splitlines(), start=1):
+        stripped = line.strip()
+        if stripped.startswith('"') and stripped.endswith(": {"):
+            lines.setdefault(stripped[1 : stripped.index('"', 1)], number)
+    return lines

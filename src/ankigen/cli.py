@@ -51,7 +51,14 @@ def cli() -> None:
     show_default=True,
     help="Longest side of images in the packages, in pixels.",
 )
-def build(banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int) -> None:
+@click.option(
+    "--prune",
+    is_flag=True,
+    help="Forget the lock entries (and packages) of decks whose bank is gone.",
+)
+def build(
+    banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int, prune: bool
+) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
     import json
 
@@ -64,8 +71,11 @@ def build(banks: Path, out: Path, as_json: bool, media: Path | None, max_image_s
         progress=_terminal_progress(),
         media_dir=media,
         image_settings=Settings(max_side=max_image_size),
+        prune=prune,
     )
     _warning_summary(len(result.warnings))
+    for key in result.pruned:
+        click.echo(f"pruned deck {key!r} from the lock", err=True)
     for change in result.changes:
         click.echo(str(change), err=True)
     if as_json:
@@ -112,14 +122,17 @@ def _terminal_progress() -> Callable[[int, int], None] | None:
 @MEDIA_OPTION
 def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Report every problem in every bank, one line each."""
-    from ankigen.build import default_media_dir, find_banks
+    from ankigen.build import default_media_dir
     from ankigen.lint import check_paths
+    from ankigen.sources import find_banks
 
-    paths = find_banks(banks)
+    paths, unusable = find_banks(banks)
     checked = check_paths(paths, media or default_media_dir(banks))
-    for diagnostic in checked.diagnostics:
+    diagnostics = sorted([*checked.diagnostics, *unusable])
+    for diagnostic in diagnostics:
         click.echo(str(diagnostic))
-    errors, warnings = checked.errors, checked.warnings
+    errors = checked.errors + len(unusable)
+    warnings = checked.warnings
     click.echo(
         f"{errors} error{'s' if errors != 1 else ''}, "
         f"{warnings} warning{'s' if warnings != 1 else ''} in {len(paths)} "
@@ -159,11 +172,11 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
 @BANKS_ARGUMENT
 def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
-    from ankigen.build import find_banks
+    from ankigen.build import find_bank_paths
     from ankigen.lint import check_paths
     from ankigen.status import coverage, table
 
-    click.echo(table(coverage(check_paths(find_banks(banks)))), nl=False)
+    click.echo(table(coverage(check_paths(find_bank_paths(banks)))), nl=False)
 
 
 @cli.command("import")

@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from ankigen import ids, l10n
 from ankigen.bank import Bank
 from ankigen.html import inline_html
-from ankigen.note import NoteContent
+from ankigen.note import RETIRED_TAG, NoteContent
 
 
 def content_version(contents: Sequence[NoteContent]) -> str:
@@ -27,10 +27,15 @@ def deck_description(bank: Bank, contents: Sequence[NoteContent]) -> str:
         rows.append(f"<p>{inline_html(bank.description)}</p>")
     if bank.level:
         rows.append(f"<p>{word('level')}: {inline_html(bank.level)}</p>")
+    retired = sum(item.retired for item in bank.items)
     rows.append(
-        f"<p>{word('items')}: {len(contents)} · "
+        f"<p>{word('items')}: {len(bank.items) - retired} · "
         f"{word('language')}: {html.escape(l10n.language_name(bank.language))}</p>"
     )
+    if retired:
+        rows.append(
+            f'<p>{word("retired_items")}: {retired} (<code dir="ltr">tag:{RETIRED_TAG}</code>)</p>'
+        )
     if bank.source:
         rows.append(f"<p>{word('source')}: {inline_html(bank.source)}</p>")
     if bank.license:

@@ -21,7 +21,9 @@ class Diagnostic:
     message: str
 
     def __str__(self) -> str:
-        return f"{self.path}:{self.line}: {self.severity}: {self.message}"
+        # line 0: a problem with the file itself (its name, its type), not a line in it
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return f"{where}: {self.severity}: {self.message}"
 
 
 class AnkigenError(click.ClickException):

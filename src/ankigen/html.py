@@ -29,8 +29,23 @@ def _restore_tag(match: re.Match[str]) -> str:
     return f"<{closing}{name}>"
 
 
+# Anki reads its own markup in field text: [sound:x] plays a file from the
+# learner's media folder, [latex], [$] and [$$] make LaTeX images, [anki:tts]
+# speaks. In author text they are text: the bracket becomes an entity, which
+# Anki's patterns do not match and every browser shows as "[".
+_ANKI_MARKUP = re.compile(r"\[(?=/?(?:sound:|latex\]|\$\$?\]|anki:))", re.IGNORECASE)
+
+
+def anki_markup_as_text(markup: str) -> str:
+    return _ANKI_MARKUP.sub("&#91;", markup) if "[" in markup else markup
+
+
 def inline_html(text: str) -> str:
     """Sanitized HTML for one piece of author text; newlines become <br>."""
+    return anki_markup_as_text(_inline_html(text))
+
+
+def _inline_html(text: str) -> str:
     escaped = html.escape(text, quote=True)
     # only the allowed tags, exactly as spelled, come back to life
     restored = _ESCAPED_TAG.sub(_restore_tag, escaped) if "&lt;" in escaped else escaped
@@ -55,3 +70,13 @@ def plain_text(text: str) -> str:
     if "<" not in rendered:
         return html.unescape(rendered)
     return html.unescape(nh3.clean(rendered, tags=set(), attributes=_NO_ATTRIBUTES))
+
+
+# Characters that take no space: a text made of these and tags is visually empty.
+INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+
+
+def visible_text(text: str) -> str:
+    """What a reader sees of author text: tags, invisible characters and spacing dropped."""
+    shown = plain_text(text)
+    return "".join(ch for ch in shown if ch not in INVISIBLE and not ch.isspace())

@@ -199,18 +199,129 @@ def css() -> str:
 
 
 # Headings of the generated deck description (Python-side, so plain strings).
-DECK_KEYS = ("level", "items", "language", "source", "license", "version")
+DECK_KEYS = (
+    "level",
+    "items",
+    "language",
+    "source",
+    "license",
+    "version",
+    "retired_items",
+    "retired",
+)
+# `retired` is the notice on a retired card; {search} is replaced by the search
+# that finds such cards, which is the same in every language.
 DECK_WORDS: dict[str, tuple[str, ...]] = {
-    "en": ("Level", "Questions", "Language", "Source", "Licence", "Version"),
-    "bn": ("স্তর", "প্রশ্ন", "ভাষা", "উৎস", "লাইসেন্স", "সংস্করণ"),
-    "yo": ("Ìpele", "Àwọn ìbéèrè", "Èdè", "Orísun", "Ìwé àṣẹ", "Ẹ̀dà"),
-    "hi": ("स्तर", "प्रश्न", "भाषा", "स्रोत", "लाइसेंस", "संस्करण"),
-    "ur": ("سطح", "سوالات", "زبان", "ماخذ", "لائسنس", "ورژن"),
-    "wo": ("Niveau", "Laaj yi", "Làkk", "Fi mu jóge", "Lisaans", "Sumb"),
-    "de": ("Niveau", "Fragen", "Sprache", "Quelle", "Lizenz", "Version"),
-    "es": ("Nivel", "Preguntas", "Idioma", "Fuente", "Licencia", "Versión"),
-    "fr": ("Niveau", "Questions", "Langue", "Source", "Licence", "Version"),
-    "ar": ("المستوى", "الأسئلة", "اللغة", "المصدر", "الترخيص", "الإصدار"),
+    "en": (
+        "Level",
+        "Questions",
+        "Language",
+        "Source",
+        "Licence",
+        "Version",
+        "Retired questions, not counted above",
+        "Retired question: it is no longer part of this deck. To remove it, search the "
+        "browser for {search}, then suspend or delete those cards.",
+    ),
+    "bn": (
+        "স্তর",
+        "প্রশ্ন",
+        "ভাষা",
+        "উৎস",
+        "লাইসেন্স",
+        "সংস্করণ",
+        "অবসরপ্রাপ্ত প্রশ্ন, উপরের গণনায় নেই",
+        "অবসরপ্রাপ্ত প্রশ্ন: এটি আর এই ডেকের অংশ নয়। সরাতে ব্রাউজারে {search} খুঁজুন, "
+        "তারপর কার্ডগুলো সাসপেন্ড বা মুছে ফেলুন।",
+    ),
+    "yo": (
+        "Ìpele",
+        "Àwọn ìbéèrè",
+        "Èdè",
+        "Orísun",
+        "Ìwé àṣẹ",
+        "Ẹ̀dà",
+        "Àwọn ìbéèrè tí a ti yọ kúrò, tí a kò kà lókè",
+        "Ìbéèrè tí a ti yọ kúrò: kò sí nínú àkójọ yìí mọ́. Láti yọ ọ́, wá {search} nínú "
+        "aṣàwárí káàdì, lẹ́yìn náà dá àwọn káàdì náà dúró tàbí pa wọ́n rẹ́.",
+    ),
+    "hi": (
+        "स्तर",
+        "प्रश्न",
+        "भाषा",
+        "स्रोत",
+        "लाइसेंस",
+        "संस्करण",
+        "हटाए गए प्रश्न, ऊपर नहीं गिने गए",
+        "हटाया गया प्रश्न: यह अब इस डेक का हिस्सा नहीं है। इसे हटाने के लिए ब्राउज़र में "
+        "{search} खोजें, फिर उन कार्डों को निलंबित करें या मिटा दें।",
+    ),
+    "ur": (
+        "سطح",
+        "سوالات",
+        "زبان",
+        "ماخذ",
+        "لائسنس",
+        "ورژن",
+        "ہٹائے گئے سوالات، اوپر شمار نہیں",
+        "ہٹایا گیا سوال: یہ اب اس ڈیک کا حصہ نہیں۔ اسے ہٹانے کے لیے براؤزر میں {search} "
+        "تلاش کریں، پھر ان کارڈز کو معطل یا حذف کریں۔",
+    ),
+    "wo": (
+        "Niveau",
+        "Laaj yi",
+        "Làkk",
+        "Fi mu jóge",
+        "Lisaans",
+        "Sumb",
+        "Laaj yi ñu bàyyi, ñu waccu leen ci limu kaw",
+        "Laaj bu ñu bàyyi: bokkatul ci deck bii. Ngir far ko, seetal {search} ci browser bi, "
+        "te nga taxawal walla far kart yooyu.",
+    ),
+    "de": (
+        "Niveau",
+        "Fragen",
+        "Sprache",
+        "Quelle",
+        "Lizenz",
+        "Version",
+        "Ausgemusterte Fragen, oben nicht gezählt",
+        "Ausgemusterte Frage: Sie gehört nicht mehr zu diesem Stapel. Zum Entfernen im "
+        "Browser nach {search} suchen und diese Karten aussetzen oder löschen.",
+    ),
+    "es": (
+        "Nivel",
+        "Preguntas",
+        "Idioma",
+        "Fuente",
+        "Licencia",
+        "Versión",
+        "Preguntas retiradas, no contadas arriba",
+        "Pregunta retirada: ya no forma parte de este mazo. Para quitarla, busca {search} "
+        "en el explorador y suspende o elimina esas tarjetas.",
+    ),
+    "fr": (
+        "Niveau",
+        "Questions",
+        "Langue",
+        "Source",
+        "Licence",
+        "Version",
+        "Questions retirées, non comptées ci-dessus",
+        "Question retirée : elle ne fait plus partie de ce paquet. Pour la supprimer, "
+        "cherchez {search} dans le navigateur, puis suspendez ou supprimez ces cartes.",
+    ),
+    "ar": (
+        "المستوى",
+        "الأسئلة",
+        "اللغة",
+        "المصدر",
+        "الترخيص",
+        "الإصدار",
+        "أسئلة مسحوبة، غير محسوبة أعلاه",
+        "سؤال مسحوب: لم يعد جزءًا من هذه الرزمة. لإزالته، ابحث في المتصفح عن {search} "
+        "ثم علّق تلك البطاقات أو احذفها.",
+    ),
 }
 LANGUAGE_NAMES = {
     "en": "English",

@@ -6,6 +6,7 @@ same problems wherever they look.
 
 from __future__ import annotations
 
+import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -14,11 +15,13 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import lang, markup
-from ankigen.bank import Bank, Item, load_bank
+from ankigen import identity, lang, markup
+from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
+from ankigen.html import plain_text
 from ankigen.parallel import parallel_map
+from ankigen.sources import Source
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed
@@ -85,31 +88,52 @@ def check_paths(
     paths: Iterable[Path],
     media_dir: Path | None = None,
     pool: Executor | None = None,
+) -> Checked:
+    """Read, load and check banks (for lint, status and preview)."""
+    sources: list[Source] = []
+    unreadable: list[Diagnostic] = []
+    for path in paths:
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            unreadable.append(Diagnostic(str(path), 0, "error", f"cannot read: {exc.strerror}"))
+            continue
+        sources.append(Source(path, data, hashlib.sha256(data).hexdigest()))
+    checked = check_sources(sources, media_dir, pool)
+    if not unreadable:
+        return checked
+    return Checked(
+        checked.banks, tuple(sorted([*checked.diagnostics, *unreadable])), checked.failed
+    )
+
+
+def check_sources(
+    sources: Sequence[Source],
+    media_dir: Path | None = None,
+    pool: Executor | None = None,
     cache: BankCache | None = None,
 ) -> Checked:
-    """Load and check banks; with `media_dir`, also verify every image they name.
-
-    With a cache, banks whose files did not change are not read again.
-    """
+    """Load and check banks from the bytes already read; with `media_dir`, also verify
+    every image they name. With a cache, banks whose bytes were checked before are not
+    parsed again."""
     banks: list[Bank] = []
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
-    paths = list(paths)
     known: dict[Path, tuple[Bank | None, list[Diagnostic]]] = {}
-    for path in paths:
-        cached = cache.get(path) if cache else None
+    for source in sources:
+        cached = cache.get(source) if cache else None
         if cached is not None:
-            known[path] = cached
-    fresh = [path for path in paths if path not in known]
-    for path, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
-        known[path] = result
+            known[source.path] = cached
+    fresh = [source for source in sources if source.path not in known]
+    for source, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
+        known[source.path] = result
         if cache:
-            cache.put(path, result)
-    for path in paths:
-        bank, found = known[path]
+            cache.put(source, result)
+    for source in sources:
+        bank, found = known[source.path]
         diagnostics.extend(found)
         if bank is None:
-            failed.append(path)
+            failed.append(source.path)
         else:
             banks.append(bank)
     diagnostics.extend(check_across(banks))
@@ -124,15 +148,17 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
     return check(image_refs(banks), media_dir)
 
 
-def load_and_check(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
+def load_and_check(source: Source) -> tuple[Bank | None, list[Diagnostic]]:
     """One bank with the problems found in it alone (runs in a worker process)."""
-    bank, found = load_bank(path)
+    bank, found = parse_bank(source.shown, source.data)
     if bank is not None:
         found.extend(check_bank(bank))
     return bank, found
 
 
 def check_bank(bank: Bank) -> Iterable[Diagnostic]:
+    yield from bidi_controls(bank)
+    yield from duplicate_questions(bank)
     yield from untranslated(bank)
     yield from placeholders(bank)
     yield from position_bias(bank)
@@ -157,7 +183,77 @@ def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
             continue
         first[bank.key] = bank
     found.extend(parity(list(first.values())))
+    found.extend(same_deck_names(list(first.values())))
+    found.extend(formerly_clashes(list(first.values())))
     return found
+
+
+def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """Anki matches decks by name: two banks with one deck name would become one deck."""
+    first: dict[str, Bank] = {}
+    for bank in banks:
+        name = plain_text(bank.deck_name).casefold()
+        if name in first:
+            yield Diagnostic(
+                bank.path,
+                bank.lines.get("deck", bank.lines.get("title", 1)),
+                "error",
+                f"the deck name {plain_text(bank.deck_name)!r} is also the deck of "
+                f"{first[name].path}; Anki would merge both into one deck: give one a "
+                "different `deck:` or title",
+            )
+        else:
+            first[name] = bank
+
+
+def formerly_clashes(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """A former name must belong to this bank or item alone, and not be a live one."""
+    live = {bank.key: bank for bank in banks}
+    claimed: dict[str, Bank] = {}
+    for bank in banks:
+        line = bank.lines.get("formerly", 1)
+        names = identity.former_keys(
+            bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+        )
+        for topic, language in names[1:]:
+            key = identity.deck_key(topic, language)
+            if key in live:
+                yield Diagnostic(
+                    bank.path,
+                    line,
+                    "error",
+                    f"formerly: {key!r} is the live bank {live[key].path}; a deck's former "
+                    "name cannot be another deck's current one",
+                )
+            elif key in claimed:
+                yield Diagnostic(
+                    bank.path,
+                    line,
+                    "error",
+                    f"formerly: {key!r} is also claimed by {claimed[key].path}",
+                )
+            else:
+                claimed[key] = bank
+        ids = {item.id: item for item in bank.items}
+        owner: dict[str, str] = {}
+        for item in bank.items:
+            item_line = item.lines.get("formerly", item.line)
+            for old in item.formerly:
+                if old == item.id:
+                    message = f"item {item.id!r}: formerly names the item itself"
+                elif old in ids:
+                    message = (
+                        f"item {item.id!r}: formerly {old!r} is the id of a live item "
+                        f"(line {ids[old].line}); an old id cannot be a current one"
+                    )
+                elif old in owner:
+                    message = (
+                        f"item {item.id!r}: formerly {old!r} is also claimed by item {owner[old]!r}"
+                    )
+                else:
+                    owner[old] = item.id
+                    continue
+                yield Diagnostic(bank.path, item_line, "error", message)
 
 
 _SCRIPT_OF: dict[str, str] = {}
@@ -230,31 +326,61 @@ def untranslated(bank: Bank) -> Iterable[Diagnostic]:
             )
 
 
-def placeholders(bank: Bank) -> Iterable[Diagnostic]:
-    texts: list[tuple[int, str, str]] = [(bank.lines.get("title", 1), "title", bank.title)]
+BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
+
+
+def _texts(bank: Bank) -> Iterable[tuple[int, str, str]]:
+    """(line, label, text) of every piece of author text in a bank."""
+    yield bank.lines.get("title", 1), "title", bank.title
     if bank.description:
-        texts.append((bank.lines.get("description", 1), "description", bank.description))
+        yield bank.lines.get("description", 1), "description", bank.description
     for item in bank.items:
-        texts.append(
-            (item.lines.get("question", item.line), f"item {item.id!r}: question", item.question)
+        yield item.lines.get("question", item.line), f"item {item.id!r}: question", item.question
+        for n, choice in enumerate(item.choices, start=1):
+            yield item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: choice {n}", choice
+        for n, why in enumerate(item.whys, start=1):
+            if why:
+                yield item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: why {n}", why
+        yield (
+            item.lines.get("explanation", item.line),
+            f"item {item.id!r}: explanation",
+            item.explanation,
         )
-        texts.extend(
-            (item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: choice {n}", choice)
-            for n, choice in enumerate(item.choices, start=1)
-        )
-        texts.extend(
-            (item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: why {n}", why)
-            for n, why in enumerate(item.whys, start=1)
-            if why
-        )
-        texts.append(
-            (
-                item.lines.get("explanation", item.line),
-                f"item {item.id!r}: explanation",
-                item.explanation,
+
+
+def bidi_controls(bank: Bank) -> Iterable[Diagnostic]:
+    """Embedding and isolate controls reorder text invisibly (and can hide what it says);
+    the card already gives every text block its own direction."""
+    for line, label, text in _texts(bank):
+        match = BIDI_CONTROLS.search(text)
+        if match:
+            yield Diagnostic(
+                bank.path,
+                line,
+                "warning",
+                f"{label}: bidirectional control character U+{ord(match[0]):04X}: remove it; "
+                "the card sets the direction of each text by itself",
             )
-        )
-    for line, label, text in texts:
+
+
+def duplicate_questions(bank: Bank) -> Iterable[Diagnostic]:
+    first: dict[str, Item] = {}
+    for item in bank.items:
+        key = lookalike_key(item.question).casefold()
+        if key in first:
+            yield Diagnostic(
+                bank.path,
+                item.lines.get("question", item.line),
+                "warning",
+                f"item {item.id!r}: the same question as item {first[key].id!r} "
+                f"(line {first[key].lines.get('question', first[key].line)})",
+            )
+        else:
+            first[key] = item
+
+
+def placeholders(bank: Bank) -> Iterable[Diagnostic]:
+    for line, label, text in _texts(bank):
         # `{0}` and `%s` are fine in code, and `{2}` in \frac{1}{2}
         match = PLACEHOLDER.search(markup.prose(text))
         if match:

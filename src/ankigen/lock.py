@@ -1,44 +1,47 @@
-"""The lock file: what the previous build produced, so modification times only move
-forward for notes whose content changed.
+"""The lock file: what the previous build issued, so modification times only move
+forward for notes whose content changed, and GUIDs survive renames.
 
 It sits beside the banks (`BANKS/ankigen.lock`) and is committed, like a
-package manager's lock file, so builds on different machines agree.
+package manager's lock file, so builds on different machines agree. Every time
+in it is checked; a bad one is reported at its line.
 """
 
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ankigen.errors import AnkigenError
+from ankigen.errors import AnkigenError, Diagnostic
+from ankigen.identity import GUID, Stamp, clock, note_guid, split_deck_key, time_problem
 
 LOCK_NAME = "ankigen.lock"
-LOCK_VERSION = 1
+LOCK_VERSION = 2
+READABLE_VERSIONS = (1, 2)
 
 
 class LockError(AnkigenError):
-    """The lock file is unreadable or from an unknown version."""
-
-
-@dataclass(frozen=True)
-class Stamp:
-    """A content hash and the modification time (Unix seconds) it was first built at."""
-
-    hash: str
-    mtime: int
+    """The lock file is unreadable, damaged or from an unknown version."""
 
 
 @dataclass
 class DeckLock:
     name: str
     created: int
+    path: str = ""
+    """The bank file this deck was last built from, relative to the banks folder."""
     items: dict[str, Stamp] = field(default_factory=dict)
+    guids: dict[str, str] = field(default_factory=dict)
+    """Item id -> the GUID its note was issued under."""
 
     def canonical(self) -> str:
         """The entry as text, independent of the order its items were added in."""
-        items = sorted((key, stamp.hash, stamp.mtime) for key, stamp in self.items.items())
-        return json.dumps([self.name, self.created, items], ensure_ascii=False)
+        items = sorted(
+            (key, stamp.hash, stamp.mtime, self.guids.get(key, ""))
+            for key, stamp in self.items.items()
+        )
+        return json.dumps([self.name, self.created, self.path, items], ensure_ascii=False)
 
 
 @dataclass
@@ -60,12 +63,16 @@ class Lock:
         for d, (key, deck) in enumerate(decks):
             out.append(f"  {dump(key)}: {{")
             out.append(f'   "name": {dump(deck.name, ensure_ascii=False)},')
+            out.append(f'   "path": {dump(deck.path, ensure_ascii=False)},')
             out.append(f'   "created": {deck.created},')
             out.append('   "items": {')
             items = sorted(deck.items.items())
             for i, (item_id, stamp) in enumerate(items):
                 comma = "," if i < len(items) - 1 else ""
-                out.append(f"    {dump(item_id)}: [{dump(stamp.hash)}, {stamp.mtime}]{comma}")
+                guid = dump(deck.guids[item_id])
+                out.append(
+                    f"    {dump(item_id)}: [{dump(stamp.hash)}, {stamp.mtime}, {guid}]{comma}"
+                )
             out.append("   }")
             out.append("  }" + ("," if d < len(decks) - 1 else ""))
         out.append(" }")
@@ -73,47 +80,116 @@ class Lock:
         return ("\n".join(out) + "\n").encode("utf-8")
 
 
-def read_lock(path: Path) -> Lock:
+def read_lock_bytes(path: Path) -> bytes | None:
+    """The lock file's bytes, read once per build; None when there is none yet."""
     try:
-        raw = path.read_bytes()
+        return path.read_bytes()
     except FileNotFoundError:
-        return Lock()
+        return None
     except OSError as exc:
         raise LockError(f"{path}: cannot read the lock file: {exc.strerror}") from None
+
+
+def read_lock(path: Path) -> Lock:
+    """The lock file at `path`; LockError if it is damaged or holds an impossible time."""
+    lock, problems = parse_lock(str(path), read_lock_bytes(path))
+    if problems:
+        raise LockError("\n".join(str(p) for p in problems))
+    return lock
+
+
+def _damaged(shown: str) -> LockError:
+    return LockError(
+        f"{shown}: the lock file is damaged; restore it from version control "
+        "(deleting it makes every note look changed on the next import)"
+    )
+
+
+def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
+    """The lock and the problems with its times, each at its line."""
+    if raw is None:
+        return Lock(), []
     try:
         data = json.loads(raw)
-        if data.get("version") != LOCK_VERSION:
-            raise LockError(
-                f"{path}: lock file version {data.get('version')!r} is not {LOCK_VERSION}; "
-                "it was written by another ankigen"
-            )
-        notetype = data.get("notetype")
-        return Lock(
-            notetype=Stamp(str(notetype["hash"]), int(notetype["mtime"])) if notetype else None,
-            decks={
-                str(key): DeckLock(
-                    name=str(deck["name"]),
-                    created=int(deck["created"]),
-                    items={
-                        str(item_id): Stamp(str(value[0]), int(value[1]))
-                        for item_id, value in deck["items"].items()
-                    },
-                )
-                for key, deck in data["decks"].items()
-            },
+    except ValueError:
+        raise _damaged(shown) from None
+    if not isinstance(data, dict):
+        raise _damaged(shown)
+    if data.get("version") not in READABLE_VERSIONS:
+        raise LockError(
+            f"{shown}: lock file version {data.get('version')!r} is not one this ankigen "
+            f"reads ({', '.join(map(str, READABLE_VERSIONS))}); it was written by another ankigen"
         )
+    lines = _Lines(raw.decode("utf-8", "replace"))
+    problems: list[Diagnostic] = []
+    now = clock()
+
+    def check_time(value: object, line: int, what: str) -> int:
+        problem = time_problem(value, now)
+        if problem:
+            problems.append(
+                Diagnostic(
+                    shown,
+                    line,
+                    "error",
+                    f"{what}: {problem}; restore the lock file from version control",
+                )
+            )
+            return 0
+        assert isinstance(value, int)
+        return value
+
+    try:
+        notetype = data.get("notetype")
+        lock = Lock()
+        if notetype is not None:
+            mtime = check_time(notetype["mtime"], lines.find("notetype"), "note type time")
+            lock.notetype = Stamp(_text(notetype["hash"]), mtime)
+        for key, deck in data["decks"].items():
+            deck_line = lines.find(key)
+            topic, language = split_deck_key(key)
+            entry = DeckLock(
+                name=_text(deck["name"]),
+                created=check_time(deck["created"], lines.find("created", deck_line), "created"),
+                path=_text(deck.get("path", "")),
+            )
+            for item_id, value in deck["items"].items():
+                line = lines.find(item_id, deck_line)
+                if not isinstance(value, list) or len(value) not in (2, 3):
+                    raise _damaged(shown)
+                mtime = check_time(value[1], line, f"item {item_id!r}")
+                entry.items[item_id] = Stamp(_text(value[0]), mtime)
+                guid = value[2] if len(value) == 3 else note_guid(topic, language, item_id)
+                if not isinstance(guid, str) or not GUID.fullmatch(guid):
+                    problems.append(
+                        Diagnostic(
+                            shown, line, "error", f"item {item_id!r}: {guid!r} is not a GUID"
+                        )
+                    )
+                entry.guids[item_id] = str(guid)
+            lock.decks[str(key)] = entry
     except LockError:
         raise
-    except (ValueError, KeyError, TypeError, AttributeError, IndexError):
-        raise LockError(
-            f"{path}: the lock file is damaged; restore it from version control "
-            "(deleting it makes every note look changed on the next import)"
-        ) from None
+    except (KeyError, TypeError, AttributeError, IndexError):
+        raise _damaged(shown) from None
+    return lock, problems
 
 
-def restamp(previous: Stamp | None, content_hash: str, now: int) -> Stamp:
-    """Keep the old time for unchanged content; otherwise a time strictly after the old one."""
-    if previous is not None and previous.hash == content_hash:
-        return previous
-    floor = previous.mtime + 1 if previous is not None else now
-    return Stamp(content_hash, max(now, floor))
+def _text(value: object) -> str:
+    if not isinstance(value, str):
+        raise TypeError(value)
+    return value
+
+
+class _Lines:
+    """Line numbers of keys in the lock's text, for messages (the JSON parser has none)."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+
+    def find(self, key: str, after: int = 0) -> int:
+        pattern = re.compile(re.escape(json.dumps(key)) + r"\s*:")
+        for number in range(max(after, 1), len(self.lines) + 1):
+            if pattern.search(self.lines[number - 1]):
+                return number
+        return max(after, 1)

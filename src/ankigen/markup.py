@@ -13,18 +13,18 @@ import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import nh3
-from pygments import highlight
-from pygments.formatters import HtmlFormatter
-from pygments.lexer import Lexer
-from pygments.lexers import TextLexer, get_lexer_by_name
-from pygments.token import STANDARD_TYPES
-from pygments.util import ClassNotFound
 
 from ankigen.errors import Severity
-from ankigen.html import INLINE_TAGS, inline_html
+from ankigen.html import INLINE_TAGS, anki_markup_as_text, inline_html
+
+if TYPE_CHECKING:
+    from pygments.lexer import Lexer
+
+# Pygments is imported where it is used: most texts hold no code, and every
+# command (and every build worker) would otherwise pay for importing it at start.
 
 CODE_CLASS = "ag-code"
 FENCE = "```"
@@ -174,6 +174,9 @@ def problems(text: str) -> Iterator[Problem]:
 @cache
 def lexer(language: str) -> Lexer | None:
     """Pygments' lexer for a language name or alias such as `python` or `sh`, if it has one."""
+    from pygments.lexers import get_lexer_by_name
+    from pygments.util import ClassNotFound
+
     if not _LANGUAGE.fullmatch(language):
         return None
     try:
@@ -182,24 +185,36 @@ def lexer(language: str) -> Lexer | None:
         return None
 
 
-_TOKEN_CLASSES = frozenset(c for c in STANDARD_TYPES.values() if c)
 _CODE_TAGS = INLINE_TAGS | {"div", "pre", "span"}
-_ALLOWED_CLASSES = {"div": {CODE_CLASS}, "span": set(_TOKEN_CLASSES)}
 _NO_ATTRIBUTES: dict[str, set[str]] = {}
+
+
+@cache
+def _allowed_classes() -> dict[str, set[str]]:
+    """Our wrapper's class and Pygments' short token class names: nothing else survives."""
+    from pygments.token import STANDARD_TYPES
+
+    return {"div": {CODE_CLASS}, "span": {c for c in STANDARD_TYPES.values() if c}}
 
 
 def code_html(code: str, language: str | None) -> str:
     """A highlighted block, passed through the sanitizer: only Pygments' class names survive."""
+    from pygments import highlight
+    from pygments.formatters import HtmlFormatter
+    from pygments.lexers import TextLexer
+
     found = lexer(language) if language else None
     formatter = HtmlFormatter(cssclass=CODE_CLASS, wrapcode=True)
     raw = highlight(code, found or TextLexer(stripnl=False, ensurenl=False), formatter)
-    return nh3.clean(
+    clean = nh3.clean(
         raw.strip(),
         tags=set(_CODE_TAGS),
         attributes=_NO_ATTRIBUTES,
-        allowed_classes=_ALLOWED_CLASSES,
+        allowed_classes=_allowed_classes(),
         link_rel=None,
     )
+    # [sound:...] in code is code too: Anki must not play it
+    return anki_markup_as_text(clean)
 
 
 def rich_html(text: str) -> str:
@@ -218,6 +233,8 @@ def rich_html(text: str) -> str:
 
 def css() -> str:
     """Token colours for light and night mode, scoped to code blocks."""
+    from pygments.formatters import HtmlFormatter
+
     # typed as Any: the stubs leave these two methods unannotated
     light: Any = HtmlFormatter(style=LIGHT_STYLE)
     dark: Any = HtmlFormatter(style=DARK_STYLE)

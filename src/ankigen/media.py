@@ -82,10 +82,18 @@ def image_refs(banks: Iterable[Bank]) -> list[ImageRef]:
 def resolve(media_dir: Path, relative: str) -> Path:
     """The file a bank's image path names, which must lie inside the media folder."""
     candidate = Path(relative)
-    if candidate.is_absolute() or relative.startswith(("/", "\\")) or ":" in candidate.parts[0]:
+    if (
+        not candidate.parts
+        or candidate.is_absolute()
+        or relative.startswith(("/", "\\"))
+        or ":" in candidate.parts[0]
+    ):
         raise ImageProblem(f"image path {relative!r} must be relative to the media folder")
-    root = media_dir.resolve()
-    target = (root / candidate).resolve()
+    try:
+        root = media_dir.resolve()
+        target = (root / candidate).resolve()
+    except RuntimeError:  # Python 3.11 reports a symbolic link loop this way
+        raise ImageProblem(f"image {relative!r} is a symbolic link loop") from None
     if not target.is_relative_to(root):
         raise ImageProblem(f"image path {relative!r} points outside the media folder {media_dir}")
     if not target.is_file():
@@ -200,10 +208,52 @@ class ImageCache:
 
 
 @dataclass(frozen=True)
+class SourceImage:
+    """A referenced image file as it was read: enough to tell next time if it changed."""
+
+    path: str
+    """Relative to the media folder, as the bank names it."""
+    sha256: str
+    size: int
+    mtime_ns: int
+    ctime_ns: int
+    inode: int
+
+    def as_json(self) -> list[object]:
+        return [self.path, self.sha256, self.size, self.mtime_ns, self.ctime_ns, self.inode]
+
+
+def unchanged_images(recorded: object, media_dir: Path) -> bool:
+    """Whether every image a build recorded still has the content it had.
+
+    The content is what counts: a stat that matches in size, both times and inode
+    skips hashing; anything else (a copy with `cp -p`, `rsync -a`, an unpacked
+    archive) is hashed again.
+    """
+    if not isinstance(recorded, list):
+        return False
+    for entry in recorded:
+        if not (isinstance(entry, list) and len(entry) == 6 and isinstance(entry[0], str)):
+            return False
+        try:
+            path = resolve(media_dir, entry[0])
+            info = path.stat()
+            if [info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino] == entry[2:]:
+                continue
+            if hashlib.sha256(path.read_bytes()).hexdigest() != entry[1]:
+                return False
+        except (ImageProblem, OSError, ValueError):
+            return False
+    return True
+
+
+@dataclass(frozen=True)
 class Prepared:
     images: dict[tuple[str, str, str], Processed]
     """(bank path, item id, field) -> the processed image."""
     diagnostics: tuple[Diagnostic, ...]
+    sources: tuple[SourceImage, ...] = ()
+    """Every image file read, for the next build's check that nothing changed."""
 
     def subset(self, bank: Bank) -> Prepared:
         """Only this bank's images, to hand to the process that builds its deck."""
@@ -237,12 +287,18 @@ def prepare(
     done: dict[Path, Processed] = {}
     images: dict[tuple[str, str, str], Processed] = {}
     problems: list[Diagnostic] = []
+    read: dict[str, SourceImage] = {}
     for ref in refs:
         try:
             source = resolve(media_dir, ref.path)
             if source not in done:
+                info = source.stat()  # before reading: a later change shows as a new stat
                 data = source.read_bytes()
-                key = ids.content_hash(hashlib.sha256(data).hexdigest(), settings.key)
+                digest = hashlib.sha256(data).hexdigest()
+                read[ref.path] = SourceImage(
+                    ref.path, digest, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
+                )
+                key = ids.content_hash(digest, settings.key)
                 cached = cache.get(key)
                 if cached is None:
                     cached = process(data, ref.path, settings)
@@ -251,7 +307,7 @@ def prepare(
             images[(ref.bank.path, ref.item_id, ref.field)] = done[source]
         except (ImageProblem, OSError) as error:
             problems.append(problem_at(ref, error))
-    return Prepared(images, tuple(problems))
+    return Prepared(images, tuple(problems), tuple(read[k] for k in sorted(read)))
 
 
 def problem_at(ref: ImageRef, error: ImageProblem | OSError) -> Diagnostic:

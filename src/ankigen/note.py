@@ -6,7 +6,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ankigen import ids
+from ankigen import identity, ids, l10n
 from ankigen.bank import Bank, Item
 from ankigen.html import plain_text
 from ankigen.markup import rich_html
@@ -27,6 +27,12 @@ class NoteContent:
     def hash(self) -> str:
         return ids.content_hash(*self.fields, " ".join(self.tags))
 
+    def hash_as(self, item_id: str) -> str:
+        """The hash this content would have under another item id: finds renames and swaps."""
+        fields = list(self.fields)
+        fields[ITEM_ID_FIELD] = item_id
+        return ids.content_hash(*fields, " ".join(self.tags))
+
 
 def choices_html(choices: Sequence[str], answer: tuple[int, ...], whys: Sequence[str] = ()) -> str:
     """The choices field; `choices` and `whys` are already HTML."""
@@ -45,6 +51,16 @@ def _why(whys: Sequence[str], number: int) -> str:
 
 
 _CORRECT = ' data-correct="true"'
+ITEM_ID_FIELD = 6
+
+
+RETIRED_SEARCH = f'<code dir="ltr">tag:{RETIRED_TAG}</code>'
+
+
+def retired_notice(language: str) -> str:
+    """Shown with the question on both sides of a retired card, in the deck's language."""
+    words = html.escape(l10n.deck_word(language, "retired")).replace("{search}", RETIRED_SEARCH)
+    return f'<div class="ag-retired" data-retired="true" role="note">{words}</div>'
 
 
 def card_flags(item: Item) -> str:
@@ -62,13 +78,22 @@ def image_html(name: str, alt: str) -> str:
     return f'<img src="{html.escape(name)}" alt="{html.escape(plain_text(alt))}">'
 
 
-def note_content(bank: Bank, item: Item, images: Mapping[str, str] | None = None) -> NoteContent:
-    """The note for an item; `images` maps "image"/"explanation_image" to media file names."""
+def note_content(
+    bank: Bank, item: Item, images: Mapping[str, str] | None = None, guid: str | None = None
+) -> NoteContent:
+    """The note for an item; `images` maps "image"/"explanation_image" to media file names.
+
+    `guid` is the one identity resolved for the item (renames keep the oldest);
+    without it, the GUID of the item's current names.
+    """
     images = images or {}
     choices = [rich_html(choice) for choice in item.choices]
     answer = "<br>".join(choices[number - 1] for number in item.answer)
+    question = rich_html(item.question)
+    if item.retired:
+        question = retired_notice(bank.language) + question
     fields = (
-        rich_html(item.question),
+        question,
         choices_html(choices, item.answer, [rich_html(why) for why in item.whys]),
         answer,
         rich_html(item.explanation),
@@ -84,7 +109,7 @@ def note_content(bank: Bank, item: Item, images: Mapping[str, str] | None = None
     if item.retired:
         tags.add(RETIRED_TAG)
     return NoteContent(
-        guid=ids.note_guid(bank.topic, bank.language, item.id),
+        guid=guid or identity.note_guid(bank.topic, bank.language, item.id),
         item_id=item.id,
         fields=fields,
         tags=tuple(sorted(tags)),

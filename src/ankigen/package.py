@@ -11,8 +11,10 @@ import io
 import itertools
 import json
 import os
+import signal
 import sqlite3
 import tempfile
+import threading
 import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -174,6 +176,46 @@ def write_atomic(path: Path, data: bytes) -> None:
 
 
 def _write_atomic(path: Path, data: bytes) -> None:
+    tmp_name = _stage(path, data)
+    try:
+        os.replace(tmp_name, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(tmp_name)
+        raise
+    _fsync_dir(path.parent)
+
+
+def commit_files(writes: Sequence[tuple[Path, bytes]], removals: Sequence[Path] = ()) -> None:
+    """Replace several files as one step: every new file is first written and synced
+    beside its target, and only when all of them are on disk are they renamed into
+    place, in the given order. Any failure (a full disk, an interrupt) before that
+    leaves every target as it was and no temporary file behind."""
+    staged: list[tuple[str, Path]] = []
+    current = Path()
+    try:
+        for current, data in writes:
+            staged.append((_stage(current, data), current))
+        with _signals_deferred():
+            for tmp_name, current in staged:
+                os.replace(tmp_name, current)
+            staged.clear()
+            for removal in removals:
+                with contextlib.suppress(OSError):
+                    removal.unlink()
+    except OSError as exc:
+        raise OutputError(
+            f"{current}: cannot write: {exc.strerror or exc}; nothing was changed"
+        ) from None
+    finally:
+        for tmp_name, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+    for directory in {path.parent for path, _ in writes}:
+        _fsync_dir(directory)
+
+
+def _stage(path: Path, data: bytes) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
     try:
@@ -182,12 +224,27 @@ def _write_atomic(path: Path, data: bytes) -> None:
             handle.flush()
             os.fsync(handle.fileno())
         os.chmod(tmp_name, 0o644)
-        os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
-    _fsync_dir(path.parent)
+    return tmp_name
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Ctrl-C waits until the renames are done: a half-committed build is worse than a late stop."""
+    if threading.current_thread() is not threading.main_thread() or not hasattr(
+        signal, "pthread_sigmask"
+    ):
+        yield
+        return
+    blocked = {signal.SIGINT, signal.SIGTERM}
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _fsync_dir(directory: Path) -> None:

@@ -5,8 +5,10 @@ from __future__ import annotations
 import contextlib
 import multiprocessing
 import os
+import signal
+import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, ProcessPoolExecutor
+from concurrent.futures import Executor, Future, ProcessPoolExecutor
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -20,6 +22,24 @@ def workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+def _ignore_interrupts() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+@contextlib.contextmanager
+def _interrupts_ignored() -> Iterator[None]:
+    """While workers start: a process started with SIGINT ignored keeps ignoring it, so
+    Ctrl-C reaches only this process, which stops them cleanly and says one line."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @contextlib.contextmanager
 def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     """Processes for a build big enough to gain from them, else None (run in this process)."""
@@ -29,12 +49,30 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     # spawn, not fork: a forked worker would inherit the output folder's lock, and
     # outlive a build killed with SIGKILL while still holding it
     context = multiprocessing.get_context("spawn")
-    with ProcessPoolExecutor(max_workers=min(workers(), jobs), mp_context=context) as pool:
+    pool = ProcessPoolExecutor(
+        max_workers=min(workers(), jobs), mp_context=context, initializer=_ignore_interrupts
+    )
+    try:
         yield pool
+    finally:
+        # on Ctrl-C too: queued work is dropped, running work finishes and cleans up
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def parallel_map(func: Callable[[T], R], items: Sequence[T], pool: Executor | None) -> Iterator[R]:
     """`func(x) for x in items`, in the pool's processes if there is one; in order."""
     if pool is None or len(items) < 2:
         return map(func, items)
-    return pool.map(func, items)
+    with _interrupts_ignored():
+        # every submit may start a worker process: they start with SIGINT ignored
+        futures = [pool.submit(func, item) for item in items]
+    return _results(futures)
+
+
+def _results(futures: list[Future[R]]) -> Iterator[R]:
+    try:
+        for future in futures:
+            yield future.result()
+    finally:
+        for future in futures:
+            future.cancel()

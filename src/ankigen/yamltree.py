@@ -118,11 +118,25 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
         raise _problem(
             path, 1, f"file is {len(data)} bytes; banks are limited to {MAX_FILE_BYTES} bytes"
         )
+    encoding = _other_encoding(data)
+    if encoding:
+        raise _problem(
+            path,
+            1,
+            f"this file looks like {encoding}, not UTF-8: save it as UTF-8 "
+            f"(for example `iconv -f {encoding} -t UTF-8 FILE > NEW`)",
+        )
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
         line = data[: exc.start].count(b"\n") + 1
-        raise _problem(path, line, f"not UTF-8 text (byte {exc.start}): save it as UTF-8") from None
+        guess = "WINDOWS-1252" if _looks_like_cp1252(data) else None
+        hint = (
+            f"; it looks like {guess}: convert it with `iconv -f {guess} -t UTF-8 FILE > NEW`"
+            if guess
+            else ": save it as UTF-8"
+        )
+        raise _problem(path, line, f"not UTF-8 text (byte {exc.start}){hint}") from None
     if "\x00" in text:
         raise _problem(path, text[: text.index("\x00")].count("\n") + 1, "file contains NUL bytes")
     text = text.removeprefix("\ufeff")
@@ -156,6 +170,28 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
     if node is not None and explicit_tags:  # a tag needs a '!' in the source
         _check_tags(path, node)
     return cast(yaml.Node | None, node)
+
+
+def _other_encoding(data: bytes) -> str | None:
+    """UTF-16 and UTF-32, by byte order mark or by the NUL bytes ASCII text gets in them."""
+    if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
+        return "UTF-32"
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):
+        return "UTF-16"
+    head = data[:200]
+    if len(head) >= 4 and head.count(0) * 3 >= len(head):
+        even, odd = head[0::2].count(0), head[1::2].count(0)
+        if max(even, odd) * 4 >= len(head) and min(even, odd) * 10 <= len(head):
+            return "UTF-16LE" if odd > even else "UTF-16BE"
+    return None
+
+
+def _looks_like_cp1252(data: bytes) -> bool:
+    try:
+        data.decode("cp1252")
+    except UnicodeDecodeError:
+        return False
+    return True
 
 
 def _refuse_anchors(path: str, text: str) -> None:

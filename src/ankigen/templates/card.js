@@ -15,6 +15,7 @@
   }
   if (!root || root.getAttribute("data-ag-ready")) { return; }
   root.setAttribute("data-ag-ready", "1");
+  if (root.querySelector(".ag-retired")) { root.setAttribute("data-retired", "true"); }
   var isBack = root.classList.contains("ag-back");
 
   var source = root.querySelectorAll(".ag-static li[data-choice]");

@@ -1,0 +1,488 @@
+"""Identity and time: what decides that a rebuilt deck updates the notes learners have.
+
+Anki's importer matches a note by its GUID across the whole collection and
+takes its content only when the incoming modification time is strictly newer
+than the one it holds. So two things must never go wrong:
+
+- **the GUID** of an item stays the one learners already have, whatever the
+  bank's topic, language or the item's id are called today (`formerly:`);
+- **the modification time** of a note moves past every time ever issued for
+  that GUID whenever its content differs from what was last issued, even when
+  the content goes *back* to an older text (a revert), and never holds a
+  nonsense value (zero, milliseconds, the future).
+
+The evidence of times already issued comes from places a revert does not
+undo: every version of the lock file in the banks' git history, and a record
+kept in the output folder (`OUT/.ankigen-issued.json`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+import subprocess
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ankigen.errors import AnkigenError
+
+if TYPE_CHECKING:
+    from ankigen.bank import Bank
+    from ankigen.lock import DeckLock, Lock
+    from ankigen.note import NoteContent
+
+GUID_NAMESPACE = "ankigen/v1"
+
+_BASE91 = (
+    "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&()*+,-./:;<=>?@[]^_`{|}~"
+)
+GUID = re.compile(r"[" + re.escape(_BASE91) + r"]{1,20}")
+
+# Anki was first released in 2006; a build time before 2001-09-09 is a mistake
+# (zero, a truncated value), and it would give note ids close to zero.
+EARLIEST = 1_000_000_000
+# Clocks of a team's machines disagree a little; a day is the same slack that
+# Anki's own importer allows for ids.
+FUTURE_SLACK = 86_400
+
+
+def _digest(*parts: str) -> bytes:
+    return hashlib.sha256("\x1f".join(parts).encode("utf-8")).digest()
+
+
+def note_guid(topic: str, language: str, item_id: str) -> str:
+    """The GUID of an item's note: one per topic, language and item, never shared."""
+    number = int.from_bytes(_digest(GUID_NAMESPACE, topic, language, item_id)[:8], "big")
+    chars = []
+    while number:
+        number, rem = divmod(number, len(_BASE91))
+        chars.append(_BASE91[rem])
+    return "".join(reversed(chars)) or _BASE91[0]
+
+
+def deck_id(topic: str, language: str) -> int:
+    """A stable deck id in genanki's recommended range [2**30, 2**31)."""
+    number = int.from_bytes(_digest(GUID_NAMESPACE, "deck", topic, language)[:4], "big")
+    return (1 << 30) + number % (1 << 30)
+
+
+def deck_key(topic: str, language: str) -> str:
+    """A deck's name in the lock file: `topic.language`."""
+    return f"{topic}.{language}"
+
+
+def split_deck_key(key: str) -> tuple[str, str]:
+    topic, _, language = key.partition(".")
+    return topic, language
+
+
+# ---------------------------------------------------------------- time
+
+
+class BadTime(AnkigenError):
+    """A modification time from the environment or the lock file is not a sane time."""
+
+
+def time_problem(value: object, now: int) -> str | None:
+    """Why `value` cannot be a modification time, or None if it can."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        return f"{value!r} is not a whole number of seconds"
+    if value <= 0:
+        return f"{value} is not a time after 1970"
+    if value < EARLIEST:
+        return f"{value} is before 2001, not a real build time"
+    if value > now + FUTURE_SLACK:
+        if EARLIEST * 1000 <= value <= (now + FUTURE_SLACK) * 1000:
+            return f"{value} looks like milliseconds; times are in seconds since 1970"
+        return f"{value} is more than a day in the future"
+    return None
+
+
+def clock() -> int:
+    """The real time, in seconds: the limit for 'not in the future'."""
+    return int(time.time())
+
+
+def build_time(environ: Mapping[str, str] | None = None) -> int:
+    """The time given to changed notes; SOURCE_DATE_EPOCH pins it for reproducible builds."""
+    environ = os.environ if environ is None else environ
+    now = clock()
+    pinned = environ.get("SOURCE_DATE_EPOCH", "").strip()
+    if not pinned:
+        return now
+    value: object = int(pinned) if re.fullmatch(r"[+-]?[0-9]{1,30}", pinned) else pinned
+    problem = time_problem(value, now)
+    if problem:
+        raise BadTime(
+            f"SOURCE_DATE_EPOCH: {problem}; set it to a time in seconds since 1970 "
+            "(such as `git log -1 --format=%ct`), or unset it"
+        )
+    assert isinstance(value, int)
+    return value
+
+
+# ---------------------------------------------------------------- stamps
+
+
+@dataclass(frozen=True)
+class Stamp:
+    """A note's content hash and the modification time that content was issued with."""
+
+    hash: str
+    mtime: int
+
+
+def restamp(previous: Stamp | None, issued: Stamp | None, content_hash: str, now: int) -> Stamp:
+    """The stamp of a note with this content.
+
+    `previous` is what the lock says was built last; `issued` the newest time
+    ever issued for the note anywhere (git history, the output folder). The
+    newest of the two is what learners may hold: the same content keeps its
+    time, any other content, older text included, gets a strictly newer one.
+    """
+    newest = max(
+        (s for s in (previous, issued) if s is not None), key=lambda s: s.mtime, default=None
+    )
+    if newest is not None and newest.hash == content_hash:
+        return newest
+    floor = newest.mtime + 1 if newest is not None else now
+    return Stamp(content_hash, max(now, floor))
+
+
+# ---------------------------------------------------------------- evidence
+
+
+ISSUED_NAME = ".ankigen-issued.json"
+ISSUED_VERSION = 1
+
+
+class Issued:
+    """The newest stamp ever issued for each GUID, as far as this machine can know.
+
+    Kept in the output folder, never committed, and only ever moving forward:
+    it survives `git revert`, `git checkout OLD -- banks` and undo in an editor.
+    The lock file's git history is read into it, so a team shares the evidence.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self.notes: dict[str, Stamp] = {}
+        self.blobs: set[str] = set()
+        """Git blobs of the lock file already read into `notes`."""
+        self._load()
+
+    def _load(self) -> None:
+        try:
+            data = json.loads(self.path.read_bytes())
+        except (OSError, ValueError):
+            return
+        if not isinstance(data, dict) or data.get("version") != ISSUED_VERSION:
+            return
+        notes, blobs = data.get("notes"), data.get("blobs")
+        if not isinstance(notes, dict) or not isinstance(blobs, list):
+            return
+        now = clock()
+        for guid, value in notes.items():
+            stamp = _stamp_or_none(value, now)
+            if stamp is not None and GUID.fullmatch(guid):
+                self.notes[guid] = stamp
+        self.blobs = {
+            b for b in blobs if isinstance(b, str) and re.fullmatch(r"[0-9a-f]{40,64}", b)
+        }
+
+    def note(self, guid: str, stamp: Stamp) -> None:
+        """Record that `stamp` was issued for `guid`."""
+        known = self.notes.get(guid)
+        if known is None or stamp.mtime > known.mtime:
+            self.notes[guid] = stamp
+
+    def newest(self, guid: str) -> Stamp | None:
+        return self.notes.get(guid)
+
+    def read_git_history(self, lock_path: Path) -> None:
+        """Every version of the lock file in git that was not read before."""
+        for blob, text in _lock_versions(lock_path, self.blobs):
+            self.blobs.add(blob)
+            for guid, stamp in stamps_in_lock_text(text):
+                self.note(guid, stamp)
+
+    def to_bytes(self) -> bytes:
+        notes = {guid: [s.hash, s.mtime] for guid, s in sorted(self.notes.items())}
+        data = {"version": ISSUED_VERSION, "notes": notes, "blobs": sorted(self.blobs)}
+        return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _stamp_or_none(value: object, now: int) -> Stamp | None:
+    if (
+        isinstance(value, list)
+        and len(value) >= 2
+        and isinstance(value[0], str)
+        and time_problem(value[1], now) is None
+    ):
+        return Stamp(value[0], value[1])
+    return None
+
+
+def stamps_in_lock_text(text: bytes) -> Iterable[tuple[str, Stamp]]:
+    """(GUID, stamp) of every note in one version of a lock file; damaged parts are skipped.
+
+    Times that are not sane are skipped too: a lock once committed with a wrong
+    clock must not push every later time into the future.
+    """
+    try:
+        data = json.loads(text)
+        decks = data["decks"]
+        items_of = {key: deck["items"] for key, deck in decks.items()}
+    except (ValueError, KeyError, TypeError, AttributeError):
+        return
+    now = clock()
+    for key, items in items_of.items():
+        if not isinstance(items, dict):
+            continue
+        topic, language = split_deck_key(str(key))
+        for item_id, value in items.items():
+            stamp = _stamp_or_none(value, now)
+            if stamp is None:
+                continue
+            guid = value[2] if len(value) > 2 and isinstance(value[2], str) else None
+            if guid is None or not GUID.fullmatch(guid):
+                guid = note_guid(topic, language, str(item_id))
+            yield guid, stamp
+
+
+def _git(cwd: Path, *args: str, data: bytes | None = None) -> bytes | None:
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=cwd,
+            input=data,
+            capture_output=True,
+            check=False,
+            timeout=120,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None  # no git on this machine: the output folder's record still holds
+    return done.stdout if done.returncode == 0 else None
+
+
+def _lock_versions(lock_path: Path, known: set[str]) -> list[tuple[str, bytes]]:
+    """(blob id, content) of each version of the lock in any branch of its git repository."""
+    folder = lock_path.parent
+    if not folder.is_dir():
+        return []
+    log = _git(
+        folder,
+        "log",
+        "--all",
+        "--no-renames",
+        "--format=",
+        "--raw",
+        "--no-abbrev",
+        "--",
+        lock_path.name,
+    )
+    if not log:
+        return []
+    blobs = []
+    for line in log.decode("ascii", "replace").splitlines():
+        # ":100644 100644 <old> <new> M\tpath": the new side is that commit's version
+        fields = line.split()
+        if len(fields) >= 5 and line.startswith(":"):
+            blob = fields[3]
+            if set(blob) != {"0"} and blob not in known and blob not in blobs:
+                blobs.append(blob)
+    if not blobs:
+        return []
+    out = _git(folder, "cat-file", "--batch", data="".join(b + "\n" for b in blobs).encode())
+    if out is None:
+        return []
+    versions = []
+    at = 0
+    for blob in blobs:
+        end = out.index(b"\n", at)
+        header = out[at:end].split()
+        at = end + 1
+        if len(header) != 3 or header[1] != b"blob":
+            continue
+        size = int(header[2])
+        versions.append((blob, out[at : at + size]))
+        at += size + 1
+    return versions
+
+
+# ---------------------------------------------------------------- names
+
+
+def former_keys(
+    topic: str, language: str, topics: Sequence[str], languages: Sequence[str]
+) -> list[tuple[str, str]]:
+    """Every (topic, language) a bank was built under, the current one first."""
+    names = [(topic, language)]
+    for old_topic in [topic, *topics]:
+        for old_language in [language, *languages]:
+            if (old_topic, old_language) not in names:
+                names.append((old_topic, old_language))
+    return names
+
+
+def oldest_key(
+    topic: str, language: str, topics: Sequence[str], languages: Sequence[str]
+) -> tuple[str, str]:
+    """The name a bank was first built under: formerly lists older names oldest first."""
+    return (topics[0] if topics else topic, languages[0] if languages else language)
+
+
+# ---------------------------------------------------------------- resolving a build
+
+
+@dataclass(frozen=True)
+class ItemIdentity:
+    """Who an item's note is to Anki, and what was issued for it before."""
+
+    guid: str
+    previous: Stamp | None
+    """The lock's stamp for the item, under its current or a former id."""
+    previous_id: str | None
+    """The id the lock knew the item by."""
+    issued: Stamp | None
+    """The newest stamp ever issued for the GUID (git history, output folder)."""
+
+
+@dataclass(frozen=True)
+class DeckIdentity:
+    key: str
+    previous_key: str | None
+    """The lock's key for this deck, current or former; None for a new deck."""
+    previous: DeckLock | None
+    deck_id: int
+    items: dict[str, ItemIdentity]
+
+    @property
+    def removed(self) -> tuple[str, ...]:
+        """Ids in the lock's entry that no item claims any more."""
+        if self.previous is None:
+            return ()
+        claimed = {i.previous_id for i in self.items.values()}
+        return tuple(sorted(set(self.previous.items) - claimed))
+
+
+def resolve(banks: Sequence[Bank], lock: Lock, issued: Issued) -> dict[str, DeckIdentity]:
+    """Each bank's deck identity: its lock entry, and each item's GUID and stamps."""
+    out: dict[str, DeckIdentity] = {}
+    for bank in banks:
+        names = former_keys(
+            bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+        )
+        previous_key = next((deck_key(*n) for n in names if deck_key(*n) in lock.decks), None)
+        previous = lock.decks.get(previous_key) if previous_key else None
+        oldest = oldest_key(
+            bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+        )
+        items: dict[str, ItemIdentity] = {}
+        for item in bank.items:
+            candidates = [item.id, *item.formerly]
+            found = next((i for i in candidates if previous and i in previous.items), None)
+            if previous is not None and found is not None:
+                guid = previous.guids[found]
+                stamp: Stamp | None = previous.items[found]
+            else:
+                guid = note_guid(*oldest, item.formerly[0] if item.formerly else item.id)
+                stamp = None
+            items[item.id] = ItemIdentity(guid, stamp, found, issued.newest(guid))
+        out[bank.key] = DeckIdentity(bank.key, previous_key, previous, deck_id(*oldest), items)
+    return out
+
+
+def orphans(decks: Mapping[str, DeckIdentity], lock: Lock) -> list[str]:
+    """Lock entries that no bank of this build claims: decks whose bank is not found."""
+    claimed = {d.previous_key for d in decks.values()}
+    return sorted(key for key in lock.decks if key not in claimed)
+
+
+def duplicate_guids(decks: Mapping[str, DeckIdentity]) -> list[tuple[str, str, str]]:
+    """(guid, first deck:item, second deck:item) for notes that would be one note to Anki."""
+    seen: dict[str, str] = {}
+    clashes = []
+    for deck in decks.values():
+        for item_id, item in deck.items.items():
+            where = f"{deck.key}:{item_id}"
+            if item.guid in seen:
+                clashes.append((item.guid, seen[item.guid], where))
+            else:
+                seen[item.guid] = where
+    return clashes
+
+
+# ---------------------------------------------------------------- renames nobody declared
+
+# Comparing every new id with every removed one costs a hash per pair; past this
+# many pairs a deck was rewritten wholesale and guessing renames is pointless.
+MAX_RENAME_PAIRS = 20_000
+
+
+def formerly_line(old: tuple[str, str], new: tuple[str, str]) -> str:
+    parts = []
+    if old[0] != new[0]:
+        parts.append(f"topic: {old[0]}")
+    if old[1] != new[1]:
+        parts.append(f"language: {old[1]}")
+    return "formerly: {" + ", ".join(parts) + "}"
+
+
+def renamed_decks(
+    banks: Sequence[Bank], decks: Mapping[str, DeckIdentity], lock: Lock, orphan_keys: Sequence[str]
+) -> list[tuple[Bank, str, int]]:
+    """(bank, orphan key, shared ids) where a new deck shares most item ids of a lost one."""
+    found = []
+    for bank in banks:
+        if decks[bank.key].previous is not None:
+            continue
+        ids = {item.id for item in bank.items}
+        for key in orphan_keys:
+            old_ids = set(lock.decks[key].items)
+            shared = len(ids & old_ids)
+            if old_ids and shared * 2 > len(old_ids):
+                found.append((bank, key, shared))
+    return found
+
+
+def renamed_items(contents: Mapping[str, NoteContent], deck: DeckIdentity) -> list[tuple[str, str]]:
+    """(old id, new id) where a removed id's content reappears under a new id."""
+    removed = deck.removed
+    new_ids = [i for i, ident in deck.items.items() if ident.previous is None]
+    if deck.previous is None or not removed or len(removed) * len(new_ids) > MAX_RENAME_PAIRS:
+        return []
+    found = []
+    for new_id in new_ids:
+        for old_id in removed:
+            if contents[new_id].hash_as(old_id) == deck.previous.items[old_id].hash:
+                found.append((old_id, new_id))
+                break
+    return found
+
+
+def swapped_items(contents: Mapping[str, NoteContent], deck: DeckIdentity) -> list[tuple[str, str]]:
+    """(a, b) where item a now holds what b held and b what a held: history would swap too."""
+    changed = [
+        i
+        for i, ident in deck.items.items()
+        if ident.previous is not None
+        and ident.previous_id == i
+        and contents[i].hash != ident.previous.hash
+    ]
+    if len(changed) ** 2 > MAX_RENAME_PAIRS:
+        return []
+    previous = {i: deck.items[i].previous for i in changed}
+    pairs = []
+    for n, a in enumerate(changed):
+        for b in changed[n + 1 :]:
+            before_a, before_b = previous[a], previous[b]
+            assert before_a is not None and before_b is not None
+            if contents[a].hash_as(b) == before_b.hash and contents[b].hash_as(a) == before_a.hash:
+                pairs.append((a, b))
+    return pairs

@@ -1,0 +1,364 @@
+"""Build integrity: what was read is what ships, whatever happens around the build."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from tests.conftest import invoke
+from tests.helpers import AnkiCollection, item, write_bank
+
+
+def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
+    """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell."""
+    import hashlib
+
+    head, _, payload = entry.read_bytes().partition(b"\n")
+    header, data = json.loads(head), json.loads(zlib.decompress(payload))
+    change(header, data)  # type: ignore[operator]
+    new_payload = zlib.compress(json.dumps(data).encode())
+    if checksum:
+        header["checksum"] = hashlib.sha256(new_payload).hexdigest()
+    entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)
+
+
+def package_text(path: Path) -> bytes:
+    with zipfile.ZipFile(path) as archive:
+        return archive.read("collection.anki2")
+
+
+def test_a_bank_saved_during_a_build_is_picked_up_by_the_next(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ankigen.sources
+
+    path = write_bank(project / "banks", items=[item("one", question="First?")])
+    assert invoke(runner, "build").exit_code == 0
+    write_bank(project / "banks", items=[item("one", question="Second?")])
+    real = ankigen.sources.read_bank_file
+    edited = item("one", question="Saved during the build?")
+
+    def read_then_edit(p: Path) -> bytes:
+        data = real(p)
+        write_bank(project / "banks", items=[edited])  # an editor's autosave, right after
+        return data
+
+    monkeypatch.setattr(ankigen.sources, "read_bank_file", read_then_edit)
+    assert invoke(runner, "build").exit_code == 0
+    assert b"Second?" in package_text(project / "out" / "demo.en.apkg")
+    monkeypatch.setattr(ankigen.sources, "read_bank_file", real)
+    result = invoke(runner, "build")
+    assert "wrote out/demo.en.apkg" in result.stdout
+    assert b"Saved during the build?" in package_text(project / "out" / "demo.en.apkg")
+    assert path.exists()
+
+
+def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", items=[item("one", question="Original?")])
+    assert invoke(runner, "build").exit_code == 0
+    cache = project / "out" / ".ankigen-banks"
+    [entry] = list(cache.glob("*.json"))
+
+    def poison(header: dict[str, str], data: dict[str, dict[str, list[dict[str, str]]]]) -> None:
+        data["bank"]["items"][0]["question"] = "Text that is in no bank?"
+
+    rewrite_entry(entry, poison, checksum=False)
+    (project / "out" / "demo.en.apkg").unlink()
+    assert invoke(runner, "build").exit_code == 0
+    assert b"Original?" in package_text(project / "out" / "demo.en.apkg")
+
+    # an entry for other bytes is ignored too, however consistent it is in itself
+    [entry] = list(cache.glob("*.json"))
+
+    def other_bytes(header: dict[str, str], data: object) -> None:
+        poison(header, data)  # type: ignore[arg-type]
+        header["digest"] = "0" * 64
+
+    rewrite_entry(entry, other_bytes)
+    (project / "out" / "demo.en.apkg").unlink()
+    assert invoke(runner, "build").exit_code == 0
+    assert b"Text that is in no bank" not in package_text(project / "out" / "demo.en.apkg")
+
+
+@pytest.mark.parametrize(
+    "shape",
+    [
+        lambda h, d: d["bank"]["items"][0].__setitem__("choices", "abc"),
+        lambda h, d: d["bank"]["items"][0].__setitem__("answer", ["1"]),
+        lambda h, d: d["bank"].__setitem__("items", {"x": 1}),
+        lambda h, d: d.__setitem__("bank", []),
+        lambda h, d: d["bank"]["items"][0].pop("question"),
+        lambda h, d: d.__setitem__("diagnostics", [[1, 2, 3, 4]]),
+        lambda h, d: h.__setitem__("version", "0.0.1"),
+    ],
+)
+def test_bank_cache_entries_of_the_wrong_shape_are_ignored(
+    project: Path, runner: CliRunner, shape: object
+) -> None:
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    good = (project / "out" / "demo.en.apkg").read_bytes()
+    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
+    rewrite_entry(entry, shape)
+    (project / "out" / "demo.en.apkg").unlink()
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+    lock = json.loads((project / "banks" / "ankigen.lock").read_text(encoding="utf-8"))
+    assert sorted(lock["decks"]["demo.en"]["items"]) == ["one", "two"]
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"version": "0.1.0", "packages": [], "last": "x"},
+        {"version": "0.1.0", "packages": {"demo.en.apkg": 5}, "last": {"inputs": 1, "decks": 7}},
+        [1, 2, 3],
+        {"version": "0.1.0", "last": {"decks": [{"path": "../../x.apkg"}]}},
+    ],
+)
+def test_build_caches_of_the_wrong_shape_are_ignored(
+    project: Path, runner: CliRunner, content: object
+) -> None:
+    write_bank(project / "banks")
+    assert invoke(runner, "build").exit_code == 0
+    (project / "out" / ".ankigen-cache.json").write_text(json.dumps(content))
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith(("wrote out/demo.en.apkg", "up to date out/demo.en.apkg"))
+
+
+def test_a_same_size_image_copied_with_its_time_is_not_stale(
+    project: Path, runner: CliRunner
+) -> None:
+    media = project / "media"
+    media.mkdir()
+    Image.new("RGB", (40, 40), (255, 0, 0)).save(media / "a.bmp")
+    Image.new("RGB", (40, 40), (0, 0, 255)).save(project / "b.bmp")
+    assert (media / "a.bmp").stat().st_size == (project / "b.bmp").stat().st_size
+    write_bank(project / "banks", items=[item("one", image="a.bmp", image_alt="a square")])
+    assert invoke(runner, "build").exit_code == 0
+    before = (project / "out" / "demo.en.apkg").read_bytes()
+    stat = (media / "a.bmp").stat()
+    subprocess.run(["cp", "-p", str(project / "b.bmp"), str(media / "a.bmp")], check=True)
+    os.utime(media / "a.bmp", ns=(stat.st_atime_ns, stat.st_mtime_ns))  # as an archive would
+    result = invoke(runner, "build")
+    assert "wrote out/demo.en.apkg" in result.stdout
+    assert (project / "out" / "demo.en.apkg").read_bytes() != before
+
+
+def test_junk_in_the_media_folder_never_fails_a_build(project: Path, runner: CliRunner) -> None:
+    media = project / "media"
+    media.mkdir()
+    Image.new("RGB", (20, 20), (0, 128, 0)).save(media / "used.png")
+    (media / ".#diagram.svg").symlink_to("user@host.1234")  # an editor's lock file
+    (media / "loop").symlink_to(media / "loop")
+    (media / "dangling.png").symlink_to(media / "nowhere.png")
+    (media / os.fsdecode(b"caf\xe9.png")).write_bytes(b"not utf-8 name")
+    write_bank(project / "banks", items=[item("one", image="used.png", image_alt="green")])
+    first = invoke(runner, "build")
+    assert first.exit_code == 0, first.output
+    assert invoke(runner, "build").stdout.startswith("up to date")
+
+
+def test_a_bank_file_name_that_is_not_utf8_is_a_clear_error(project: Path) -> None:
+    write_bank(project / "banks")
+    bad = os.fsencode(project / "banks" / "demo") + b"/caf\xe9.yaml"
+    with open(bad, "wb") as handle:
+        handle.write(b"topic: x\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "ankigen", "build"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 1
+    assert done.stderr.startswith(
+        "banks/demo/caf\\xe9.yaml: error: the file name is not valid UTF-8"
+    )
+    assert "internal error" not in done.stderr
+
+
+def test_a_failed_write_changes_nothing(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ankigen.package
+
+    write_bank(project / "banks", "one")
+    write_bank(project / "banks", "two")
+    assert invoke(runner, "build").exit_code == 0
+    before = {p.name: p.read_bytes() for p in (project / "out").glob("*.apkg")}
+    lock = (project / "banks" / "ankigen.lock").read_bytes()
+    write_bank(project / "banks", "one", items=[item("one", question="New?"), item("two")])
+    write_bank(project / "banks", "two", items=[item("one", question="New?"), item("two")])
+
+    real = ankigen.package._stage
+
+    def disk_full_at_the_lock(path: Path, data: bytes) -> str:
+        if path.name == "ankigen.lock":
+            raise OSError(28, "No space left on device")
+        return real(path, data)
+
+    monkeypatch.setattr(ankigen.package, "_stage", disk_full_at_the_lock)
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert "No space left on device" in result.output
+    assert {p.name: p.read_bytes() for p in (project / "out").glob("*.apkg")} == before
+    assert (project / "banks" / "ankigen.lock").read_bytes() == lock
+    leftovers = list(project.rglob(".ankigen-tmp-*"))
+    assert leftovers == []
+
+
+def big_banks(banks: Path) -> None:
+    for topic in ("a", "b", "c", "d"):
+        write_bank(
+            banks,
+            topic,
+            items=[item(f"i{n}", explanation=f"A long explanation {n}. " * 8) for n in range(900)],
+        )
+
+
+def test_ctrl_c_during_a_parallel_build_is_one_line(tmp_path: Path) -> None:
+    project = tmp_path / "p"
+    big_banks(project / "banks")
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", PYTHONUNBUFFERED="1")
+    interrupted = 0
+    for delay in (0.6, 1.2, 2.0):
+        shutil.rmtree(project / "out", ignore_errors=True)
+        # a terminal's Ctrl-C goes to the whole process group
+        build = subprocess.Popen(
+            [sys.executable, "-m", "ankigen", "build"],
+            cwd=project,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=True,
+        )
+        time.sleep(delay)
+        os.killpg(build.pid, signal.SIGINT)
+        _, stderr = build.communicate(timeout=120)
+        if build.returncode == 0:
+            continue  # finished before the interrupt
+        assert build.returncode == 130, stderr
+        assert stderr.decode().strip() == "interrupted"  # after the newline that ends ^C
+        assert list(project.rglob(".ankigen-tmp-*")) == []
+        interrupted += 1
+    assert interrupted >= 2
+
+
+def test_anki_markup_in_author_text_stays_text(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    markup = (
+        "[sound:beep.mp3] [latex]x^2[/latex] [$]y[/$] [$$]z[/$$] "
+        "[anki:tts lang=en_US]spoken[/anki:tts] [SOUND:upper.mp3]"
+    )
+    write_bank(
+        project / "banks",
+        items=[
+            item("a", question=f"Which tag? {markup}", explanation=f"See {markup}", choices=2)
+            | {"choices": [f"Choice {markup}", "Other"]}
+        ],
+    )
+    assert invoke(runner, "build").exit_code == 0
+    collection.import_package(project / "out" / "demo.en.apkg")
+    card = collection.col.get_card(collection.col.find_cards("")[0])
+    question, answer = card.question(), card.answer()
+    assert card.question_av_tags() == [] and card.answer_av_tags() == []
+    assert "[anki:play" not in question + answer
+    assert "latex" not in "".join(os.listdir(collection.col.media.dir()))
+    from html import unescape
+
+    from ankigen.render import card_sides
+
+    assert markup in unescape(question)
+    assert card_sides(tuple(card.note().fields)) == (question, answer)
+
+
+@pytest.mark.parametrize(
+    ("choices", "message"),
+    [
+        (["caf\u00e9", "cafe\u0301"], "choice 2 looks the same as choice 1"),
+        (["two  words", "two words"], "choice 2 looks the same as choice 1"),
+        (["zero\u200bwidth", "zerowidth"], "choice 2 looks the same as choice 1"),
+    ],
+)
+def test_lookalike_choices_are_errors(
+    project: Path, runner: CliRunner, choices: list[str], message: str
+) -> None:
+    write_bank(project / "banks", items=[item("a") | {"choices": choices}])
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert message in result.output
+
+
+@pytest.mark.parametrize("text", ["<b></b>", "<br>", "\u200b", "\ufeff \u2060"])
+def test_visually_empty_text_is_an_error(project: Path, runner: CliRunner, text: str) -> None:
+    write_bank(project / "banks", items=[item("a", question=text)])
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert "item 'a': question is visually empty" in result.output
+
+
+def test_bidi_controls_and_duplicate_questions_are_warnings(
+    project: Path, runner: CliRunner
+) -> None:
+    write_bank(
+        project / "banks",
+        items=[
+            item("a", question="Same question?"),
+            item("b", question="same  question?"),
+            item("c", explanation="Tricky \u202etext"),
+        ],
+    )
+    result = invoke(runner, "lint")
+    assert result.exit_code == 0
+    assert "item 'b': the same question as item 'a'" in result.output
+    assert "bidirectional control character U+202E" in result.output
+
+
+def test_two_banks_with_one_deck_name_are_an_error(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", "one", deck="Shared")
+    write_bank(project / "banks", "two", deck="Shared")
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert "the deck name 'Shared' is also the deck of banks/one/en.yaml" in result.output
+
+
+@pytest.mark.parametrize("answer", ["010", "0x2", "+2", "1_0", "0b1"])
+def test_answers_must_be_plain_numbers(project: Path, runner: CliRunner, answer: str) -> None:
+    path = write_bank(project / "banks", items=[item("a", answer=1, choices=8)])
+    path.write_text(
+        path.read_text(encoding="utf-8").replace("answer: 1", f"answer: {answer}"),
+        encoding="utf-8",
+    )
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert f"answer '{answer}' must be written as a plain number" in result.output
+
+
+@pytest.mark.parametrize(
+    ("encoding", "expected"),
+    [
+        ("utf-16", "looks like UTF-16"),
+        ("utf-16-le", "looks like UTF-16LE"),
+        ("cp1252", "WINDOWS-1252"),
+    ],
+)
+def test_files_in_other_encodings_say_which(
+    project: Path, runner: CliRunner, encoding: str, expected: str
+) -> None:
+    path = write_bank(project / "banks", items=[item("a", question="Café?")])
+    path.write_bytes(path.read_text(encoding="utf-8").encode(encoding))
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert expected in result.output and "iconv" in result.output
