@@ -11,8 +11,9 @@ from hypothesis import strategies as st
 from ankigen import identity
 from ankigen.bank import parse_bank
 from ankigen.errors import Diagnostic
+from ankigen.formats.bankyaml import yaml_string
+from ankigen.formats.page import PageError, decode_page, parse_page
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
-from ankigen.quiztext import PageError, decode_page, parse_page, yaml_string
 
 VALID_BANK = """\
 topic: demo
@@ -371,6 +372,140 @@ def test_file_names_of_any_bytes_never_crash_discovery(names: list[bytes]) -> No
             str(problem).encode("utf-8")  # every message can be printed
         for path in paths:
             str(path).encode("utf-8")
+
+
+# ---- the format importers: any input ends in diagnostics, never a traceback ----
+
+FORMAT_SAMPLES = {
+    "gift": "::t1::Q1? {=a#why ~b ~%50%c ####gen}\n\n$CATEGORY: top/x\n\nQ2 {T#w#r}\n",
+    "aiken": "Question?\nA. one\nB) two\nANSWER: B\n\nSecond?\nA. x\nB. y\nANSWER: A, B\n",
+    "moodle-xml": (
+        '<?xml version="1.0"?>\n<quiz>\n<question type="multichoice">\n'
+        "<name><text>n</text></name>\n"
+        '<questiontext format="html"><text><![CDATA[<p>Q <b>b</b></p>]]></text></questiontext>\n'
+        '<answer fraction="100"><text>a</text><feedback><text>f</text></feedback></answer>\n'
+        '<answer fraction="0"><text>b</text></answer>\n</question>\n'
+        '<question type="truefalse"><name><text>t</text></name>'
+        "<questiontext><text>T?</text></questiontext>"
+        '<answer fraction="100"><text>true</text></answer>'
+        '<answer fraction="0"><text>false</text></answer></question>\n</quiz>\n'
+    ),
+    "csv": 'id,question,choice1,choice2,answer,explanation\nx,"Q, q",a,b,"1,2",e\n,Q2,c,d,2,\n',
+}
+FORMAT_EDITS = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.integers(0, 2),
+        st.text(
+            alphabet=st.sampled_from(list(' \n:-{}=~#%"<>/&;,\\[]ABT!0123\t\x00é؟')), max_size=6
+        ),
+    ),
+    max_size=6,
+)
+
+
+def import_never_crashes(fmt: str, data: bytes) -> None:
+    from ankigen.errors import AnkigenError
+    from ankigen.formats import get
+    from ankigen.formats.bankyaml import bank_yaml
+    from ankigen.formats.model import Problems, ReadOptions, assign_ids
+
+    try:
+        source = get(fmt).read(f"x.{fmt}", data, ReadOptions("t", "ur", media_prefix="t"))
+    except AnkigenError as error:
+        assert str(error.message)
+        return
+    check_diagnostics(list(source.diagnostics))
+    for question in source.questions:
+        assert 2 <= len(question.choices) <= 8
+    text = bank_yaml(source, assign_ids(source, Problems("x")), "t", "ur")
+    # whatever was imported is a bank the loader reads without a crash
+    _, problems = parse_bank("x.yaml", text.encode("utf-8", "surrogatepass"))
+    check_diagnostics(problems)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(FORMAT_SAMPLES)), st.binary(max_size=1500))
+def test_format_importers_never_crash_on_bytes(fmt: str, data: bytes) -> None:
+    import_never_crashes(fmt, data)
+
+
+@SETTINGS
+@given(st.sampled_from(sorted(FORMAT_SAMPLES)), FORMAT_EDITS)
+def test_format_importers_never_crash_on_mutated_files(
+    fmt: str, edits: list[tuple[int, int, str]]
+) -> None:
+    import_never_crashes(fmt, mutate(FORMAT_SAMPLES[fmt], edits).encode("utf-8", "surrogatepass"))
+
+
+# ---- export then import keeps any text exactly -------------------------------
+
+LINE_TEXT = st.text(
+    alphabet=st.characters(
+        blacklist_categories=["Cs", "Cc", "Zl", "Zp"], blacklist_characters="<\u00a0\u0085"
+    )
+    | st.sampled_from(list("~=#{}:\\[]%&\"'->/ \t")),
+    min_size=1,
+    max_size=30,
+)
+
+
+def bank_text(lines: list[str]) -> str:
+    """Text as a bank holds it: trimmed as a whole."""
+    return "\n".join(lines).strip()
+
+
+@SETTINGS
+@given(
+    st.sampled_from(["gift", "moodle-xml", "csv"]),
+    st.lists(LINE_TEXT, min_size=1, max_size=3),
+    st.lists(LINE_TEXT, min_size=2, max_size=8, unique_by=lambda t: t.strip(" \t")),
+    st.lists(LINE_TEXT, max_size=2),
+    st.data(),
+)
+def test_any_text_survives_export_and_import(
+    fmt: str,
+    question: list[str],
+    choice_texts: list[str],
+    explanation: list[str],
+    data: st.DataObject,
+) -> None:
+    from pathlib import Path
+
+    from ankigen.formats import get
+    from ankigen.formats.model import Choice, Question, ReadOptions, Source
+
+    texts = [bank_text([t]) for t in choice_texts]
+    stem = bank_text(question)
+    if not stem or not all(texts) or len(set(texts)) != len(texts):
+        return
+    correct = data.draw(st.sets(st.integers(0, len(texts) - 1), min_size=1))
+    whys = data.draw(st.lists(LINE_TEXT | st.just(""), min_size=len(texts), max_size=len(texts)))
+    source = Source(
+        path="x.yaml",
+        questions=(
+            Question(
+                line=1,
+                name="q",
+                question=stem,
+                choices=tuple(
+                    Choice(t, n in correct, bank_text([w]))
+                    for n, (t, w) in enumerate(zip(texts, whys, strict=True))
+                ),
+                explanation=bank_text(explanation) or None,
+            ),
+        ),
+    )
+    fmt_ = get(fmt)
+    assert fmt_.write is not None
+    back = fmt_.read(f"x.{fmt}", fmt_.write(source, Path(".")), ReadOptions("t", "en"))
+    assert back.diagnostics == ()
+    (before,), (after,) = source.questions, back.questions
+    assert (after.question, after.choices, after.explanation) == (
+        before.question,
+        before.choices,
+        before.explanation,
+    )
 
 
 RICH_PIECES = [

@@ -1,4 +1,4 @@
-"""`ankigen import`: quiz pages in every shape and script become banks, text kept exactly."""
+"""`ankigen import --from page`: quiz pages in every shape and script become banks, text kept exactly."""
 
 from __future__ import annotations
 
@@ -9,7 +9,8 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.bank import parse_bank
-from ankigen.quiztext import PageError, bank_yaml, parse_page
+from ankigen.formats.convert import import_file
+from ankigen.formats.page import PageError, parse_page
 from tests.conftest import invoke
 
 ROOT = Path(__file__).parent
@@ -127,8 +128,9 @@ def test_ambiguous_page_names_the_options_and_choices_resolves_it(runner: CliRun
     )
     assert result.exit_code == 1
     assert result.output.endswith(
-        "dash_ambiguous.txt:2: the grouping of these 8 list lines is ambiguous "
+        "dash_ambiguous.txt:2: error: the grouping of these 8 list lines is ambiguous "
         "(1 or 2 questions would fit); pass --choices N (the number of choices per question)\n"
+        "1 error; nothing was written\n"
     )
     result = invoke(
         runner,
@@ -161,7 +163,9 @@ def test_answers_option_and_written_bank_round_trip(tmp_path: Path, runner: CliR
         str(out),
     )
     assert result.exit_code == 0
-    assert result.output.endswith("bank.yaml: 3 items; fill in the explanations marked TODO\n")
+    assert result.output.endswith(
+        "bank.yaml; fill in the 3 places marked TODO\n3 items imported, 0 skipped\n"
+    )
     text = out.read_text(encoding="utf-8")
     assert text.count("# TODO") == 3
     text = text.replace(
@@ -175,8 +179,7 @@ def test_answers_option_and_written_bank_round_trip(tmp_path: Path, runner: CliR
 
 
 def test_missing_answers_are_errors_at_their_lines() -> None:
-    page = parse_page((PAGES / "greek_semicolon.txt").read_text(encoding="utf-8"))
-    text = bank_yaml(page, "t", "el")
+    text = import_file(PAGES / "greek_semicolon.txt", "t", "el", "page").bank
     _, problems = parse_bank("b.yaml", text.encode())
     lines = text.splitlines()
     messages = [(lines[p.line - 1].strip().split(":")[0], p.message) for p in problems]
@@ -207,8 +210,9 @@ def test_bad_pages_give_a_clear_error(
     page.write_bytes(content)
     result = invoke(runner, "import", str(page), "--topic", "t", "--lang", "en")
     assert result.exit_code == 1
-    assert message in result.output
-    assert result.output.startswith("error: ")
+    *_, problem, summary = result.stderr.splitlines()
+    assert problem.startswith(f"{page}:") and ": error: " in problem and message in problem
+    assert summary == "1 error; nothing was written"
 
 
 @pytest.mark.parametrize(

@@ -491,8 +491,14 @@ def _read_item(
 def lookalike_key(text: str) -> str:
     """Text as a reader sees it: Unicode-normalized (Anki stores NFC), invisible
     characters dropped, runs of white space made one space."""
-    normal = unicodedata.normalize("NFC", text)
-    return " ".join("".join(ch for ch in normal if ch not in INVISIBLE).split())
+    if not text.isascii():  # ASCII is already NFC and has no invisible characters
+        text = unicodedata.normalize("NFC", text)
+        if _INVISIBLE.search(text):
+            text = _INVISIBLE.sub("", text)
+    return " ".join(text.split())
+
+
+_INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE)) + "]")
 
 
 def _check_slug(value: str) -> str | None:

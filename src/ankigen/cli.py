@@ -6,6 +6,7 @@ import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
@@ -179,8 +180,44 @@ def status(banks: Path) -> None:
     click.echo(table(coverage(check_paths(find_bank_paths(banks)))), nl=False)
 
 
+if TYPE_CHECKING:
+    _TextParam = click.ParamType[str]  # generic in newer click only
+else:
+    _TextParam = click.ParamType
+
+
+class FormatName(_TextParam):
+    """A format name from the registry, which is read only when a value is checked or help
+    is shown: importing every format at start-up would slow down every command."""
+
+    name = "format"
+
+    def __init__(self, writable: bool) -> None:
+        self.writable = writable
+
+    def names(self) -> list[str]:
+        from ankigen import formats
+
+        return formats.writable() if self.writable else formats.names()
+
+    def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
+        return "[" + "|".join(self.names()) + "]"
+
+    def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
+        names = self.names()
+        if value not in names:
+            self.fail(f"{value!r} is not one of {', '.join(map(repr, names))}.", param, ctx)
+        return value
+
+
 @cli.command("import")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option(
+    "--from",
+    "format_name",
+    type=FormatName(writable=False),
+    help="The file's format (default: chosen from its extension and content).",
+)
 @click.option("--topic", required=True, help="Topic slug of the new bank, such as fsdp.")
 @click.option("--lang", "language", required=True, help="BCP 47 language tag, such as bn.")
 @click.option(
@@ -190,24 +227,35 @@ def status(banks: Path) -> None:
     help="Write the bank here instead of to standard output.",
 )
 @click.option(
-    "--choices",
-    type=click.IntRange(2, 8),
-    help="Choices per question, when a '- ' list page cannot be grouped by itself.",
+    "--media",
+    type=click.Path(path_type=Path, file_okay=False),
+    default="media",
+    show_default=True,
+    help="Media folder that embedded images are written into (under TOPIC/).",
 )
 @click.option(
-    "--answers", help="Correct choice per question, in order: 1,3,2 (use 1+3 for several)."
+    "--choices",
+    type=click.IntRange(2, 8),
+    help="Pages: choices per question, when a '- ' list cannot be grouped by itself.",
+)
+@click.option(
+    "--answers", help="Pages: correct choice per question, in order: 1,3,2 (1+3 for several)."
 )
 def import_(
     file: Path,
+    format_name: str | None,
     topic: str,
     language: str,
     out: Path | None,
+    media: Path,
     choices: int | None,
     answers: str | None,
 ) -> None:
-    """Turn the text of a quiz page (FILE) into a bank."""
-    from ankigen import lang, quiztext
+    """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV."""
+    from ankigen import lang
     from ankigen.bank import SLUG
+    from ankigen.formats.convert import import_file
+    from ankigen.formats.page import AnswersError
     from ankigen.package import write_atomic
 
     if not SLUG.fullmatch(topic):
@@ -216,27 +264,113 @@ def import_(
         )
     if not lang.is_valid_tag(language):
         raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--lang")
-    text = quiztext.decode_page(str(file), file.read_bytes())
-    page = quiztext.parse_page(text, str(file), choices)
-    picks = None
-    if answers is not None:
-        try:
-            picks = quiztext.parse_answers(answers, page)
-        except ValueError as exc:
-            raise click.BadParameter(str(exc), param_hint="--answers") from None
-    for number, line in page.dropped:
-        click.echo(f"{file}:{number}: note: dropped page text: {line}", err=True)
-    for number, note in page.notes:
-        click.echo(f"{file}:{number}: warning: {note}", err=True)
-    bank = quiztext.bank_yaml(page, topic, lang.canonical_tag(language), picks)
-    if out is None:
-        click.echo(bank, nl=False)
-    else:
-        write_atomic(out, bank.encode("utf-8"))
-        todo = "explanations" if picks else "answers and explanations"
+    if format_name not in (None, "page"):
+        for name, value in (("--choices", choices), ("--answers", answers)):
+            if value is not None:
+                raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
+    if format_name is None:
+        from ankigen.formats import detect
+
+        fmt, chosen_by = detect(str(file), file.read_bytes())
+        format_name = fmt.name
         click.echo(
-            f"wrote {out}: {len(page.items)} items; fill in the {todo} marked TODO", err=True
+            f"reading {file} as {format_name} (chosen by {chosen_by}; --from sets it)", err=True
         )
+    try:
+        imported = import_file(file, topic, language, format_name, choices, answers)
+    except AnswersError as exc:
+        raise click.BadParameter(str(exc), param_hint="--answers") from None
+    source = imported.source
+    for number, note in source.notes:
+        click.echo(f"{file}:{number}: note: {note}", err=True)
+    for diagnostic in imported.diagnostics:
+        click.echo(str(diagnostic), err=True)
+    for relative, data in source.media:
+        write_atomic(media / relative, data)
+        click.echo(f"wrote {media / relative}", err=True)
+    if out is None:
+        click.echo(imported.bank, nl=False)
+    else:
+        write_atomic(out, imported.bank.encode("utf-8"))
+        todo = imported.bank.count("# TODO")
+        more = f"; fill in the {todo} places marked TODO" if todo else ""
+        click.echo(f"wrote {out}{more}", err=True)
+    click.echo(f"{len(source.questions)} items imported, {source.skipped} skipped", err=True)
+
+
+@cli.command()
+@click.argument("bank", type=click.Path(path_type=Path, dir_okay=False, exists=True))
+@click.option("--to", "format_name", required=True, type=FormatName(writable=True))
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write here instead of to standard output.",
+)
+@MEDIA_OPTION
+def export(bank: Path, format_name: str, out: Path | None, media: Path | None) -> None:
+    """Write a bank (BANK, a .yaml file) as GIFT, Moodle XML or CSV."""
+    from ankigen.build import default_media_dir
+    from ankigen.formats.convert import export_bank
+    from ankigen.package import write_atomic
+
+    media_dir = media or default_media_dir(bank.resolve().parent.parent)
+    exported = export_bank(bank, format_name, media_dir)
+    for warning in exported.warnings:
+        click.echo(str(warning), err=True)
+    if out is None:
+        sys.stdout.flush()
+        sys.stdout.buffer.write(exported.data)
+        sys.stdout.buffer.flush()
+    else:
+        write_atomic(out, exported.data)
+        click.echo(f"wrote {out}: {_count(len(exported.source.questions), 'item')}", err=True)
+
+
+@cli.command()
+@BANKS_ARGUMENT
+@out_option("out")
+@click.option(
+    "--url",
+    default="http://127.0.0.1:8765",
+    show_default=True,
+    help="Where AnkiConnect listens.",
+)
+@click.option("--api-key", help="AnkiConnect's API key, if it is set up with one.")
+@click.option("--all", "push_all", is_flag=True, help="Push every package, changed or not.")
+@MEDIA_OPTION
+def push(
+    banks: Path,
+    out: Path,
+    url: str,
+    api_key: str | None,
+    push_all: bool,
+    media: Path | None,
+) -> None:
+    """Build, then import each changed package into a running Anki (AnkiConnect)."""
+    from ankigen.build import build as run_build
+    from ankigen.push import AnkiConnect, changed
+    from ankigen.push import push as run_push
+
+    client = AnkiConnect(url, api_key)
+    version = client.version()
+    result = run_build(banks, out, progress=_terminal_progress(), media_dir=media)
+    _warning_summary(len(result.warnings))
+    packages = [out / deck.path for deck in result.decks]
+    todo = packages if push_all else changed(out, packages, url)
+    click.echo(f"AnkiConnect {version} at {url}", err=True)
+    for path in packages:
+        if path not in todo:
+            click.echo(f"unchanged since the last push: {path}")
+    for pushed in run_push(client, out, todo):
+        click.echo(f"pushed {pushed.path}: Anki replied {json_dumps(pushed.reply)}")
+    click.echo(f"{_count(len(todo), 'package')} pushed, {len(packages) - len(todo)} unchanged")
+
+
+def json_dumps(value: object) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
 
 
 def main() -> None:

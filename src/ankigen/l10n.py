@@ -344,3 +344,23 @@ def deck_word(language: str, key: str) -> str:
 
 def language_name(language: str) -> str:
     return LANGUAGE_NAMES.get(language.split("-")[0].lower(), language)
+
+
+# The two choices of a true/false question imported from GIFT or Moodle XML.
+TRUE_FALSE: dict[str, tuple[str, str]] = {
+    "en": ("True", "False"),
+    "bn": ("সত্য", "মিথ্যা"),
+    "yo": ("Òótọ́", "Irọ́"),
+    "hi": ("सत्य", "असत्य"),
+    "ur": ("درست", "غلط"),
+    "wo": ("Dëgg", "Fen"),
+    "de": ("Wahr", "Falsch"),
+    "es": ("Verdadero", "Falso"),
+    "fr": ("Vrai", "Faux"),
+    "ar": ("صحيح", "خطأ"),
+}
+
+
+def true_false(language: str) -> tuple[str, str]:
+    """ "True" and "False" in the language, English for languages not listed."""
+    return TRUE_FALSE.get(language.split("-")[0].lower(), TRUE_FALSE[FALLBACK])

@@ -1,4 +1,4 @@
-"""Quiz pages copied from the web, as text, turned into banks.
+"""The `page` format: quiz pages copied from the web, as text.
 
 Three page shapes are understood:
 
@@ -22,7 +22,16 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ankigen.bank import MAX_CHOICES, MIN_CHOICES
-from ankigen.errors import AnkigenError
+from ankigen.errors import InvalidBanks
+from ankigen.formats.model import (
+    Choice,
+    Format,
+    FormatError,
+    Question,
+    ReadOptions,
+    Source,
+    fatal,
+)
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 
@@ -48,7 +57,7 @@ _EXPLANATION_WORDS = (
 ).split()
 
 
-class PageError(AnkigenError):
+class PageError(FormatError):
     """A quiz page could not be turned into a bank."""
 
 
@@ -321,19 +330,23 @@ def _group_dash_lines(
     )
 
 
+class AnswersError(ValueError):
+    """`--answers` does not fit the page."""
+
+
 def parse_answers(text: str, page: Page) -> list[tuple[int, ...]]:
     """`--answers 1,2,1+3` as answer tuples, one per item."""
     parts = [p.strip() for p in text.split(",")]
     if len(parts) != len(page.items):
-        raise ValueError(f"{len(parts)} answers given for {len(page.items)} questions")
+        raise AnswersError(f"{len(parts)} answers given for {len(page.items)} questions")
     answers: list[tuple[int, ...]] = []
     for number, (part, item) in enumerate(zip(parts, page.items, strict=True), start=1):
         try:
             picks = tuple(sorted({int(p) for p in part.split("+")}))
         except ValueError:
-            raise ValueError(f"answer {number} {part!r} is not a choice number") from None
+            raise AnswersError(f"answer {number} {part!r} is not a choice number") from None
         if not picks or not all(1 <= p <= len(item.choices) for p in picks):
-            raise ValueError(
+            raise AnswersError(
                 f"answer {number} {part!r} is out of range: question {number} has "
                 f"{len(item.choices)} choices"
             )
@@ -341,60 +354,53 @@ def parse_answers(text: str, page: Page) -> list[tuple[int, ...]]:
     return answers
 
 
-def _needs_escape(code: int) -> bool:
-    """Characters YAML would not keep as written: controls, line separators, BOM, surrogates."""
-    return (
-        code < 0x20
-        or 0x7F <= code <= 0x9F
-        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
-        or 0xD800 <= code <= 0xDFFF
+def read(path: str, data: bytes, options: ReadOptions) -> Source:
+    try:
+        page = parse_page(decode_page(path, data), path, options.choices)
+    except PageError as error:
+        raise _as_diagnostic(path, error) from None
+    picks = parse_answers(options.answers, page) if options.answers is not None else None
+    questions = []
+    for number, item in enumerate(page.items):
+        correct = picks[number] if picks is not None else ()
+        choices = tuple(Choice(text, n in correct) for n, text in enumerate(item.choices, start=1))
+        questions.append(Question(item.line, item.question, choices, answered=picks is not None))
+    notes = tuple((n, f"dropped page text: {line}") for n, line in page.dropped)
+    from ankigen.errors import Diagnostic
+
+    warnings = tuple(Diagnostic(path, n, "warning", note) for n, note in page.notes)
+    return Source(
+        path=path,
+        questions=tuple(questions),
+        title=page.title,
+        description=page.description,
+        level=page.level,
+        diagnostics=warnings,
+        notes=notes,
     )
 
 
-def yaml_string(text: str) -> str:
-    """A YAML double-quoted scalar holding exactly `text`."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif _needs_escape(code):
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
+def _as_diagnostic(path: str, error: PageError) -> InvalidBanks:
+    """A page error (`PATH:LINE: message` or `PATH: message`) as `PATH:LINE: error: message`."""
+    rest = error.message.removeprefix(f"{path}:")
+    number, _, message = rest.partition(": ")
+    if number.isdigit():
+        return fatal(path, int(number), message)
+    return fatal(path, 1, rest.strip())
 
 
-def bank_yaml(
-    page: Page, topic: str, language: str, answers: Sequence[tuple[int, ...]] | None = None
-) -> str:
-    """The page as a bank; missing answers and explanations are left for the author."""
-    q = yaml_string
-    out = [f"topic: {topic}", f"language: {language}", f"title: {q(page.title)}"]
-    if page.description:
-        out.append(f"description: {q(page.description)}")
-    if page.level:
-        out.append(f"level: {q(page.level)}")
-    out.append("items:")
-    for number, item in enumerate(page.items, start=1):
-        out.append(f"  - id: q{number}")
-        out.append(f"    question: {q(item.question)}")
-        out.append("    choices:")
-        out.extend(f"      - {q(choice)}" for choice in item.choices)
-        if answers is not None:
-            picks = answers[number - 1]
-            value = str(picks[0]) if len(picks) == 1 else "[" + ", ".join(map(str, picks)) + "]"
-            out.append(f"    answer: {value}")
-        else:
-            out.append(
-                f"    answer: ~  # TODO: the number of the correct choice (1-{len(item.choices)})"
-            )
-        out.append('    explanation: ""  # TODO: why the answer is right')
-    return "\n".join(out) + "\n"
+def sniff(text: str) -> int:
+    """Pages are what is left: numbered questions or dash lists score a little."""
+    lines = text.splitlines()
+    if _first_numbered_question(lines) is not None or any(_DASH.match(r) for r in lines):
+        return 10
+    return 1
+
+
+FORMAT = Format(
+    name="page",
+    title="quiz page",
+    extensions=(),
+    read=read,
+    sniff=sniff,
+)

@@ -1,0 +1,137 @@
+"""The `aiken` format: Moodle's Aiken, one question after another.
+
+    Which collective sums gradients across ranks?
+    A. Broadcast
+    B) All-reduce
+    ANSWER: B
+
+The stem may run over several lines; choices are `A.` or `A)` with capital
+letters in order; `ANSWER:` names the correct letter (`ANSWER: A, C` for
+several, an extension Moodle does not read). Aiken has no explanations, so
+each becomes a TODO; a question without an `ANSWER:` line gets a TODO answer.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from ankigen.formats.model import (
+    Choice,
+    Format,
+    Problems,
+    Question,
+    ReadOptions,
+    Source,
+    check_choice_count,
+    decode,
+)
+
+_CHOICE = re.compile(r"^\s*([A-Z])[.)]\s+(\S.*?)\s*$")
+_ANSWER = re.compile(r"^\s*ANSWER\s*:\s*(.*?)\s*$", re.IGNORECASE)
+
+
+class _Draft:
+    def __init__(self, line: int) -> None:
+        self.line = line
+        self.stem: list[str] = []
+        self.choices: list[tuple[str, str, int]] = []  # letter, text, line
+
+
+def read(path: str, data: bytes, options: ReadOptions) -> Source:
+    problems = Problems(path)
+    text = decode(path, data, "an Aiken file")
+    questions: list[Question] = []
+    draft: _Draft | None = None
+
+    def finish(answer: str | None, line: int) -> None:
+        nonlocal draft
+        assert draft is not None
+        question = _question(draft, answer, line, problems)
+        if question is not None:
+            questions.append(question)
+        draft = None
+
+    for number, raw in enumerate(text.splitlines(), start=1):
+        if not raw.strip():
+            if draft is not None and draft.choices:
+                problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
+                finish(None, number)
+            continue
+        answer = _ANSWER.match(raw)
+        choice = _CHOICE.match(raw)
+        if answer:
+            if draft is None or not draft.choices:
+                problems.add(number, "ANSWER: line without a question and choices before it")
+                draft = None
+                continue
+            finish(answer[1], number)
+        elif choice and draft is not None and draft.stem:
+            draft.choices.append((choice[1], choice[2], number))
+        elif draft is not None and draft.choices:
+            problems.add(
+                number,
+                "expected a choice ('A. ...') or the ANSWER: line; "
+                "is a blank line missing between two questions?",
+            )
+            problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
+            finish(None, number)
+            draft = _Draft(number)
+            draft.stem.append(raw.strip())
+        else:
+            if draft is None:
+                draft = _Draft(number)
+            draft.stem.append(raw.strip())
+    if draft is not None:
+        if draft.choices:
+            problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
+            finish(None, draft.line)
+        else:
+            problems.add(draft.line, "a question without choices ('A. ...') at the end of the file")
+    if not questions and not problems.found:
+        raise problems.fail(1, "no Aiken questions found")
+    return Source(
+        path=path,
+        questions=tuple(questions),
+        title=Path(path).stem,
+        diagnostics=tuple(sorted(problems.found)),
+    )
+
+
+def _question(draft: _Draft, answer: str | None, line: int, problems: Problems) -> Question | None:
+    letters = [letter for letter, _, _ in draft.choices]
+    expected = [chr(ord("A") + n) for n in range(len(letters))]
+    if letters != expected:
+        wrong = next(c for c, e in zip(draft.choices, expected, strict=False) if c[0] != e)
+        problems.add(wrong[2], f"choice {wrong[0]} is out of order: choices go A, B, C ...")
+        return None
+    if not check_choice_count(problems, draft.line, len(letters)):
+        return None
+    correct: set[str] = set()
+    if answer is not None:
+        picks = [p.strip().upper() for p in re.split(r"[,\s]+", answer) if p.strip()]
+        bad = [p for p in picks if p not in letters]
+        if not picks or bad:
+            shown = ", ".join(bad) if bad else "nothing"
+            problems.add(
+                line, f"ANSWER: names {shown}; the choices are {letters[0]} to {letters[-1]}"
+            )
+            return None
+        correct = set(picks)
+    return Question(
+        line=draft.line,
+        question="\n".join(draft.stem),
+        choices=tuple(Choice(text, letter in correct) for letter, text, _ in draft.choices),
+        answered=answer is not None,
+    )
+
+
+def sniff(text: str) -> int:
+    answers = len(re.findall(r"^\s*ANSWER\s*:\s*[A-Z]", text, re.MULTILINE))
+    choices = len(re.findall(r"^\s*[A-Z][.)]\s+\S", text, re.MULTILINE))
+    if answers and choices >= 2 * answers:
+        return 80
+    return 0
+
+
+FORMAT = Format(name="aiken", title="Aiken", extensions=(".aiken",), read=read, sniff=sniff)

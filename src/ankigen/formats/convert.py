@@ -1,0 +1,93 @@
+"""Import a file into a bank, export a bank into a file: the steps around the formats."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from ankigen import lang
+from ankigen.bank import load_bank
+from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.formats import detect, get
+from ankigen.formats.bankyaml import bank_yaml
+from ankigen.formats.model import Format, Problems, ReadOptions, Source, assign_ids, from_bank
+
+
+@dataclass(frozen=True)
+class Imported:
+    source: Source
+    format: Format
+    chosen_by: str
+    """Why this format: '' when --from named it."""
+    bank: str
+    """The bank's YAML."""
+    diagnostics: tuple[Diagnostic, ...]
+
+
+def import_file(
+    path: Path,
+    topic: str,
+    language: str,
+    format_name: str | None = None,
+    choices: int | None = None,
+    answers: str | None = None,
+) -> Imported:
+    """Read a file in a quiz format into a bank; raises InvalidBanks if it has errors."""
+    data = path.read_bytes()
+    shown = str(path)
+    if format_name is None:
+        fmt, chosen_by = detect(shown, data)
+    else:
+        fmt, chosen_by = get(format_name), ""
+    language = lang.canonical_tag(language)
+    options = ReadOptions(topic, language, media_prefix=topic, choices=choices, answers=answers)
+    source = fmt.read(shown, data, options)
+    problems = Problems(shown)
+    ids = assign_ids(source, problems)
+    diagnostics = tuple(sorted(source.diagnostics + tuple(problems.found)))
+    if any(d.severity == "error" for d in diagnostics):
+        raise InvalidBanks(diagnostics)
+    return Imported(source, fmt, chosen_by, bank_yaml(source, ids, topic, language), diagnostics)
+
+
+@dataclass(frozen=True)
+class Exported:
+    data: bytes
+    source: Source
+    warnings: tuple[Diagnostic, ...]
+    """What the format cannot carry, item by item."""
+
+
+def export_bank(path: Path, format_name: str, media_dir: Path) -> Exported:
+    """A bank file written in another format; raises InvalidBanks if the bank has errors."""
+    fmt = get(format_name)
+    assert fmt.write is not None, format_name
+    bank, problems = load_bank(path)
+    if bank is None:
+        raise InvalidBanks(problems)
+    source = from_bank(bank)
+    return Exported(fmt.write(source, media_dir), source, tuple(losses(source, format_name)))
+
+
+def losses(source: Source, format_name: str) -> list[Diagnostic]:
+    """A warning for each thing of an item the format cannot carry (only GIFT loses any)."""
+    found = []
+    for question in source.questions:
+        lost = []
+        if format_name == "gift":
+            if question.image or question.explanation_image:
+                lost.append("its images (GIFT files carry none)")
+            if question.shuffle is False:
+                lost.append("shuffle: false (GIFT has no such setting)")
+            if len(question.tags) > 1:
+                lost.append("its tags after the first (GIFT has one category per question)")
+        for what in lost:
+            found.append(
+                Diagnostic(
+                    source.path,
+                    question.line,
+                    "warning",
+                    f"item {question.name!r}: {what} not exported",
+                )
+            )
+    return found

@@ -1,0 +1,246 @@
+"""The `csv` format: a spreadsheet, one item per row, comma- or tab-separated.
+
+The first row names the columns, in any order (case and spaces do not matter):
+
+    id, question, choice1 ... choice8, answer, explanation, tags, image, image_alt
+
+and optionally `explanation_image`, `explanation_image_alt`, `shuffle` and
+`why1` ... `why8` (each choice's feedback). `answer` is the choice number,
+`2`, or several, `1,3`; empty leaves it as TODO, as an empty explanation does.
+`tags` are separated by spaces. UTF-8 with or without a byte-order mark,
+quoted as RFC 4180 says; `.tsv` files and files whose header has tabs are
+tab-separated, a header with `;` and no `,` is `;`-separated (spreadsheets in
+many locales save so).
+"""
+
+from __future__ import annotations
+
+import csv
+import difflib
+import io
+import re
+from pathlib import Path
+
+from ankigen.bank import MAX_CHOICES, MIN_CHOICES
+from ankigen.formats.model import (
+    Choice,
+    Format,
+    Problems,
+    Question,
+    ReadOptions,
+    Source,
+    decode,
+)
+
+CHOICES = [f"choice{n}" for n in range(1, MAX_CHOICES + 1)]
+WHYS = [f"why{n}" for n in range(1, MAX_CHOICES + 1)]
+COLUMNS = [
+    "id",
+    "question",
+    *CHOICES,
+    "answer",
+    "explanation",
+    "tags",
+    "image",
+    "image_alt",
+    "explanation_image",
+    "explanation_image_alt",
+    "shuffle",
+    *WHYS,
+]
+_EXTRA_CHOICE = re.compile(r"(choice|why)(\d+)")
+_TRUE = {"true", "yes", "1", "y"}
+_FALSE = {"false", "no", "0", "n"}
+
+
+def _delimiter(path: str, first_line: str) -> str:
+    if Path(path).suffix.lower() in (".tsv", ".tab") or "\t" in first_line:
+        return "\t"
+    if ";" in first_line and "," not in first_line:
+        return ";"
+    return ","
+
+
+def _header(cells: list[str], problems: Problems, line: int) -> dict[str, int] | None:
+    columns: dict[str, int] = {}
+    ok = True
+    for index, cell in enumerate(cells):
+        name = re.sub(r"[\s-]+", "_", cell.strip().lower())
+        if not name:
+            continue
+        extra = _EXTRA_CHOICE.fullmatch(name)
+        if extra and int(extra[2]) > MAX_CHOICES:
+            problems.add(line, f"column {cell!r}: an item has at most {MAX_CHOICES} choices")
+            ok = False
+        elif name not in COLUMNS:
+            hint = difflib.get_close_matches(name, COLUMNS, n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            problems.add(line, f"unknown column {cell!r}{suggestion}")
+            ok = False
+        elif name in columns:
+            problems.add(line, f"column {cell!r} appears twice")
+            ok = False
+        else:
+            columns[name] = index
+    for required in ("question", "choice1", "choice2"):
+        if required not in columns:
+            problems.add(
+                line, f"the header has no {required!r} column (the first row names the columns)"
+            )
+            ok = False
+    return columns if ok else None
+
+
+def read(path: str, data: bytes, options: ReadOptions) -> Source:
+    problems = Problems(path)
+    text = decode(path, data, "a CSV file")
+    first_line = text.split("\n", 1)[0]
+    line = 1
+    declared = re.fullmatch(r"sep=(.)\r?", first_line)
+    if declared:  # Excel's own line naming the separator; the header follows it
+        text = "\n" + text.split("\n", 1)[1] if "\n" in text else ""
+        first_line = text[1:].split("\n", 1)[0]
+    delimiter = declared[1] if declared else _delimiter(path, first_line)
+    reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
+    questions: list[Question] = []
+    columns: dict[str, int] | None = None
+    try:
+        for row in reader:
+            start, line = line, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if columns is None:
+                columns = _header(row, problems, start)
+                if columns is None:
+                    break
+                width = len(row)
+                continue
+            question = _row(row, columns, width, start, problems)
+            if question is not None:
+                questions.append(question)
+    except csv.Error as error:
+        problems.add(reader.line_num or line, f"not valid CSV: {error}")
+    if columns is not None and not questions and not problems.found:
+        raise problems.fail(2, "the file has a header but no rows")
+    return Source(
+        path=path,
+        questions=tuple(questions),
+        title=Path(path).stem,
+        diagnostics=tuple(sorted(problems.found)),
+    )
+
+
+def _row(
+    row: list[str], columns: dict[str, int], width: int, line: int, problems: Problems
+) -> Question | None:
+    if len(row) > width and any(cell.strip() for cell in row[width:]):
+        problems.add(
+            line,
+            f"this row has {len(row)} cells but the header names {width} columns "
+            f"(a choice beyond {MAX_CHOICES}, or a comma in an unquoted cell?)",
+        )
+        return None
+
+    named = set(columns.values())
+    for index, text in enumerate(row[:width]):
+        if index not in named and text.strip():
+            problems.warn(
+                line, f"column {index + 1} has no name in the header; its text {text!r} was ignored"
+            )
+
+    def cell(name: str) -> str:
+        index = columns.get(name)
+        return row[index].strip() if index is not None and index < len(row) else ""
+
+    texts = [cell(name) for name in CHOICES]
+    last = max((n for n, t in enumerate(texts, start=1) if t), default=0)
+    gaps = [n for n in range(1, last) if not texts[n - 1]]
+    if gaps:
+        problems.add(line, f"choice{gaps[0]} is empty but choice{last} is not")
+        return None
+    if not MIN_CHOICES <= last <= MAX_CHOICES:
+        problems.add(
+            line, f"this row has {last} choices; an item needs {MIN_CHOICES} to {MAX_CHOICES}"
+        )
+        return None
+    question = cell("question")
+    if not question:
+        problems.add(line, "the question is empty")
+        return None
+    answer = cell("answer")
+    picks: list[int] = []
+    if answer:
+        parts = [p for p in re.split(r"[,;+\s]+", answer) if p]
+        if not all(p.isdigit() for p in parts) or not parts:
+            problems.add(line, f"answer {answer!r} is not a choice number such as 2 or 1,3")
+            return None
+        picks = [int(p) for p in parts]
+        if not all(1 <= p <= last for p in picks):
+            problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
+            return None
+    shuffle_text = cell("shuffle").lower()
+    shuffle: bool | None = None
+    if shuffle_text in _TRUE or shuffle_text in _FALSE:
+        shuffle = shuffle_text in _TRUE
+    elif shuffle_text:
+        problems.add(line, f"shuffle {cell('shuffle')!r} must be true or false")
+        return None
+    return Question(
+        line=line,
+        question=question,
+        choices=tuple(
+            Choice(texts[n - 1], n in picks, cell(f"why{n}")) for n in range(1, last + 1)
+        ),
+        name=cell("id"),
+        explanation=cell("explanation") or None,
+        answered=bool(picks),
+        tags=tuple(cell("tags").split()),
+        shuffle=shuffle,
+        image=cell("image"),
+        image_alt=cell("image_alt"),
+        explanation_image=cell("explanation_image"),
+        explanation_image_alt=cell("explanation_image_alt"),
+    )
+
+
+def sniff(text: str) -> int:
+    header = re.sub(r"[\s\"'_-]", "", text.split("\n", 1)[0].lower())
+    return 90 if "question" in header and "choice1" in header else 0
+
+
+def write(source: Source, media_dir: Path) -> bytes:
+    """The bank as CSV with a header, UTF-8 with a byte-order mark (spreadsheets want one)."""
+    width = max((len(q.choices) for q in source.questions), default=MIN_CHOICES)
+    has_why = any(c.why for q in source.questions for c in q.choices)
+    has_images = any(q.image or q.explanation_image for q in source.questions)
+    header = ["id", "question", *CHOICES[:width], "answer", "explanation", "tags"]
+    if has_images:
+        header += ["image", "image_alt", "explanation_image", "explanation_image_alt"]
+    header.append("shuffle")
+    if has_why:
+        header += WHYS[:width]
+    out = io.StringIO(newline="")
+    writer = csv.writer(out, lineterminator="\r\n")
+    writer.writerow(header)
+    for q in source.questions:
+        texts = [c.text for c in q.choices] + [""] * (width - len(q.choices))
+        row = [q.name, q.question, *texts, ",".join(map(str, q.answer))]
+        row += [q.explanation or "", " ".join(q.tags)]
+        if has_images:
+            row += [q.image, q.image_alt, q.explanation_image, q.explanation_image_alt]
+        row.append("" if q.shuffle is None else str(q.shuffle).lower())
+        if has_why:
+            row += [c.why for c in q.choices] + [""] * (width - len(q.choices))
+        writer.writerow(row)
+    return ("\ufeff" + out.getvalue()).encode("utf-8")
+
+
+FORMAT = Format(
+    name="csv",
+    title="CSV",
+    extensions=(".csv", ".tsv", ".tab"),
+    read=read,
+    sniff=sniff,
+    write=write,
+    export_extension=".csv",
+)

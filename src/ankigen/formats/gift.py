@@ -1,0 +1,403 @@
+r"""The `gift` format: Moodle's GIFT, read and written as Moodle's own importer does.
+
+Questions are separated by blank lines; `//` lines are comments. A question is
+`::title::[format]text{answers}`; the answer block decides the kind:
+`~` makes a multiple-choice question (`=` the right answer, `~%50%` a weighted
+one, `#` a choice's feedback, `####` the general feedback), `T`/`TRUE`/`F`/`FALSE`
+a true/false one. Every other kind (essay, numerical, matching, short answer,
+description) is skipped with a warning. `\`, `\~`, `\=`, `\#`, `\{`, `\}`, `\:`
+escape those characters and `
+` is a line break.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from ankigen import l10n
+from ankigen.formats.htmltext import html_to_text, markdown_to_text
+from ankigen.formats.model import (
+    Choice,
+    Format,
+    Problems,
+    Question,
+    ReadOptions,
+    Source,
+    check_choice_count,
+    decode,
+    tag_of,
+)
+
+# The escapes, as placeholders that cannot occur in decoded text (NUL is refused).
+_ESCAPES = {"\\": "\x00b", ":": "\x00c", "#": "\x00h", "=": "\x00e", "{": "\x00o"}
+_ESCAPES |= {"}": "\x00C", "~": "\x00t", "n": "\x00n"}
+_UNESCAPE = {v: ("\n" if k == "n" else k) for k, v in _ESCAPES.items()}
+_ESCAPE_RE = re.compile(r"\\([\\:#={}~n])")
+_PLACEHOLDER = re.compile("\x00[bcheoCtn]")
+_WEIGHT = re.compile(r"^%(-?[0-9]+(?:\.[0-9]*)?)%")
+_FORMATS = ("moodle", "html", "plain", "markdown")
+_TRUE = ("T", "TRUE")
+_FALSE = ("F", "FALSE")
+
+
+def _protect(text: str) -> str:
+    return _ESCAPE_RE.sub(lambda m: _ESCAPES[m[1]], text)
+
+
+def _restore(text: str) -> str:
+    return _PLACEHOLDER.sub(lambda m: _UNESCAPE[m[0]], text)
+
+
+@dataclass
+class _Block:
+    line: int
+    lines: list[str]
+
+    @property
+    def text(self) -> str:
+        return "\n".join(self.lines)
+
+    def line_at(self, offset: int) -> int:
+        return self.line + self.text.count("\n", 0, offset)
+
+
+def _blocks(text: str) -> list[_Block]:
+    """Questions, as Moodle splits them: at blank lines, with `//` comment lines blanked."""
+    blocks: list[_Block] = []
+    current: _Block | None = None
+    for number, raw in enumerate(text.splitlines(), start=1):
+        stripped = raw.strip()
+        if not stripped:
+            current = None
+            continue
+        line = "" if stripped.startswith("//") else raw
+        if current is None:
+            if not line:
+                continue
+            current = _Block(number, [])
+            blocks.append(current)
+        current.lines.append(line)
+    for block in blocks:
+        while block.lines and not block.lines[-1].strip():
+            block.lines.pop()
+    return blocks
+
+
+class _Text:
+    """Turns GIFT text in a format into bank text, warning about what is lost."""
+
+    def __init__(self, problems: Problems) -> None:
+        self.problems = problems
+
+    def split_format(self, text: str, default: str) -> tuple[str, str]:
+        if text.startswith("["):
+            end = text.find("]")
+            if end > 0 and text[1:end] in _FORMATS:
+                return text[end + 1 :], text[1:end]
+        return text, default
+
+    def convert(self, text: str, fmt: str, line: int) -> str:
+        text = _restore(text).strip()
+        if fmt in ("moodle", "plain"):
+            return text
+        converted = html_to_text(text) if fmt == "html" else markdown_to_text(text)
+        if converted.images:
+            self.problems.warn(
+                line, "an image in GIFT text was dropped: GIFT files carry no images"
+            )
+        if converted.dropped:
+            names = ", ".join(sorted(set(converted.dropped)))
+            self.problems.warn(line, f"dropped <{names}> and its content from the text")
+        return converted.text
+
+
+_KINDS = {
+    "description": "a description (no answers)",
+    "essay": "an essay question",
+    "numerical": "a numerical question",
+    "match": "a matching question",
+    "shortanswer": "a short-answer question",
+}
+
+
+def _kind(answers: str) -> str:
+    if answers == "":
+        return "essay"
+    if answers.startswith("#"):
+        return "numerical"
+    if "~" in answers:
+        return "multichoice"
+    if "=" in answers and "->" in answers:
+        return "match"
+    head = answers.split("#", 1)[0].strip()
+    if head in _TRUE + _FALSE:
+        return "truefalse"
+    return "shortanswer"
+
+
+def read(path: str, data: bytes, options: ReadOptions) -> Source:
+    problems = Problems(path)
+    text = decode(path, data, "a GIFT file")
+    converter = _Text(problems)
+    questions: list[Question] = []
+    skipped = 0
+    tags: tuple[str, ...] = ()
+    title = ""
+    for block in _blocks(_protect(text)):
+        body = block.text.strip()
+        if body.startswith("$CATEGORY:"):
+            first, _, rest = body.partition("\n")
+            category = _restore(first[len("$CATEGORY:") :]).strip()
+            parts = [p for p in category.split("/") if p and not p.startswith("$") and p != "top"]
+            tag = tag_of("/".join(parts))
+            tags = (tag,) if tag else ()
+            title = title or (parts[-1].strip() if parts else "")
+            body = rest.strip()
+            if not body:
+                continue
+        question, was_skipped = _question(body, block, converter, problems, tags, options.language)
+        skipped += was_skipped
+        if question is not None:
+            questions.append(question)
+    if not questions and not skipped and not problems.found:
+        raise problems.fail(1, "no GIFT questions found")
+    return Source(
+        path=path,
+        questions=tuple(questions),
+        title=title or Path(path).stem,
+        skipped=skipped,
+        diagnostics=tuple(sorted(problems.found)),
+    )
+
+
+def _question(
+    body: str,
+    block: _Block,
+    converter: _Text,
+    problems: Problems,
+    tags: tuple[str, ...],
+    language: str,
+) -> tuple[Question | None, int]:
+    """One question block; (the question or None, 1 if it was skipped)."""
+    line = _line_of(block, body, 0)
+    name = ""
+    if body.startswith("::"):
+        end = body.find("::", 2)
+        if end >= 0:
+            name = _restore(body[2:end]).strip()
+            body = body[end + 2 :].strip()
+        else:
+            body = body[2:]
+    start = body.find("{")
+    finish = body.find("}", start + 1) if start >= 0 else body.find("}")
+    only = ": only multiple-choice and true/false questions become items"
+    if start < 0 and finish < 0:
+        problems.warn(line, f"skipped {_KINDS['description']}{only}")
+        return None, 1
+    stray = body.find("}")
+    if start < 0 or 0 <= stray < start:
+        finish = stray
+        problems.add(
+            _line_of(block, body, finish),
+            "'}' without an opening '{' (write \\} for a literal brace)",
+        )
+        return None, 0
+    if finish < 0:
+        problems.add(
+            _line_of(block, body, start),
+            "unclosed brace: this '{' has no '}' before the next blank line "
+            "(write \\{ for a literal brace)",
+        )
+        return None, 0
+    answers = body[start + 1 : finish].strip()
+    after = body[finish + 1 :].strip()
+    if "{" in answers:
+        problems.add(
+            _line_of(block, body, start),
+            "unclosed brace: another '{' comes before this one's '}'",
+        )
+        return None, 0
+    if "{" in after or "}" in after:
+        problems.add(
+            _line_of(block, body, finish + 1 + body[finish + 1 :].find(after)),
+            "more than one answer block in one question (GIFT allows one)",
+        )
+        return None, 0
+    stem = body[:start].rstrip() + (" _____ " + after if after else "")
+    stem_text, fmt = converter.split_format(stem.strip(), "moodle")
+    general = ""
+    split = answers.rfind("####")
+    if split >= 0:
+        general = answers[split + 4 :]
+        answers = answers[:split].strip()
+    kind = _kind(answers)
+    if kind not in ("multichoice", "truefalse"):
+        problems.warn(line, f"skipped {_KINDS[kind]}{only}")
+        return None, 1
+    question_text = converter.convert(stem_text, fmt, line)
+    general_text, general_fmt = converter.split_format(general.strip(), fmt)
+    explanation = converter.convert(general_text, general_fmt, line) or None
+    if not question_text:
+        problems.add(line, "the question has no text")
+        return None, 0
+    if kind == "truefalse":
+        choices = _true_false(answers, fmt, converter, line, language)
+        shuffle: bool | None = False
+    else:
+        parsed = _choices(answers, fmt, converter, line)
+        if parsed is None:
+            return None, 0
+        choices, shuffle = parsed, None
+    if not check_choice_count(problems, line, len(choices)):
+        return None, 0
+    if not any(c.correct for c in choices):
+        problems.warn(line, "no choice has a positive weight; the answer is left as TODO")
+    return (
+        Question(
+            line=line,
+            question=question_text,
+            choices=choices,
+            name=name,
+            explanation=explanation,
+            answered=any(c.correct for c in choices),
+            tags=tags,
+            shuffle=shuffle,
+        ),
+        0,
+    )
+
+
+def _line_of(block: _Block, body: str, index: int) -> int:
+    """The file line of `body[index]`, `body` being a piece of its block."""
+    at = block.text.find(body)
+    return block.line_at(max(at, 0) + index)
+
+
+PARTIAL_CREDIT = (
+    "a single-answer question with partial credit: every choice with a positive weight "
+    "is correct in the bank"
+)
+
+
+def _choices(answers: str, fmt: str, converter: _Text, line: int) -> tuple[Choice, ...] | None:
+    pieces = answers.replace("=", "~=").split("~")
+    if pieces and not pieces[0].strip():
+        pieces = pieces[1:]
+    elif pieces:
+        converter.problems.warn(
+            line, f"text before the first choice was dropped: {_restore(pieces[0]).strip()!r}"
+        )
+        pieces = pieces[1:]
+    choices = []
+    for piece in pieces:
+        piece = piece.strip()
+        weight = 0.0
+        if piece.startswith("="):
+            weight, piece = 1.0, piece[1:]
+        else:
+            match = _WEIGHT.match(piece)
+            if match:
+                weight, piece = float(match[1]) / 100, piece[match.end() :]
+        text, _, feedback = piece.partition("#")
+        body, body_fmt = converter.split_format(text.strip(), fmt)
+        why_text, why_fmt = converter.split_format(feedback.strip(), fmt)
+        choice = converter.convert(body, body_fmt, line)
+        if not choice:
+            converter.problems.add(line, "a choice is empty")
+            return None
+        choices.append(Choice(choice, weight > 0, converter.convert(why_text, why_fmt, line)))
+    if "=" in answers and sum(c.correct for c in choices) > 1:
+        converter.problems.warn(line, PARTIAL_CREDIT)
+    return tuple(choices)
+
+
+def _true_false(
+    answers: str, fmt: str, converter: _Text, line: int, language: str
+) -> tuple[Choice, ...]:
+    parts = answers.split("#", 2)
+    truth = parts[0].strip() in _TRUE
+    wrong = converter.convert(parts[1], fmt, line) if len(parts) > 1 else ""
+    right = converter.convert(parts[2], fmt, line) if len(parts) > 2 else ""
+    true_word, false_word = l10n.true_false(language)
+    return (
+        Choice(true_word, truth, right if truth else wrong),
+        Choice(false_word, not truth, wrong if truth else right),
+    )
+
+
+def sniff(text: str) -> int:
+    score = 0
+    if re.search(r"^\s*\$CATEGORY:", text, re.MULTILINE):
+        score += 60
+    if re.search(r"^\s*::[^:\n]+::", text, re.MULTILINE):
+        score += 40
+    if re.search(r"\{\s*(?:[=~]|T\s*\}|F\s*\}|TRUE|FALSE)", text):
+        score += 50
+    return min(score, 95)
+
+
+def escape(text: str) -> str:
+    """Bank text as GIFT text in Moodle's default format: its reserved characters escaped.
+
+    GIFT has no escape for a leading `[` (a format name) or `%` (a weight); an
+    explicit `[moodle]` in front keeps such text as written.
+    """
+    out = text.replace("\\", "\\\\")
+    for char in "~=#{}:":
+        out = out.replace(char, "\\" + char)
+    out = out.replace("\r", "").replace("\n", "\\n")
+    return "[moodle]" + out if out.startswith(("[", "%")) else out
+
+
+def _weights(question: Question) -> list[str]:
+    """Each choice's prefix: `=`/`~` with one right answer; percentages with several."""
+    correct = [c.correct for c in question.choices]
+    right = sum(correct)
+    if right <= 1:
+        return ["=" if c else "~" for c in correct]
+    wrong = len(correct) - right
+    plus = _percent(100 / right)
+    minus = _percent(-100 / wrong) if wrong else "0"
+    return [f"~%{plus}%" if c else f"~%{minus}%" for c in correct]
+
+
+def _percent(value: float) -> str:
+    """A weight as Moodle writes it: at most 5 decimals, no trailing zeros."""
+    return f"{value:.5f}".rstrip("0").rstrip(".")
+
+
+def write(source: Source, media_dir: Path) -> bytes:
+    """The bank as GIFT: one question per item, `::id::` names, feedback and `####` explanation."""
+    out = [f"// {source.title} ({source.language}), exported by ankigen", ""]
+    category = ""
+    for question in source.questions:
+        wanted = question.tags[0].replace("::", "/") if question.tags else ""
+        if wanted != category:
+            out += [
+                f"$CATEGORY: $course$/top/{wanted}" if wanted else "$CATEGORY: $course$/top",
+                "",
+            ]
+            category = wanted
+        if question.image or question.explanation_image:
+            out.append("// its images are not here: GIFT files carry none")
+        out.append(f"::{escape(question.name)}::{escape(question.question)}{{")
+        for prefix, choice in zip(_weights(question), question.choices, strict=True):
+            why = f"#{escape(choice.why)}" if choice.why else ""
+            out.append(f"\t{prefix}{escape(choice.text)}{why}")
+        if question.explanation:
+            out.append(f"\t####{escape(question.explanation)}")
+        out += ["}", ""]
+    return "\n".join(out).encode("utf-8")
+
+
+FORMAT = Format(
+    name="gift",
+    title="GIFT",
+    extensions=(".gift",),
+    read=read,
+    sniff=sniff,
+    write=write,
+    export_extension=".gift",
+)

@@ -1,0 +1,238 @@
+"""The one item model every format reads into and writes from.
+
+An importer turns a file into a `Source`: its questions, in the file's order,
+each with its choices, the correct ones, a per-choice `why` where the format
+has one, and the problems found, each at its line. `bankyaml` writes a Source
+as a bank; an exporter writes a Source made from a bank (`from_bank`).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from ankigen.bank import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank
+from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
+
+MAX_FILE_BYTES = 64 * 1024 * 1024  # Moodle XML carries its images inline
+
+
+class FormatError(AnkigenError):
+    """A file could not be read in the format it was read as."""
+
+
+@dataclass(frozen=True)
+class Choice:
+    text: str
+    correct: bool
+    why: str = ""
+    """Why this choice is right or wrong (GIFT `#feedback`, Moodle XML `<feedback>`)."""
+
+
+@dataclass(frozen=True)
+class Question:
+    """One multiple-choice item as a format holds it."""
+
+    line: int
+    """Where it starts in the source file."""
+    question: str
+    choices: tuple[Choice, ...]
+    name: str = ""
+    """The source's own name for it (GIFT title, Moodle name or idnumber, CSV id)."""
+    explanation: str | None = None
+    """None when the source has none: the bank gets a TODO the build refuses."""
+    answered: bool = True
+    """False when the source does not say which choices are correct."""
+    tags: tuple[str, ...] = ()
+    shuffle: bool | None = None
+    """None: the bank's default."""
+    image: str = ""
+    image_alt: str = ""
+    explanation_image: str = ""
+    explanation_image_alt: str = ""
+
+    @property
+    def answer(self) -> tuple[int, ...]:
+        return tuple(n for n, c in enumerate(self.choices, start=1) if c.correct)
+
+
+@dataclass(frozen=True)
+class Source:
+    """What an importer read from one file."""
+
+    path: str
+    questions: tuple[Question, ...]
+    title: str = ""
+    description: str = ""
+    level: str = ""
+    skipped: int = 0
+    """Questions of kinds that cannot become items (each also has a warning)."""
+    diagnostics: tuple[Diagnostic, ...] = ()
+    notes: tuple[tuple[int, str], ...] = ()
+    """Lines for the author to know about that are not problems (page furniture)."""
+    media: tuple[tuple[str, bytes], ...] = ()
+    """Image files to write into the media folder: (path relative to it, bytes)."""
+    topic: str = ""
+    language: str = ""
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+
+@dataclass(frozen=True)
+class ReadOptions:
+    topic: str
+    language: str
+    media_prefix: str = ""
+    """Folder inside the media folder that imported images go to (the topic)."""
+    choices: int | None = None
+    """Page format only: choices per question."""
+    answers: str | None = None
+    """Page format only: `1,2+3,...`."""
+
+
+Reader = Callable[[str, bytes, ReadOptions], Source]
+Writer = Callable[[Source, Path], bytes]
+
+
+@dataclass(frozen=True)
+class Format:
+    """One file format: how to recognise it, read it and (optionally) write it."""
+
+    name: str
+    """What `--from` and `--to` call it."""
+    title: str
+    """How messages name it."""
+    extensions: tuple[str, ...]
+    read: Reader
+    sniff: Callable[[str], int]
+    """How sure we are (0-100) that this text is in the format."""
+    write: Writer | None = None
+    export_extension: str = ""
+
+
+class Problems:
+    """Collects diagnostics for one file."""
+
+    def __init__(self, path: str) -> None:
+        self.path = path
+        self.found: list[Diagnostic] = []
+
+    def add(self, line: int, message: str, severity: Severity = "error") -> None:
+        self.found.append(Diagnostic(self.path, max(line, 1), severity, message))
+
+    def warn(self, line: int, message: str) -> None:
+        self.add(line, message, "warning")
+
+    def fail(self, line: int, message: str) -> InvalidBanks:
+        """A problem that stops the reading of the whole file, with those found before it."""
+        return InvalidBanks([*self.found, Diagnostic(self.path, max(line, 1), "error", message)])
+
+
+def fatal(path: str, line: int, message: str) -> InvalidBanks:
+    """A problem that stops the reading of a file, reported as `PATH:LINE: error:`."""
+    return InvalidBanks([Diagnostic(path, max(line, 1), "error", message)])
+
+
+def decode(path: str, data: bytes, what: str) -> str:
+    """The text of a file: UTF-8 with or without BOM, not binary, not huge."""
+    if len(data) > MAX_FILE_BYTES:
+        raise fatal(path, 1, f"{len(data)} bytes is too large for {what}")
+    if not data.strip():
+        raise fatal(path, 1, "the file is empty")
+    if b"\x00" in data:
+        raise fatal(path, data[: data.find(b"\x00")].count(b"\n") + 1, f"binary data, not {what}")
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise fatal(path, line, "not UTF-8 text; save the file as UTF-8") from None
+    return text.removeprefix("\ufeff")
+
+
+def check_choice_count(problems: Problems, line: int, count: int) -> bool:
+    if MIN_CHOICES <= count <= MAX_CHOICES:
+        return True
+    problems.add(
+        line, f"this question has {count} choices; an item needs {MIN_CHOICES} to {MAX_CHOICES}"
+    )
+    return False
+
+
+def slugify(name: str) -> str:
+    """A bank id from a free-form name: `Q1: All-reduce?` -> `q1-all-reduce`; "" if not Latin."""
+    folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
+    slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
+    return slug[:MAX_ID].rstrip("-")
+
+
+def assign_ids(source: Source, problems: Problems) -> list[str]:
+    """An id per question: its name as a slug, else `qN` by position; unique."""
+    ids: list[str] = []
+    used: set[str] = set()
+    for number, question in enumerate(source.questions, start=1):
+        wanted = question.name if SLUG.fullmatch(question.name) else slugify(question.name)
+        wanted = wanted or f"q{number}"
+        chosen = wanted
+        suffix = 2
+        while chosen in used:
+            chosen = f"{wanted}-{suffix}"
+            suffix += 1
+        if chosen != wanted:
+            problems.warn(question.line, f"id {wanted!r} is taken; this item is {chosen!r}")
+        used.add(chosen)
+        ids.append(chosen)
+    return ids
+
+
+def tag_of(text: str) -> str:
+    """An Anki tag from a category name or path: no spaces, `::` between levels."""
+    parts = [re.sub(r"\s+", "_", p.strip()) for p in re.split(r"/|::", text) if p.strip()]
+    return "::".join(parts)
+
+
+def choice_whys(item: object) -> tuple[str, ...]:
+    """The per-choice `why` of a bank item: `Item.whys`, parallel to its choices, or ()."""
+    whys = getattr(item, "whys", None) or getattr(item, "why", None)
+    if isinstance(whys, tuple) and all(isinstance(w, str) for w in whys):
+        return whys
+    return ()
+
+
+def from_bank(bank: Bank) -> Source:
+    """A bank as the item model, for the exporters."""
+    questions = []
+    for item in bank.items:
+        whys = choice_whys(item)
+        choices = tuple(
+            Choice(text, n in item.answer, whys[n - 1] if n <= len(whys) else "")
+            for n, text in enumerate(item.choices, start=1)
+        )
+        questions.append(
+            Question(
+                line=item.line,
+                question=item.question,
+                choices=choices,
+                name=item.id,
+                explanation=item.explanation,
+                tags=item.tags,
+                shuffle=item.shuffle,
+                image=item.image,
+                image_alt=item.image_alt,
+                explanation_image=item.explanation_image,
+                explanation_image_alt=item.explanation_image_alt,
+            )
+        )
+    return Source(
+        path=bank.path,
+        questions=tuple(questions),
+        title=bank.title,
+        description=bank.description,
+        level=bank.level,
+        topic=bank.topic,
+        language=bank.language,
+    )

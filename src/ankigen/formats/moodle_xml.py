@@ -1,0 +1,546 @@
+"""The `moodle-xml` format: Moodle's XML question format, read and written.
+
+Read: `<question type="multichoice">` (its `<answer fraction>` with a positive
+fraction is correct, `<feedback>` is that choice's `why`, `<generalfeedback>`
+the explanation, `<shuffleanswers>`, `<idnumber>` or `<name>` the id, `<tags>`
+the tags) and `type="truefalse"`; `type="category"` names the title and tags
+the questions after it; every other type is skipped with a warning. HTML is
+reduced to the bank's inline tags. Images embedded as `<file encoding="base64">`
+and referenced as `@@PLUGINFILE@@/name` are checked and cleaned by Pillow and
+written into the media folder.
+
+The XML is parsed with defusedxml and no DTD at all is accepted, so external
+entities (XXE) and entity expansion bombs are refused before anything expands.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+import urllib.parse
+import xml.sax
+from dataclasses import dataclass, field
+from pathlib import Path
+from xml.sax.saxutils import escape, quoteattr
+
+import defusedxml
+import defusedxml.sax
+
+from ankigen import l10n
+from ankigen.formats.htmltext import html_to_text, markdown_to_text, text_to_html
+from ankigen.formats.model import (
+    MAX_FILE_BYTES,
+    Choice,
+    Format,
+    Problems,
+    Question,
+    ReadOptions,
+    Source,
+    check_choice_count,
+    fatal,
+    tag_of,
+)
+
+PLUGINFILE = "@@PLUGINFILE@@/"
+
+
+@dataclass
+class Node:
+    """An XML element with its line, as far as this importer needs one."""
+
+    tag: str
+    attrs: dict[str, str]
+    line: int
+    children: list[Node] = field(default_factory=list)
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def content(self) -> str:
+        return "".join(self.parts)
+
+    def child(self, tag: str) -> Node | None:
+        return next((c for c in self.children if c.tag == tag), None)
+
+    def all(self, tag: str) -> list[Node]:
+        return [c for c in self.children if c.tag == tag]
+
+    def text_of(self, tag: str) -> str:
+        """`<tag><text>...</text></tag>`, trimmed as Moodle does; '' when absent."""
+        node = self.child(tag)
+        if node is None:
+            return ""
+        text = node.child("text")
+        return (text.content if text is not None else node.content).strip()
+
+
+class _TreeBuilder(xml.sax.handler.ContentHandler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.root: Node | None = None
+        self.stack: list[Node] = []
+        self.locator: xml.sax.xmlreader.Locator | None = None
+
+    def setDocumentLocator(self, locator: xml.sax.xmlreader.Locator) -> None:
+        self.locator = locator
+
+    def startElement(self, name: str, attrs: xml.sax.xmlreader.AttributesImpl) -> None:
+        line = self.locator.getLineNumber() if self.locator is not None else 1
+        node = Node(name, dict(attrs), line or 1)
+        if self.stack:
+            self.stack[-1].children.append(node)
+        else:
+            self.root = node
+        self.stack.append(node)
+
+    def endElement(self, name: str) -> None:
+        self.stack.pop()
+
+    def characters(self, content: str) -> None:
+        if self.stack:
+            self.stack[-1].parts.append(content)
+
+
+def parse_xml(path: str, data: bytes) -> Node:
+    """The document's tree; any DTD, entity or malformed XML is an error at its line."""
+    if len(data) > MAX_FILE_BYTES:
+        raise fatal(path, 1, f"{len(data)} bytes is too large for a Moodle XML file")
+    if not data.strip():
+        raise fatal(path, 1, "the file is empty")
+    builder = _TreeBuilder()
+    try:
+        defusedxml.sax.parseString(data, builder, forbid_dtd=True)
+    except defusedxml.DTDForbidden:
+        line = _line_of_bytes(data, b"<!DOCTYPE")
+        raise fatal(
+            path,
+            line,
+            "the file has a DTD (<!DOCTYPE ...>); Moodle XML has none, and ankigen "
+            "refuses DTDs because their entities can read local files or expand without end",
+        ) from None
+    except (defusedxml.EntitiesForbidden, defusedxml.ExternalReferenceForbidden):
+        line = _line_of_bytes(data, b"<!ENTITY")
+        raise fatal(
+            path,
+            line,
+            "the file declares XML entities; ankigen refuses them "
+            "(they can read local files or expand without end)",
+        ) from None
+    except xml.sax.SAXParseException as error:
+        message = error.getMessage()
+        raise fatal(
+            path,
+            error.getLineNumber() or 1,
+            f"not well-formed XML ({message}); is the file truncated?",
+        ) from None
+    if builder.root is None:
+        raise fatal(path, 1, "no XML element found")
+    return builder.root
+
+
+def _line_of_bytes(data: bytes, needle: bytes) -> int:
+    at = data.find(needle)
+    return data[:at].count(b"\n") + 1 if at >= 0 else 1
+
+
+_KINDS = {
+    "shortanswer": "a short-answer question",
+    "numerical": "a numerical question",
+    "essay": "an essay question",
+    "description": "a description (no answers)",
+    "matching": "a matching question",
+    "match": "a matching question",
+    "cloze": "a cloze (embedded answers) question",
+    "multianswer": "a cloze (embedded answers) question",
+    "calculated": "a calculated question",
+    "calculatedsimple": "a simple calculated question",
+    "calculatedmulti": "a calculated multichoice question",
+    "ddwtos": "a drag-and-drop into text question",
+    "gapselect": "a select-missing-words question",
+    "ordering": "an ordering question",
+    "randomsamatch": "a random short-answer matching question",
+}
+
+
+@dataclass
+class _Reading:
+    problems: Problems
+    options: ReadOptions
+    media: dict[str, bytes] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class _Text:
+    text: str
+    image: str = ""
+    image_alt: str = ""
+
+
+def read(path: str, data: bytes, options: ReadOptions) -> Source:
+    problems = Problems(path)
+    root = parse_xml(path, data)
+    if root.tag != "quiz":
+        raise problems.fail(
+            root.line, f"the root element is <{root.tag}>; Moodle XML has <quiz> around questions"
+        )
+    reading = _Reading(problems, options)
+    questions: list[Question] = []
+    skipped = 0
+    tags: tuple[str, ...] = ()
+    title = ""
+    for node in root.all("question"):
+        kind = node.attrs.get("type", "")
+        if kind == "category":
+            path_text = node.text_of("category")
+            parts = [p for p in path_text.split("/") if p and not p.startswith("$") and p != "top"]
+            tag = tag_of("/".join(parts))
+            tags = (tag,) if tag else ()
+            title = title or (parts[-1].strip() if parts else "")
+        elif kind in ("multichoice", "truefalse"):
+            question = _question(node, kind, reading, tags)
+            if question is not None:
+                questions.append(question)
+        else:
+            what = _KINDS.get(kind, f"a question of type {kind!r}")
+            problems.warn(
+                node.line,
+                f"skipped {what}: only multiple-choice and true/false questions become items",
+            )
+            skipped += 1
+    others = [c for c in root.children if c.tag != "question"]
+    for other in others:
+        problems.warn(other.line, f"<{other.tag}> is not a question; ignored")
+    if not questions and not skipped and not problems.found:
+        raise problems.fail(root.line, "no <question> elements found")
+    return Source(
+        path=path,
+        questions=tuple(questions),
+        title=title or Path(path).stem,
+        skipped=skipped,
+        diagnostics=tuple(sorted(problems.found)),
+        media=tuple(sorted(reading.media.items())),
+    )
+
+
+def _question(
+    node: Node, kind: str, reading: _Reading, category_tags: tuple[str, ...]
+) -> Question | None:
+    problems = reading.problems
+    stem_node = node.child("questiontext")
+    fmt = (stem_node.attrs.get("format") if stem_node is not None else None) or "html"
+    stem = _field(node, "questiontext", fmt, reading, images=True)
+    if not stem.text:
+        problems.add(node.line, "the question has no text (<questiontext><text>)")
+        return None
+    general = _field(node, "generalfeedback", fmt, reading, images=True)
+    answers = node.all("answer")
+    choices: list[Choice] = []
+    for answer in answers:
+        fraction_text = answer.attrs.get("fraction", "0")
+        try:
+            fraction = float(fraction_text)
+        except ValueError:
+            problems.add(answer.line, f"fraction {fraction_text!r} is not a number")
+            return None
+        answer_fmt = answer.attrs.get("format") or fmt
+        text_node = answer.child("text")
+        text = _convert(
+            _raw_text(text_node, reading) if text_node is not None else answer.content.strip(),
+            answer_fmt,
+            answer.line,
+            reading,
+            None,
+        ).text
+        why = _field(answer, "feedback", fmt, reading, images=False).text
+        choices.append(Choice(text, fraction > 0, why))
+    if kind == "truefalse":
+        choices_tf = _true_false(node, answers, choices, reading)
+        if choices_tf is None:
+            return None
+        choices = choices_tf
+    for number, choice in enumerate(choices, start=1):
+        if not choice.text:
+            problems.add(answers[number - 1].line, f"choice {number} is empty")
+            return None
+    if not check_choice_count(problems, node.line, len(choices)):
+        return None
+    if not any(c.correct for c in choices):
+        problems.warn(node.line, "no answer has a positive fraction; the answer is left as TODO")
+    single = node.text_of("single") if node.child("single") else "true"
+    if (
+        kind == "multichoice"
+        and single not in ("false", "0", "")
+        and sum(c.correct for c in choices) > 1
+    ):
+        problems.warn(
+            node.line,
+            "a single-answer question with partial credit: every answer with a positive "
+            "fraction is correct in the bank",
+        )
+    shuffle: bool | None = False if kind == "truefalse" else None
+    if kind == "multichoice":
+        flag = node.text_of("shuffleanswers") if node.child("shuffleanswers") else "false"
+        # Moodle reads a missing or "false"/"0" <shuffleanswers> as: keep the order
+        if flag in ("", "false", "0"):
+            shuffle = False
+    name = node.text_of("name")
+    id_node = node.child("idnumber")
+    idnumber = id_node.content.strip() if id_node is not None else ""
+    tags = list(category_tags)
+    tags_node = node.child("tags")
+    for tag_node in tags_node.all("tag") if tags_node is not None else []:
+        tag = tag_of(tag_node.text_of("text") if tag_node.child("text") else tag_node.content)
+        if tag and tag not in tags:
+            tags.append(tag)
+    return Question(
+        line=node.line,
+        question=stem.text,
+        choices=tuple(choices),
+        name=idnumber or name,
+        explanation=general.text or None,
+        answered=any(c.correct for c in choices),
+        tags=tuple(tags),
+        shuffle=shuffle,
+        image=stem.image,
+        image_alt=stem.image_alt,
+        explanation_image=general.image,
+        explanation_image_alt=general.image_alt,
+    )
+
+
+def _true_false(
+    node: Node, answers: list[Node], parsed: list[Choice], reading: _Reading
+) -> list[Choice] | None:
+    if len(answers) != 2:
+        reading.problems.add(
+            node.line, f"a true/false question needs 2 answers, not {len(answers)}"
+        )
+        return None
+    true_word, false_word = l10n.true_false(reading.options.language)
+    texts = [a.text_of("text").lower() if a.child("text") else "" for a in answers]
+    if sorted(texts) != ["false", "true"]:
+        texts = ["true", "false"]  # old Moodle exports: localized words, true first
+        reading.problems.warn(
+            node.line,
+            "true/false answers are not 'true' and 'false'; took the first as true, as Moodle does",
+        )
+    by_text = dict(zip(texts, parsed, strict=True))
+    true, false = by_text["true"], by_text["false"]
+    truth = float(answers[texts.index("true")].attrs.get("fraction", "0") or 0) == 100
+    return [Choice(true_word, truth, true.why), Choice(false_word, not truth, false.why)]
+
+
+def _field(node: Node, tag: str, fmt: str, reading: _Reading, *, images: bool) -> _Text:
+    holder = node.child(tag)
+    if holder is None:
+        return _Text("")
+    text_node = holder.child("text")
+    raw = _raw_text(text_node, reading) if text_node is not None else ""
+    files = _files(holder, reading) if images else {}
+    return _convert(raw, holder.attrs.get("format") or fmt, holder.line, reading, files)
+
+
+def _raw_text(text_node: Node, reading: _Reading) -> str:
+    """The content of a `<text>`; markup inside it must be escaped or in CDATA."""
+    if text_node.children:
+        names = ", ".join(sorted({f"<{c.tag}>" for c in text_node.children}))
+        reading.problems.warn(
+            text_node.line,
+            f"{names} inside <text> is XML, not text: write HTML in <![CDATA[...]]> "
+            "or escaped; it was dropped",
+        )
+    return text_node.content.strip()
+
+
+def _files(holder: Node, reading: _Reading) -> dict[str, tuple[bytes, int]]:
+    found: dict[str, tuple[bytes, int]] = {}
+    for file_node in holder.all("file"):
+        name = file_node.attrs.get("name", "")
+        folder = file_node.attrs.get("path", "/") or "/"
+        if file_node.attrs.get("encoding", "base64") != "base64":
+            reading.problems.add(file_node.line, f"file {name!r}: only base64 encoding is known")
+            continue
+        try:
+            data = base64.b64decode("".join(file_node.content.split()), validate=True)
+        except (binascii.Error, ValueError):
+            reading.problems.add(file_node.line, f"file {name!r} is not valid base64")
+            continue
+        found[(folder.strip("/") + "/" + name).lstrip("/")] = (data, file_node.line)
+    return found
+
+
+def _convert(
+    raw: str,
+    fmt: str,
+    line: int,
+    reading: _Reading,
+    files: dict[str, tuple[bytes, int]] | None,
+) -> _Text:
+    problems = reading.problems
+    if fmt in ("plain_text", "wiki_like"):
+        return _Text(raw)
+    if fmt == "markdown":
+        converted = markdown_to_text(raw)
+    else:
+        # moodle_auto_format is HTML whose line breaks are breaks
+        markup = raw.replace("\n", "<br>") if fmt == "moodle_auto_format" else raw
+        converted = html_to_text(markup)
+    if converted.dropped:
+        names = ", ".join(sorted(set(converted.dropped)))
+        problems.warn(line, f"dropped <{names}> and its content from the text")
+    if not converted.images:
+        if files:
+            problems.warn(
+                line, f"embedded file {sorted(files)[0]!r} is not shown in the text; ignored"
+            )
+        return _Text(converted.text)
+    if files is None:
+        problems.warn(line, "an image in a choice or its feedback was dropped: choices are text")
+        return _Text(converted.text)
+    image, alt = "", ""
+    for number, img in enumerate(converted.images):
+        if number:
+            problems.warn(line, f"only one image per text: dropped {img.src!r}")
+            continue
+        if not img.src.startswith(PLUGINFILE):
+            problems.warn(
+                line,
+                f"image {img.src!r} is not embedded in the file; dropped (ankigen never downloads)",
+            )
+            continue
+        wanted = urllib.parse.unquote(img.src[len(PLUGINFILE) :].split("?")[0])
+        found = files.get(wanted)
+        if found is None:
+            problems.add(line, f"image {wanted!r} is not embedded in the file (<file name=...>)")
+            continue
+        image, alt = _store(wanted, found[0], found[1], reading), img.alt
+    return _Text(converted.text, image, alt)
+
+
+def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
+    """Check and clean the image as every image is, and keep it for the media folder."""
+    from ankigen.media import ImageProblem, Settings, process
+
+    try:
+        processed = process(data, name, Settings())
+    except ImageProblem as problem:
+        reading.problems.add(line, str(problem))
+        return ""
+    prefix = reading.options.media_prefix
+    relative = f"{prefix}/{processed.name}" if prefix else processed.name
+    reading.media[relative] = processed.data
+    return relative
+
+
+def sniff(text: str) -> int:
+    head = text.lstrip()[:2000]
+    if re.search(r"<quiz[\s>]", head):
+        return 95
+    return 40 if head.startswith("<?xml") else 0
+
+
+# ---- writing -------------------------------------------------------------
+
+
+def _percent(value: float) -> str:
+    """A fraction as Moodle writes it: at most 7 decimals, no trailing zeros."""
+    return f"{value:.7f}".rstrip("0").rstrip(".")
+
+
+def fractions(question: Question) -> list[str]:
+    """Moodle's grades: 100 for the one right answer; with several, shares of 100 and
+    of -100 for the wrong ones, from Moodle's list of allowed grades."""
+    correct = [c.correct for c in question.choices]
+    right = sum(correct)
+    if right <= 1:
+        return ["100" if c else "0" for c in correct]
+    wrong = len(correct) - right
+    plus = _percent(round(100 / right, 5))
+    minus = _percent(round(-100 / wrong, 5)) if wrong else "0"
+    return [plus if c else minus for c in correct]
+
+
+def write(source: Source, media_dir: Path) -> bytes:
+    out = [
+        '<?xml version="1.0" encoding="UTF-8"?>',
+        f"<!-- {escape(source.title)} ({source.language}), exported by ankigen -->",
+        "<quiz>",
+    ]
+    for q in source.questions:
+        single = sum(c.correct for c in q.choices) <= 1
+        where = (source.path, q.line)
+        stem, stem_files = _html_with_image(q.question, q.image, q.image_alt, media_dir, where)
+        general, general_files = _html_with_image(
+            q.explanation or "", q.explanation_image, q.explanation_image_alt, media_dir, where
+        )
+        out += [
+            '  <question type="multichoice">',
+            f"    <name>\n      <text>{escape(q.name)}</text>\n    </name>",
+            _raw("questiontext", stem, "    ", stem_files),
+            _raw("generalfeedback", general, "    ", general_files),
+            "    <defaultgrade>1</defaultgrade>",
+            "    <penalty>0.3333333</penalty>",
+            "    <hidden>0</hidden>",
+            f"    <idnumber>{escape(q.name)}</idnumber>",
+            f"    <single>{'true' if single else 'false'}</single>",
+            f"    <shuffleanswers>{'false' if q.shuffle is False else 'true'}</shuffleanswers>",
+            "    <answernumbering>abc</answernumbering>",
+            "    <showstandardinstruction>0</showstandardinstruction>",
+            _raw("correctfeedback", "", "    "),
+            _raw("partiallycorrectfeedback", "", "    "),
+            _raw("incorrectfeedback", "", "    "),
+            "    <shownumcorrect/>",
+        ]
+        for fraction, choice in zip(fractions(q), q.choices, strict=True):
+            out += [
+                f'    <answer fraction="{fraction}" format="html">',
+                f"      <text>{escape(text_to_html(choice.text))}</text>",
+                _raw("feedback", text_to_html(choice.why) if choice.why else "", "      "),
+                "    </answer>",
+            ]
+        if q.tags:
+            out.append("    <tags>")
+            out += [f"      <tag><text>{escape(tag)}</text></tag>" for tag in q.tags]
+            out.append("    </tags>")
+        out.append("  </question>")
+    out.append("</quiz>")
+    return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def _raw(tag: str, html_text: str, indent: str, files: str = "") -> str:
+    return (
+        f'{indent}<{tag} format="html">\n{indent}  <text>{escape(html_text)}</text>\n'
+        f"{files}{indent}</{tag}>"
+    )
+
+
+def _html_with_image(
+    text: str, image: str, alt: str, media_dir: Path, where: tuple[str, int]
+) -> tuple[str, str]:
+    """The text as HTML with its image after it, and the `<file>` that embeds the image."""
+    from ankigen.media import ImageProblem, resolve
+
+    markup = text_to_html(text) if text else ""
+    if not image:
+        return markup, ""
+    try:
+        data = resolve(media_dir, image).read_bytes()
+    except (ImageProblem, OSError) as problem:
+        raise fatal(*where, f"cannot export image {image!r}: {problem}") from None
+    name = Path(image).name
+    src = PLUGINFILE + urllib.parse.quote(name)
+    markup = f"<p>{markup}</p><p><img src={quoteattr(src)} alt={quoteattr(alt)}></p>"
+    encoded = base64.b64encode(data).decode("ascii")
+    file_xml = f'      <file name={quoteattr(name)} path="/" encoding="base64">{encoded}</file>\n'
+    return markup, file_xml
+
+
+FORMAT = Format(
+    name="moodle-xml",
+    title="Moodle XML",
+    extensions=(".xml",),
+    read=read,
+    sniff=sniff,
+    write=write,
+    export_extension=".xml",
+)

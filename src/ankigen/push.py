@@ -1,0 +1,181 @@
+"""Hand built packages to a running Anki through the AnkiConnect add-on.
+
+AnkiConnect listens on http://127.0.0.1:8765 and takes a JSON request
+`{"action", "version", "params"}`; with version 6 every reply is
+`{"result": ..., "error": ...}`. `importPackage` takes the absolute path of a
+package and imports it with Anki's own importer, so the update rules are
+Anki's. What was pushed where is remembered in OUT/.ankigen-pushed.json, so
+only packages that changed since the last push to that Anki are sent again.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import json
+import urllib.parse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ankigen.errors import AnkigenError
+
+DEFAULT_URL = "http://127.0.0.1:8765"
+API_VERSION = 6
+"""The AnkiConnect API version ankigen speaks, and the oldest it accepts."""
+RECORD_NAME = ".ankigen-pushed.json"
+CHECK_TIMEOUT = 10.0
+IMPORT_TIMEOUT = 600.0
+ADDON_HINT = "AnkiConnect (add-on code 2055492159, Tools > Add-ons > Get Add-ons in Anki)"
+
+
+class PushError(AnkigenError):
+    """Anki (or what answers at the URL) did not take the packages."""
+
+
+@dataclass(frozen=True)
+class Pushed:
+    path: Path
+    reply: dict[str, Any]
+    """AnkiConnect's reply, as it sent it."""
+
+
+class AnkiConnect:
+    """A client for one AnkiConnect URL."""
+
+    def __init__(self, url: str = DEFAULT_URL, key: str | None = None) -> None:
+        if not url.startswith(("http://", "https://")):
+            raise PushError(f"--url {url!r} must start with http:// or https://")
+        self.url = url
+        self.key = key
+
+    def call(self, action: str, timeout: float, **params: Any) -> dict[str, Any]:
+        """One request; every way it can fail becomes a PushError saying what to do."""
+        request: dict[str, Any] = {"action": action, "version": API_VERSION, "params": params}
+        if self.key is not None:
+            request["key"] = self.key
+        body = json.dumps(request).encode("utf-8")
+        status, reason, raw = self._post(body, timeout)
+        if status != 200:
+            raise PushError(
+                f"{self.url} answered HTTP {status} {reason}: it is not AnkiConnect, or "
+                f"AnkiConnect refused this client. Install {ADDON_HINT}, restart Anki, or pass "
+                "--url with AnkiConnect's address"
+            )
+        try:
+            reply = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            reply = None
+        if not (isinstance(reply, dict) and set(reply) == {"result", "error"}):
+            shown = raw[:80].decode("utf-8", "replace")
+            raise PushError(
+                f"something answers at {self.url}, but not AnkiConnect (it replied {shown!r}). "
+                f"Install {ADDON_HINT} in Anki, or pass --url with AnkiConnect's address"
+            )
+        return reply
+
+    def _post(self, body: bytes, timeout: float) -> tuple[int, str, bytes]:
+        parts = urllib.parse.urlsplit(self.url)
+        kind = (
+            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
+        )
+        try:
+            connection = kind(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
+        except ValueError as error:  # a port that is not a number
+            raise PushError(f"--url {self.url!r} is not a usable URL: {error}") from None
+        try:
+            connection.request(
+                "POST", parts.path or "/", body, {"Content-Type": "application/json"}
+            )
+            response = connection.getresponse()
+            return response.status, response.reason, response.read(16 * 1024 * 1024)
+        except ConnectionRefusedError:
+            raise PushError(
+                f"nothing answers at {self.url}: Anki is not running, or {ADDON_HINT} "
+                "is not installed. Start Anki with the add-on and push again"
+            ) from None
+        except TimeoutError:
+            raise PushError(
+                f"{self.url} did not answer within {timeout:.0f} s: is Anki busy or showing a "
+                "dialog? Finish it in Anki and push again"
+            ) from None
+        except (http.client.HTTPException, ConnectionError) as error:
+            raise PushError(
+                f"{self.url} closed the connection ({error}): it is not AnkiConnect. "
+                f"Install {ADDON_HINT}, or pass --url with AnkiConnect's address"
+            ) from None
+        except OSError as error:
+            raise PushError(f"cannot reach {self.url}: {error.strerror or error}") from None
+        finally:
+            connection.close()
+
+    def version(self) -> int:
+        """AnkiConnect's API version; a PushError unless it is recent enough."""
+        reply = self.call("version", CHECK_TIMEOUT)
+        if reply["error"] is not None:
+            raise self.refused(reply["error"], "the version request")
+        version = reply["result"]
+        if not isinstance(version, int) or version < API_VERSION:
+            raise PushError(
+                f"AnkiConnect at {self.url} speaks API version {version}; ankigen needs "
+                f"{API_VERSION} or newer. Update it in Anki: Tools > Add-ons > Check for Updates"
+            )
+        return version
+
+    def refused(self, error: object, what: str) -> PushError:
+        text = str(error)
+        if "api key" in text.lower():
+            return PushError(
+                f"AnkiConnect refused {what}: {text}. It is set up with an API key: "
+                "pass it with --api-key (AnkiConnect's apiKey setting)"
+            )
+        return PushError(f"AnkiConnect refused {what}: {text}")
+
+    def import_package(self, path: Path) -> dict[str, Any]:
+        absolute = path.resolve()
+        reply = self.call("importPackage", IMPORT_TIMEOUT, path=str(absolute))
+        if reply["error"] is not None:
+            raise self.refused(reply["error"], f"{path}")
+        if reply["result"] is not True:
+            raise PushError(
+                f"Anki did not import {path} (AnkiConnect replied {json.dumps(reply)}): "
+                "is a profile open? Open your profile in Anki and push again"
+            )
+        return reply
+
+
+def _digest(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def _read_record(out_dir: Path) -> dict[str, dict[str, str]]:
+    try:
+        data = json.loads((out_dir / RECORD_NAME).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def _write_record(out_dir: Path, record: dict[str, dict[str, str]]) -> None:
+    from ankigen.package import write_atomic
+
+    write_atomic(out_dir / RECORD_NAME, json.dumps(record, indent=1, sort_keys=True).encode())
+
+
+def changed(out_dir: Path, packages: Sequence[Path], url: str) -> list[Path]:
+    """The packages whose content differs from what was last pushed to this URL."""
+    pushed = _read_record(out_dir).get(url, {})
+    return [p for p in packages if pushed.get(p.name) != _digest(p)]
+
+
+def push(client: AnkiConnect, out_dir: Path, packages: Sequence[Path]) -> list[Pushed]:
+    """Import each package into Anki, remembering each one Anki took."""
+    record = _read_record(out_dir)
+    done = []
+    for path in packages:
+        reply = client.import_package(path)
+        record.setdefault(client.url, {})[path.name] = _digest(path)
+        _write_record(out_dir, record)
+        done.append(Pushed(path, reply))
+    return done
