@@ -506,3 +506,40 @@ def test_any_text_survives_export_and_import(
         before.choices,
         before.explanation,
     )
+
+
+RICH_PIECES = [
+    *list("<>/=\"' abcxyz&;:\n\\()[]`"),
+    "```",
+    "```python\n",
+    "\n```\n",
+    "<b>",
+    "</code>",
+    "<code>",
+    "<script>",
+    '<span class="k" onclick="x">',
+    "\\(",
+    "\\)",
+    "\\[",
+    "\\]",
+]
+
+
+@SETTINGS
+@given(st.lists(st.sampled_from(RICH_PIECES), max_size=40).map("".join))
+def test_code_blocks_only_ever_hold_pygments_classes_and_math_survives(text: str) -> None:
+    from pygments.token import STANDARD_TYPES
+
+    from ankigen.markup import CODE_CLASS, problems, rich_html, segments
+
+    html = rich_html(text)
+    parser = Tags()
+    parser.feed(html)
+    assert parser.tags <= INLINE_TAGS | {"div", "pre", "span"}
+    allowed = {CODE_CLASS, *STANDARD_TYPES.values()}
+    assert all(name == "class" and value in allowed for name, value in parser.attributes)
+    list(problems(text))  # never raises
+    # every math delimiter outside code blocks reaches the card as written
+    prose = "".join(s.text for s in segments(text) if s.language is None)
+    for delimiter in ("\\(", "\\)", "\\[", "\\]"):
+        assert html.count(delimiter) >= prose.count(delimiter)

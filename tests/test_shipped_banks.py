@@ -35,13 +35,27 @@ def shipped() -> dict[tuple[str, str], Bank]:
     return {(b.topic, b.language): b for b in checked.banks}
 
 
-def test_at_least_nine_decks_in_every_topic_with_an_english_reference() -> None:
+def test_at_least_ten_decks_in_every_topic_with_an_english_reference() -> None:
     banks = shipped()
-    assert len(banks) >= 9
+    assert len(banks) >= 10
     topics = {topic for topic, _ in banks}
-    assert topics == {"fsdp", "deepspeed-megatron", "data-parallel", "zero"}
+    assert topics == {"fsdp", "deepspeed-megatron", "data-parallel", "zero", "collectives"}
     assert all((topic, "en") in banks for topic in topics)
-    assert sum(len(b.items) for b in banks.values()) >= 72
+    assert sum(len(b.items) for b in banks.values()) >= 80
+
+
+def test_the_collectives_bank_uses_every_item_feature() -> None:
+    bank = shipped()[("collectives", "en")]
+    items = bank.items
+    assert all(len(i.whys) == len(i.choices) and all(i.whys) for i in items)
+    texts = [t for i in items for t in (i.question, *i.choices, *i.whys, i.explanation)]
+    assert sum("```python" in t for t in texts) >= 3
+    assert sum("\\(" in t for t in texts) >= 10 and any("\\[" in t for t in texts)
+    assert [i.id for i in items if i.recall] == [
+        "all-gather-before-forward",
+        "broadcast-initial-weights",
+    ]
+    assert any(len(i.answer) > 1 for i in items)
 
 
 @pytest.mark.parametrize("seed", sorted(SEED_BANKS))

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import yaml
 
-from ankigen import lang, yamltree
+from ankigen import lang, markup, yamltree
 from ankigen.errors import Diagnostic, Severity
 from ankigen.html import INVISIBLE, visible_text
 from ankigen.yamltree import YamlProblem, compose_file, line_of
@@ -68,7 +68,16 @@ class Item:
     line: int = 0
     """Line of the item in the bank file."""
     lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
-    """Line of each key of the item."""
+    """Line of each key of the item, and of each choice as `choice N`."""
+    whys: tuple[str, ...] = ()
+    """Why each choice is right or wrong, parallel to `choices` ("" where a choice has none);
+    empty when no choice has one."""
+    recall: bool = False
+    """The front asks for the answer before it shows the choices."""
+
+    def why(self, number: int) -> str:
+        """The `why` of choice `number` (1-based), or ""."""
+        return self.whys[number - 1] if number <= len(self.whys) else ""
 
 
 @dataclass(frozen=True)
@@ -103,6 +112,8 @@ class Bank:
     """Older language tags of this bank (`formerly: {language: ...}`), oldest first."""
     lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
     """Line of each top-level key."""
+    recall: bool = False
+    """Default for the items' `recall`."""
 
     @property
     def deck_name(self) -> str:
@@ -136,6 +147,7 @@ BANK_KEYS = [
     "license",
     "formerly",
     "items",
+    "recall",
 ]
 REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
 ITEM_KEYS = [
@@ -152,6 +164,7 @@ ITEM_KEYS = [
     "explanation_image",
     "explanation_image_alt",
     "formerly",
+    "recall",
 ]
 REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")
 
@@ -221,6 +234,17 @@ class _Reader:
         if len(value) > limit:
             self.report(node, f"{what} is {len(value)} characters long; the limit is {limit}")
             return None
+        return value
+
+    def rich_text(
+        self, node: yaml.Node, what: str, *, required: bool = True, limit: int = MAX_SHORT_TEXT
+    ) -> str | None:
+        """Item text, which may hold code blocks and math: checked at the line of each problem."""
+        value = self.text(node, what, required=required, limit=limit)
+        if value and ("`" in value or "\\" in value):
+            for problem in markup.problems(value):
+                line = _text_line(node, value, problem.line)
+                self.report(line, f"{what}: {problem.message}", problem.severity)
         return value
 
     def boolean(self, node: yaml.Node, what: str) -> bool | None:
@@ -318,12 +342,15 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
     formerly = _read_bank_formerly(r, keys["formerly"]) if "formerly" in keys else ((), ())
     bank_tags = r.tag_list(keys["tags"], "tags") if "tags" in keys else ()
     shuffle = r.boolean(keys["shuffle"], "shuffle") if "shuffle" in keys else True
+    recall = r.boolean(keys["recall"], "recall") if "recall" in keys else False
     deck = values.get("deck")
     if isinstance(deck, str) and deck and any(not part.strip() for part in deck.split("::")):
         r.report(keys["deck"], f"deck {deck!r} has an empty part around '::'")
     items: list[Item] = []
     if "items" in keys:
-        items = list(_read_items(r, keys["items"], shuffle if shuffle is not None else True))
+        items = list(
+            _read_items(r, keys["items"], shuffle if shuffle is not None else True, bool(recall))
+        )
     if topic is None or language is None or values.get("title") is None or formerly is None:
         return None
     return Bank(
@@ -342,10 +369,13 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
         formerly_topics=formerly[0] if formerly else (),
         formerly_languages=formerly[1] if formerly else (),
         lines={key: r.key_line(node) for key, node in keys.items()},
+        recall=bool(recall),
     )
 
 
-def _read_items(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Iterator[Item]:
+def _read_items(
+    r: _Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool = False
+) -> Iterator[Item]:
     if not isinstance(node, yaml.SequenceNode):
         r.report(node, "items must be a list of items")
         return
@@ -356,7 +386,7 @@ def _read_items(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Iterator[
         return
     seen: dict[str, int] = {}
     for item_node in node.value:
-        item = _read_item(r, item_node, default_shuffle)
+        item = _read_item(r, item_node, default_shuffle, default_recall)
         if item is None:
             continue
         if item.id in seen:
@@ -378,7 +408,9 @@ def _peek_id(node: yaml.Node) -> str | None:
     return None
 
 
-def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | None:
+def _read_item(
+    r: _Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool = False
+) -> Item | None:
     peeked = _peek_id(node)
     what = f"item {peeked!r}" if peeked else "item"
     keys = r.mapping(node, ITEM_KEYS, what)
@@ -395,16 +427,20 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
         r.report(keys["id"], f"{what}: id is longer than {MAX_ID} characters")
         item_id = None
     question = (
-        r.text(keys["question"], f"{what}: question", limit=MAX_LONG_TEXT)
+        r.rich_text(keys["question"], f"{what}: question", limit=MAX_LONG_TEXT)
         if "question" in keys
         else None
     )
     explanation = (
-        r.text(keys["explanation"], f"{what}: explanation", limit=MAX_LONG_TEXT)
+        r.rich_text(keys["explanation"], f"{what}: explanation", limit=MAX_LONG_TEXT)
         if "explanation" in keys
         else None
     )
-    choices = _read_choices(r, keys["choices"], what) if "choices" in keys else None
+    choice_lines: dict[str, int] = {}
+    whys: list[str] = []
+    choices = (
+        _read_choices(r, keys["choices"], what, whys, choice_lines) if "choices" in keys else None
+    )
     choice_count = (
         len(keys["choices"].value) if isinstance(keys.get("choices"), yaml.SequenceNode) else None
     )
@@ -414,6 +450,7 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
         r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
     )
     retired = r.boolean(keys["retired"], f"{what}: retired") if "retired" in keys else False
+    recall = r.boolean(keys["recall"], f"{what}: recall") if "recall" in keys else default_recall
     formerly = (
         _read_names(r, keys["formerly"], f"{what}: formerly", _check_slug)
         if "formerly" in keys
@@ -426,6 +463,8 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
     if None in media.values():
         return None
     if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired, formerly):
+        return None
+    if recall is None:
         return None
     assert item_id and question and explanation and choices and answer is not None
     return Item(
@@ -443,7 +482,9 @@ def _read_item(r: _Reader, node: yaml.Node, default_shuffle: bool) -> Item | Non
         explanation_image_alt=media["explanation_image_alt"] or "",
         formerly=formerly or (),
         line=line_of(node),
-        lines={key: r.key_line(value) for key, value in keys.items()},
+        lines={key: r.key_line(value) for key, value in keys.items()} | choice_lines,
+        whys=tuple(whys) if any(whys) else (),
+        recall=bool(recall),
     )
 
 
@@ -520,15 +561,45 @@ def _read_bank_formerly(
     return topics, tuple(lang.canonical_tag(tag) for tag in languages)
 
 
-def _read_choices(r: _Reader, node: yaml.Node, what: str) -> tuple[str, ...] | None:
+CHOICE_KEYS = ["text", "why"]
+
+
+def _read_choice(
+    r: _Reader, node: yaml.Node, what: str, whys: list[str]
+) -> tuple[str | None, yaml.Node]:
+    """A choice is text, or a mapping with its `text` and a `why`; returns the text and its node."""
+    if not isinstance(node, yaml.MappingNode):
+        whys.append("")
+        return r.rich_text(node, what), node
+    keys = r.mapping(node, CHOICE_KEYS, what)
+    if keys is None:
+        return None, node
+    why = r.rich_text(keys["why"], f"{what}: why", required=False) if "why" in keys else ""
+    whys.append(why or "")
+    if "text" not in keys:
+        r.report(node, f"{what}: missing key 'text'")
+        return None, node
+    return r.rich_text(keys["text"], what), keys["text"]
+
+
+def _read_choices(
+    r: _Reader,
+    node: yaml.Node,
+    what: str,
+    whys: list[str] | None = None,
+    lines: dict[str, int] | None = None,
+) -> tuple[str, ...] | None:
     if not isinstance(node, yaml.SequenceNode):
         r.report(node, f"{what}: choices must be a list")
         return None
+    whys = [] if whys is None else whys
     choices: list[str] = []
     ok = True
     first: dict[str, tuple[int, int, str]] = {}
-    for number, choice_node in enumerate(node.value, start=1):
-        choice = r.text(choice_node, f"{what}: choice {number}")
+    for number, item_node in enumerate(node.value, start=1):
+        choice, choice_node = _read_choice(r, item_node, f"{what}: choice {number}", whys)
+        if lines is not None:
+            lines[f"choice {number}"] = line_of(item_node)
         if choice is None:
             ok = False
             continue
@@ -590,6 +661,17 @@ def _read_answer(
             return None
         answer.append(number)
     return tuple(sorted(answer))
+
+
+def _text_line(node: yaml.Node, value: str, offset: int) -> int:
+    """The file line of line `offset` (0-based) of a stripped text read from `node`."""
+    line = line_of(node)
+    style = getattr(node, "style", None)
+    if style in ("|", ">"):
+        # a block scalar starts on the line after its indicator; stripped blank lines count too
+        raw = str(node.value)
+        line += 1 + raw.count("\n", 0, len(raw) - len(raw.lstrip()))
+    return line + offset
 
 
 _PLAIN_NUMBER = re.compile(r"[1-9][0-9]*|0")

@@ -25,7 +25,8 @@ from ankigen.package import write_atomic
 from ankigen.sources import Source
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
-FORMAT = 3
+# 4: items gained `whys` and `recall`, banks `recall`
+FORMAT = 4
 # the fastest level: the cache must cost less to read than the bank costs to parse,
 # and stay well under the size of the banks it caches
 COMPRESSION = 1

@@ -36,13 +36,13 @@ def _restore_tag(match: re.Match[str]) -> str:
 _ANKI_MARKUP = re.compile(r"\[(?=/?(?:sound:|latex\]|\$\$?\]|anki:))", re.IGNORECASE)
 
 
-def _anki_markup_as_text(markup: str) -> str:
+def anki_markup_as_text(markup: str) -> str:
     return _ANKI_MARKUP.sub("&#91;", markup) if "[" in markup else markup
 
 
 def inline_html(text: str) -> str:
     """Sanitized HTML for one piece of author text; newlines become <br>."""
-    return _anki_markup_as_text(_inline_html(text))
+    return anki_markup_as_text(_inline_html(text))
 
 
 def _inline_html(text: str) -> str:

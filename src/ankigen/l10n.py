@@ -19,6 +19,8 @@ KEYS = (
     "your_answer",
     "correct_answer",
     "missed",
+    "show_choices",
+    "grade_again",
 )
 
 STRINGS: dict[str, tuple[str, ...]] = {
@@ -33,6 +35,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Your answer",
         "Correct answer",
         "Missed",
+        "Show choices",
+        "The honest grade for this one is Again.",
     ),
     "bn": (
         "প্রযোজ্য সবগুলো বেছে নিন",
@@ -45,6 +49,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "আপনার উত্তর",
         "সঠিক উত্তর",
         "বাদ পড়েছে",
+        "বিকল্পগুলো দেখান",
+        "এর সৎ মূল্যায়ন হলো “আবার” (Again)।",
     ),
     "yo": (
         "Yan gbogbo èyí tó bá tọ́",
@@ -57,6 +63,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Ìdáhùn rẹ",
         "Ìdáhùn tó tọ́",
         "O kò yàn án",
+        "Fi àwọn àṣàyàn hàn",
+        "Ìdíwọ̀n òtítọ́ fún èyí ni “Lẹ́ẹ̀kan si” (Again).",
     ),
     "hi": (
         "सभी सही विकल्प चुनें",
@@ -69,6 +77,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "आपका उत्तर",
         "सही उत्तर",
         "छूट गया",
+        "विकल्प दिखाएँ",
+        "इसका ईमानदार ग्रेड “फिर से” (Again) है।",
     ),
     "ur": (
         "تمام درست جوابات منتخب کریں",
@@ -81,6 +91,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "آپ کا جواب",
         "درست جواب",
         "رہ گیا",
+        "اختیارات دکھائیں",
+        "اس کا دیانت دار درجہ “دوبارہ” (Again) ہے۔",
     ),
     "wo": (
         "Tànnal yépp yi dëgg",
@@ -93,6 +105,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Sa tontu",
         "Tontu bu dëgg",
         "Fàtte nga ko",
+        "Wone tànneef yi",
+        "Noot bu dëgg bi fii mooy “Again”.",
     ),
     "de": (
         "Wähle alle zutreffenden Antworten",
@@ -105,6 +119,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Deine Antwort",
         "Richtige Antwort",
         "Übersehen",
+        "Antwortmöglichkeiten zeigen",
+        "Ehrlich bewertet ist das „Nochmal“ (Again).",
     ),
     "es": (
         "Selecciona todas las correctas",
@@ -117,6 +133,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Tu respuesta",
         "Respuesta correcta",
         "Omitida",
+        "Mostrar opciones",
+        "La calificación honesta aquí es «Otra vez» (Again).",
     ),
     "fr": (
         "Sélectionnez toutes les bonnes réponses",
@@ -129,6 +147,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Votre réponse",
         "Bonne réponse",
         "Oubliée",
+        "Afficher les choix",
+        "La note honnête ici est « À revoir » (Again).",
     ),
     "ar": (
         "اختر كل الإجابات الصحيحة",
@@ -141,6 +161,8 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "إجابتك",
         "الإجابة الصحيحة",
         "فاتتك",
+        "أظهر الخيارات",
+        "التقييم الصادق هنا هو «مجددًا» (Again).",
     ),
 }
 FALLBACK = "en"

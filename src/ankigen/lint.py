@@ -15,7 +15,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import identity, lang
+from ankigen import identity, lang, markup
 from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
@@ -301,9 +301,11 @@ def untranslated_parts(bank: Bank, item: Item) -> tuple[str | None, list[str]]:
     for label, text in (
         ("question", item.question),
         *((f"choice {n}", c) for n, c in enumerate(item.choices, start=1)),
+        *((f"why {n}", w) for n, w in enumerate(item.whys, start=1) if w),
         ("explanation", item.explanation),
     ):
-        found = foreign_script(text, bank.language)
+        # code and formulas are not in any language
+        found = foreign_script(markup.prose(text), bank.language)
         if found:
             script = script or found
             parts.append(label)
@@ -335,7 +337,10 @@ def _texts(bank: Bank) -> Iterable[tuple[int, str, str]]:
     for item in bank.items:
         yield item.lines.get("question", item.line), f"item {item.id!r}: question", item.question
         for n, choice in enumerate(item.choices, start=1):
-            yield item.lines.get("choices", item.line), f"item {item.id!r}: choice {n}", choice
+            yield item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: choice {n}", choice
+        for n, why in enumerate(item.whys, start=1):
+            if why:
+                yield item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: why {n}", why
         yield (
             item.lines.get("explanation", item.line),
             f"item {item.id!r}: explanation",
@@ -376,7 +381,8 @@ def duplicate_questions(bank: Bank) -> Iterable[Diagnostic]:
 
 def placeholders(bank: Bank) -> Iterable[Diagnostic]:
     for line, label, text in _texts(bank):
-        match = PLACEHOLDER.search(text)
+        # `{0}` and `%s` are fine in code, and `{2}` in \frac{1}{2}
+        match = PLACEHOLDER.search(markup.prose(text))
         if match:
             yield Diagnostic(
                 bank.path,
@@ -460,6 +466,22 @@ def parity(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
                         f"item {item_id!r}: answer {_answer(item.answer)} differs from "
                         f"{_answer(ref.answer)} in {reference.language!r}",
                     )
+                else:
+                    yield from _missing_whys(bank, item, ref, reference.language)
+
+
+def _missing_whys(bank: Bank, item: Item, ref: Item, ref_language: str) -> Iterable[Diagnostic]:
+    missing = [n for n in range(1, len(ref.choices) + 1) if ref.why(n) and not item.why(n)]
+    if missing:
+        numbers = ", ".join(map(str, missing))
+        yield Diagnostic(
+            bank.path,
+            item.lines.get(f"choice {missing[0]}", item.lines.get("choices", item.line)),
+            "warning",
+            f"item {item.id!r}: choice{'s' if len(missing) > 1 else ''} {numbers} "
+            f"{'have' if len(missing) > 1 else 'has'} no 'why'; in {ref_language!r} "
+            f"{'they have' if len(missing) > 1 else 'it has'} one",
+        )
 
 
 def _answer(answer: tuple[int, ...]) -> str:

@@ -8,7 +8,8 @@ from dataclasses import dataclass
 
 from ankigen import identity, ids, l10n
 from ankigen.bank import Bank, Item
-from ankigen.html import inline_html, plain_text
+from ankigen.html import plain_text
+from ankigen.markup import rich_html
 
 RETIRED_TAG = "ankigen::retired"
 
@@ -33,13 +34,20 @@ class NoteContent:
         return ids.content_hash(*fields, " ".join(self.tags))
 
 
-def choices_html(choices: Sequence[str], answer: tuple[int, ...]) -> str:
-    """The choices field; `choices` is already HTML."""
+def choices_html(choices: Sequence[str], answer: tuple[int, ...], whys: Sequence[str] = ()) -> str:
+    """The choices field; `choices` and `whys` are already HTML."""
     rows = "".join(
-        f'<li data-choice="{number}"{_CORRECT if number in answer else ""}>{choice}</li>'
+        f'<li data-choice="{number}"{_CORRECT if number in answer else ""}>{choice}'
+        f"{_why(whys, number)}</li>"
         for number, choice in enumerate(choices, start=1)
     )
     return f"<ol>{rows}</ol>"
+
+
+def _why(whys: Sequence[str], number: int) -> str:
+    # inside the choice's <li>: the frozen fields have no other place for it
+    why = whys[number - 1] if number <= len(whys) else ""
+    return f'<div class="ag-why">{why}</div>' if why else ""
 
 
 _CORRECT = ' data-correct="true"'
@@ -53,6 +61,15 @@ def retired_notice(language: str) -> str:
     """Shown with the question on both sides of a retired card, in the deck's language."""
     words = html.escape(l10n.deck_word(language, "retired")).replace("{search}", RETIRED_SEARCH)
     return f'<div class="ag-retired" data-retired="true" role="note">{words}</div>'
+
+
+def card_flags(item: Item) -> str:
+    """The `Shuffle` field: space-separated flags the card's script reads, `shuffle` and `recall`.
+
+    It held only "shuffle" or "" before `recall` existed; the fields are frozen, so the new
+    flag joins it and notes without `recall` keep exactly their old content.
+    """
+    return " ".join(flag for flag, on in (("shuffle", item.shuffle), ("recall", item.recall)) if on)
 
 
 def image_html(name: str, alt: str) -> str:
@@ -70,18 +87,18 @@ def note_content(
     without it, the GUID of the item's current names.
     """
     images = images or {}
-    choices = [inline_html(choice) for choice in item.choices]
+    choices = [rich_html(choice) for choice in item.choices]
     answer = "<br>".join(choices[number - 1] for number in item.answer)
-    question = inline_html(item.question)
+    question = rich_html(item.question)
     if item.retired:
         question = retired_notice(bank.language) + question
     fields = (
         question,
-        choices_html(choices, item.answer),
+        choices_html(choices, item.answer, [rich_html(why) for why in item.whys]),
         answer,
-        inline_html(item.explanation),
+        rich_html(item.explanation),
         " ".join(str(number) for number in item.answer),
-        "shuffle" if item.shuffle else "",
+        card_flags(item),
         item.id,
         bank.language,
         bank.direction,

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from importlib import resources
 
-from ankigen import ids, l10n
+from ankigen import ids, l10n, markup
 
 FIELDS = (
     "Question",  # sanitized HTML
@@ -21,7 +21,7 @@ FIELDS = (
     "Answer",  # the text of the correct choice(s), for clients without JavaScript
     "Explanation",
     "Correct",  # the 1-based numbers of the correct choices, such as "2" or "1 3"
-    "Shuffle",  # "shuffle" or empty
+    "Shuffle",  # space-separated flags: "shuffle", "recall", both or none
     "ItemId",
     "Language",  # BCP 47 tag
     "Direction",  # ltr or rtl
@@ -72,7 +72,7 @@ def templates() -> Templates:
     return Templates(
         front=_assemble(_read("front.html"), script),
         back=_assemble(_read("back.html"), script),
-        css=compact_css(_read("card.css")) + l10n.css(),
+        css=compact_css(_read("card.css")) + l10n.css() + markup.css(),
     )
 
 

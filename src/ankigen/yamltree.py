@@ -153,6 +153,9 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
         message = f"YAML syntax: {exc.problem or exc.context}"
+        if "unknown escape" in message:
+            # the usual cause is math such as "\(x\)" written in double quotes
+            message += "; in double quotes write a backslash as \\\\, or use single quotes"
         if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
             message += f" ({exc.context} started at line {exc.context_mark.line + 1})"
         raise _problem(path, line, message) from None

@@ -9,11 +9,12 @@ from __future__ import annotations
 
 from ankigen.formats.model import Choice, Question, Source
 
-CHOICE_WHY = False
-"""Write per-choice feedback as each choice's `why` (the bank format of issue 14).
+CHOICE_WHY = True
+"""Write per-choice feedback as each choice's `why`, which banks hold since issue 14.
 
-While False, the feedback is folded into the explanation, one line per choice,
-so nothing the source says is lost. Switch it on once bank choices take `why`.
+When False, the feedback is folded into the explanation, one line per choice,
+so nothing the source says is lost: for banks that must stay readable by older
+ankigen versions.
 """
 
 

@@ -196,11 +196,7 @@ def tag_of(text: str) -> str:
 
 
 def choice_whys(item: object) -> tuple[str, ...]:
-    """The per-choice `why` of a bank item, once the bank format has them (issue 14).
-
-    Until then bank items have no such attribute and every choice's `why` is empty;
-    this is the one place to adapt to the attribute's final name and shape.
-    """
+    """The per-choice `why` of a bank item: `Item.whys`, parallel to its choices, or ()."""
     whys = getattr(item, "whys", None) or getattr(item, "why", None)
     if isinstance(whys, tuple) and all(isinstance(w, str) for w in whys):
         return whys

@@ -20,17 +20,36 @@
 
   var source = root.querySelectorAll(".ag-static li[data-choice]");
   if (!source.length) { return; }
+  // A choice's `why` travels inside its <li>; the front must never show it.
+  function whyOf(li) {
+    var why = li.querySelector(".ag-why");
+    return why ? why.innerHTML : "";
+  }
+  function choiceHtml(li) {
+    if (!li.querySelector(".ag-why")) { return li.innerHTML; }
+    var copy = li.cloneNode(true);
+    var whys = copy.querySelectorAll(".ag-why");
+    for (var w = 0; w < whys.length; w++) { whys[w].parentNode.removeChild(whys[w]); }
+    return copy.innerHTML;
+  }
   var choices = [];
   for (var i = 0; i < source.length; i++) {
     choices.push({
       number: parseInt(source[i].getAttribute("data-choice"), 10),
       correct: source[i].getAttribute("data-correct") === "true",
-      html: source[i].innerHTML
+      html: choiceHtml(source[i]),
+      why: whyOf(source[i])
     });
   }
   var correctCount = choices.filter(function (c) { return c.correct; }).length;
   var multi = correctCount > 1;
-  var shuffle = root.getAttribute("data-shuffle") !== "";
+  // data-shuffle holds the Shuffle field: space-separated flags, "shuffle" and "recall"
+  function hasFlag(flag) {
+    return (" " + (root.getAttribute("data-shuffle") || "") + " ").indexOf(" " + flag + " ") >= 0;
+  }
+  var shuffle = hasFlag("shuffle");
+  var recall = hasFlag("recall");
+  if (recall) { root.setAttribute("data-recall", "true"); }
 
   function cardKey() {
     var question = root.querySelector(".ag-question");
@@ -95,6 +114,58 @@
   function text(k) {
     var proto = root.querySelector('.ag-l10n [data-k="' + k + '"]');
     return proto ? proto.cloneNode(true) : document.createTextNode(k);
+  }
+
+  // MathJax typesets the page before or after this script, depending on the client; the
+  // nodes made here are new either way. Queued on MathJax's own promise so typesets never
+  // overlap, and skipped where there is no MathJax 3.
+  function typeset(element) {
+    var mj = window.MathJax;
+    if (!mj || typeof mj.typesetPromise !== "function") { return; }
+    var ready = mj.startup && mj.startup.promise ? mj.startup.promise : Promise.resolve();
+    var done = ready.then(function () { return mj.typesetPromise([element]); })
+      .catch(function () { /* a formula MathJax cannot parse stays as its source */ });
+    if (mj.startup && mj.startup.promise) { mj.startup.promise = done; }
+  }
+  // Recall first: the choices wait behind a button until the learner has an answer in mind.
+  function setUpRecall(card) {
+    var hint = root.querySelector(".ag-hint");
+    var hintShown = hint && !hint.hidden;
+    if (hint) { hint.hidden = true; }
+    list.hidden = true;
+    var reveal = document.createElement("button");
+    reveal.type = "button";
+    reveal.className = "ag-reveal tappable";
+    reveal.setAttribute("aria-expanded", "false");
+    reveal.appendChild(text("show_choices"));
+    list.parentNode.insertBefore(reveal, list);
+    var show = function () {
+      if (!list.hidden) { return false; }
+      list.hidden = false;
+      if (hint && hintShown) { hint.hidden = false; }
+      reveal.setAttribute("aria-expanded", "true");
+      reveal.hidden = true;
+      typeset(list);
+      return true;
+    };
+    reveal.addEventListener("click", function (event) {
+      event.preventDefault();
+      event.stopPropagation();
+      show();
+      var first = list.querySelector("button.ag-choice");
+      if (first) { first.focus(); }
+    });
+    // the arrow keys and x reveal first, so the keyboard never picks what is not shown
+    var move = card.move;
+    var toggle = card.toggle;
+    card.move = function (step) { if (!show()) { move(step); } };
+    card.toggle = function () { if (!show()) { toggle(); } };
+  }
+  function gradeHint(verdict) {
+    var line = document.createElement("p");
+    line.className = "ag-grade-hint";
+    line.appendChild(text("grade_again"));
+    verdict.parentNode.insertBefore(line, verdict.nextSibling);
   }
 
   var list = root.querySelector(".ag-choices");
@@ -174,6 +245,8 @@
     }
     staticList.hidden = true;
     list.hidden = false;
+    if (recall) { setUpRecall(shared.current); }
+    typeset(root);
 
     if (!shared.keys) {
       shared.keys = true;
@@ -242,6 +315,12 @@
     li.appendChild(mark);
     li.appendChild(label);
     if (words.length) { li.appendChild(status); }
+    if (choice.why) {
+      var why = document.createElement("div");
+      why.className = "ag-why";
+      why.innerHTML = choice.why;
+      li.appendChild(why);
+    }
     ol.appendChild(li);
   });
   list.appendChild(ol);
@@ -261,5 +340,7 @@
     verdict.appendChild(document.createTextNode(symbol));
     verdict.appendChild(text(outcome));
     verdict.hidden = false;
+    if (outcome === "verdict_incorrect" || outcome === "verdict_partial") { gradeHint(verdict); }
   }
+  typeset(root);
 })();
