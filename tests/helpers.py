@@ -16,7 +16,7 @@ def item(item_id: str, answer: Any = 1, choices: int = 4, **extra: Any) -> dict[
         "question": f"Question {item_id}?",
         "choices": [f"{item_id} choice {n}" for n in range(1, choices + 1)],
         "answer": answer,
-        "explanation": f"Explanation of {item_id}.",
+        "explanation": f"Explanation: {item_id}.",
     }
     data.update(extra)
     return data

@@ -63,7 +63,7 @@ def test_notes_and_fields_arrive_in_anki(
     assert single["Answer"] == "single choice 2"
     assert single["Correct"] == "2"
     assert single["Shuffle"] == ""
-    assert single["Explanation"] == "Explanation of single."
+    assert single["Explanation"] == "Explanation: single."
     assert (single["Language"], single["Direction"]) == ("en", "ltr")
     assert single.tags == ["dist"]
     multi = collection.note_by_item("multi")

@@ -328,7 +328,7 @@ def test_back_without_the_fronts_state_shows_no_verdict(client: Client) -> None:
     assert [c["choice"] for c in back if c["correct"] == "true"] == ["2"]
     assert all(c["picked"] == "false" for c in back)
     assert client.verdict() is None
-    assert "Explanation of single." in client.page.inner_text(".ag-explanation")
+    assert "Explanation: single." in client.page.inner_text(".ag-explanation")
 
 
 def test_state_of_an_earlier_review_is_never_reused(client: Client) -> None:
@@ -403,7 +403,7 @@ def test_without_javascript_the_back_still_answers(
         assert tab.page.is_visible(".ag-answer") and "single choice 2" in tab.page.inner_text(
             ".ag-answer"
         )
-        assert "Explanation of single." in tab.page.inner_text(".ag-explanation")
+        assert "Explanation: single." in tab.page.inner_text(".ag-explanation")
         assert not tab.page.is_visible(".ag-verdict")
         ARTIFACTS.mkdir(exist_ok=True)
         tab.page.screenshot(path=str(ARTIFACTS / "back-no-js.png"))

@@ -9,12 +9,12 @@ from __future__ import annotations
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import lang
+from ankigen import lang, langid
 from ankigen.bank import Bank, Item, load_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
@@ -157,6 +157,7 @@ def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
             continue
         first[bank.key] = bank
     found.extend(parity(list(first.values())))
+    found.extend(copied_from_reference(list(first.values())))
     return found
 
 
@@ -172,60 +173,152 @@ def _script(char: str) -> str:
     return script
 
 
-def letter_scripts(text: str) -> Counter[str]:
-    """How many letters of `text` belong to each script."""
-    return Counter(_script(char) for char in text if char.isalpha())
-
-
 def foreign_script(text: str, language: str) -> str | None:
     """The script most words of `text` are written in, when it is not the language's own.
 
-    Words, not letters, are counted, so a long product name such as
-    "DistributedDataParallel" does not outweigh the sentence around it.
+    Words, not letters, are counted (each by its first letter), so a long
+    product name such as "DistributedDataParallel" does not outweigh the
+    sentence around it.
     """
     expected = EXPECTED_SCRIPT.get(lang.primary_language(language))
     if expected is None or (expected == "LATIN" and text.isascii()):
         return None
-    words: Counter[str] = Counter()
+    words: dict[str, int] = {}
     for word in _TAG.sub(" ", text).split():
-        counts = letter_scripts(word)
-        if counts:
-            words[counts.most_common(1)[0][0]] += 1
+        for char in word:
+            if char.isalpha():
+                script = _script(char)
+                words[script] = words.get(script, 0) + 1
+                break
     if not words:
         return None
     own = sum(n for script, n in words.items() if script in expected.split())
     if own * 2 >= sum(words.values()):
         return None
-    return words.most_common(1)[0][0]
+    return max(words, key=lambda script: words[script])
 
 
-def untranslated_parts(bank: Bank, item: Item) -> tuple[str | None, list[str]]:
-    parts: list[str] = []
-    script = None
-    for label, text in (
-        ("question", item.question),
-        *((f"choice {n}", c) for n, c in enumerate(item.choices, start=1)),
-        ("explanation", item.explanation),
-    ):
-        found = foreign_script(text, bank.language)
-        if found:
-            script = script or found
-            parts.append(label)
-    return script, parts
+SOURCES = ("en",)
+"""Languages texts are translated from, besides the topic's reference language."""
 
 
-def untranslated(bank: Bank) -> Iterable[Diagnostic]:
-    for item in bank.items:
-        script, parts = untranslated_parts(bank, item)
-        if parts:
+@dataclass(frozen=True)
+class Untranslated:
+    """One text of an item that looks untranslated, and why."""
+
+    part: str
+    """`question`, `choices` or `explanation`."""
+    line: int
+    reason: str
+    """`in Latin script`, `in English`, `the same as in en`."""
+
+
+def untranslated_parts(
+    bank: Bank, item: Item, sources: Sequence[str] = SOURCES
+) -> list[Untranslated]:
+    """The texts of one item written in another script, or identified as a source language.
+
+    The choices are judged together: one choice is often a name ("Apache
+    Spark RDDs") that stays as it is in every language.
+    """
+    units = [
+        ("question", langid.mask(item.question), item.lines.get("question", item.line)),
+        (
+            "choices",
+            "\n".join(langid.mask(choice) for choice in item.choices),
+            item.lines.get("choices", item.line),
+        ),
+        ("explanation", langid.mask(item.explanation), item.lines.get("explanation", item.line)),
+    ]
+    found: list[Untranslated] = []
+    for label, masked, line in units:
+        script = foreign_script(masked, bank.language)
+        if script:
             expected = EXPECTED_SCRIPT[lang.primary_language(bank.language)].split()[0]
-            yield Diagnostic(
-                bank.path,
-                item.line,
-                "warning",
-                f"item {item.id!r}: untranslated? {', '.join(parts)} in "
-                f"{script.title() if script else '?'} script, not {expected.title()}",
-            )
+            reason = f"in {script.title()} script, not {expected.title()}"
+            found.append(Untranslated(label, line, reason))
+    if found:
+        return found
+    for label, masked, line in units:
+        code = langid.identify_masked(masked, bank.language, tuple(sources))
+        if code:
+            found.append(Untranslated(label, line, f"in {langid.language_name(code)}"))
+    return found
+
+
+def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslated]:
+    """The question or explanation, when it is the reference's text (ignoring case and spaces)."""
+    found = []
+    for label in ("question", "explanation"):
+        text, ref_text = getattr(item, label), getattr(ref, label)
+        judged = len(langid.words(langid.mask(text))) >= langid.MIN_WORDS
+        if judged and _normal(text) == _normal(ref_text):
+            line = item.lines.get(label, item.line)
+            found.append(Untranslated(label, line, f"the same as in {reference!r}"))
+    return found
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def untranslated(bank: Bank, sources: Sequence[str] = SOURCES) -> Iterable[Diagnostic]:
+    for item in bank.items:
+        parts = untranslated_parts(bank, item, sources)
+        if parts:
+            yield _untranslated_warning(bank, item, parts)
+
+
+def _untranslated_warning(bank: Bank, item: Item, parts: Sequence[Untranslated]) -> Diagnostic:
+    by_reason: dict[str, list[str]] = {}
+    for part in parts:
+        by_reason.setdefault(part.reason, []).append(part.part)
+    what = "; ".join(f"{', '.join(labels)} {reason}" for reason, labels in by_reason.items())
+    return Diagnostic(bank.path, item.line, "warning", f"item {item.id!r}: untranslated? {what}")
+
+
+def untranslated_items(
+    banks: Sequence[Bank], sources: Sequence[str] = SOURCES
+) -> dict[str, dict[str, list[Untranslated]]]:
+    """bank key -> item id -> its untranslated texts, in every bank that has any."""
+    found: dict[str, dict[str, list[Untranslated]]] = {}
+    for bank, reference in _with_references(banks):
+        ref_items = {i.id: i for i in reference.items} if reference else {}
+        for item in bank.items:
+            parts = untranslated_parts(bank, item, sources)
+            ref = ref_items.get(item.id)
+            if ref is not None and reference is not None:
+                parts += same_as_reference(item, ref, reference.language)
+            if parts:
+                found.setdefault(bank.key, {})[item.id] = parts
+    return found
+
+
+def _with_references(banks: Sequence[Bank]) -> Iterator[tuple[Bank, Bank | None]]:
+    """Each bank with its topic's reference bank (None for the reference itself)."""
+    topics: dict[str, list[Bank]] = {}
+    for bank in banks:
+        topics.setdefault(bank.topic, []).append(bank)
+    for bank in banks:
+        reference = reference_language(topics[bank.topic])
+        same = reference is bank or reference.language == bank.language
+        yield bank, (None if same else reference)
+
+
+def copied_from_reference(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """Questions and explanations left as the reference wrote them."""
+    for bank, reference in _with_references(banks):
+        if reference is None:
+            continue
+        ref_items = {i.id: i for i in reference.items}
+        for item in bank.items:
+            ref = ref_items.get(item.id)
+            if ref is None:
+                continue
+            parts = same_as_reference(item, ref, reference.language)
+            # one warning per item: the bank's own check already named the rest
+            if parts and not untranslated_parts(bank, item):
+                yield _untranslated_warning(bank, item, parts)
 
 
 def placeholders(bank: Bank) -> Iterable[Diagnostic]:
