@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +37,14 @@ def write_bank(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path
+
+
+_VERSION = re.compile(r', version \d{4}\.\d\d\.\d\d\+[0-9a-f]{8}| data-version="[^"]*"')
+
+
+def without_versions(text: str) -> str:
+    """Output or a field without the deck and card versions, for tests about something else."""
+    return _VERSION.sub("", text)
 
 
 class ImportLog:

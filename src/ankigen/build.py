@@ -37,6 +37,7 @@ from ankigen.package import (
     write_atomic,
 )
 from ankigen.parallel import parallel_map, worker_pool
+from ankigen.version import lock_version, note_version, with_card_version
 
 CACHE_NAME = ".ankigen-cache.json"
 IMAGE_CACHE = ".ankigen-images"
@@ -61,6 +62,8 @@ class DeckReport:
     removed: int
     retired: int
     written: bool
+    version: str = ""
+    """Sorts in time: the date of the newest note and a content hash (see `version`)."""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -74,6 +77,7 @@ class DeckReport:
             "removed": self.removed,
             "retired": self.retired,
             "written": self.written,
+            "version": self.version,
         }
 
 
@@ -161,12 +165,14 @@ def plan_deck(
             changed += 1
         else:
             unchanged += 1
-        notes.append(PackageNote(content.guid, content.fields, content.tags, stamp.mtime))
+        fields = with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
+        notes.append(PackageNote(content.guid, fields, content.tags, stamp.mtime))
     removed = tuple(sorted(set(old_items) - set(deck_lock.items)))
+    version = lock_version(bank.topic, bank.language, deck_lock)
     package = PackageDeck(
         deck_id=ids.deck_id(bank.topic, bank.language),
         name=deck_lock.name,
-        description=deck_description(bank, contents),
+        description=deck_description(bank, contents, version),
         notes=tuple(notes),
         first_note_id=deck_lock.created * 1000,
         notetype_mtime=notetype_mtime,
@@ -187,6 +193,7 @@ def plan_deck(
         removed=len(removed),
         retired=sum(item.retired for item in bank.items),
         written=True,
+        version=version,
     )
     media = tuple(images.for_bank(bank)) if images else ()
     return DeckPlan(bank, package, deck_lock, report, removed, key, media)
@@ -333,7 +340,7 @@ def reuse_key(
     )
 
 
-def unchanged_report(bank: Bank) -> DeckReport:
+def unchanged_report(bank: Bank, lock: DeckLock) -> DeckReport:
     return DeckReport(
         topic=bank.topic,
         language=bank.language,
@@ -345,6 +352,7 @@ def unchanged_report(bank: Bank) -> DeckReport:
         removed=0,
         retired=sum(item.retired for item in bank.items),
         written=False,
+        version=lock_version(bank.topic, bank.language, lock),
     )
 
 
@@ -486,7 +494,7 @@ def _build_locked(
         if reuse is not None and previous is not None and cache.reusable(path, reuse):
             # the same bank file and lock entry as the package in place: nothing to redo
             new_lock.decks[bank.key] = previous
-            reports[bank.key] = unchanged_report(bank)
+            reports[bank.key] = unchanged_report(bank, previous)
             continue
         jobs.append(
             DeckJob(

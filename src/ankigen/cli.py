@@ -74,13 +74,16 @@ def build(banks: Path, out: Path, as_json: bool, media: Path | None, max_image_s
         return
     for deck in result.decks:
         if not deck.written:
-            click.echo(f"up to date {out / deck.path}: {_count(deck.notes, 'note')}")
+            click.echo(
+                f"up to date {out / deck.path}: {_count(deck.notes, 'note')}, "
+                f"version {deck.version}"
+            )
             continue
         retired = f", {deck.retired} retired" if deck.retired else ""
         click.echo(
             f"wrote {out / deck.path}: {_count(deck.notes, 'note')} "
             f"({deck.new} new, {deck.changed} changed, {deck.unchanged} unchanged, "
-            f"{deck.removed} removed{retired})"
+            f"{deck.removed} removed{retired}), version {deck.version}"
         )
 
 

@@ -19,6 +19,7 @@ KEYS = (
     "your_answer",
     "correct_answer",
     "missed",
+    "version",
 )
 
 STRINGS: dict[str, tuple[str, ...]] = {
@@ -33,6 +34,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Your answer",
         "Correct answer",
         "Missed",
+        "Version",
     ),
     "bn": (
         "প্রযোজ্য সবগুলো বেছে নিন",
@@ -45,6 +47,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "আপনার উত্তর",
         "সঠিক উত্তর",
         "বাদ পড়েছে",
+        "সংস্করণ",
     ),
     "yo": (
         "Yan gbogbo èyí tó bá tọ́",
@@ -57,6 +60,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Ìdáhùn rẹ",
         "Ìdáhùn tó tọ́",
         "O kò yàn án",
+        "Ẹ̀dà",
     ),
     "hi": (
         "सभी सही विकल्प चुनें",
@@ -69,6 +73,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "आपका उत्तर",
         "सही उत्तर",
         "छूट गया",
+        "संस्करण",
     ),
     "ur": (
         "تمام درست جوابات منتخب کریں",
@@ -81,6 +86,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "آپ کا جواب",
         "درست جواب",
         "رہ گیا",
+        "ورژن",
     ),
     "wo": (
         "Tànnal yépp yi dëgg",
@@ -93,6 +99,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Sa tontu",
         "Tontu bu dëgg",
         "Fàtte nga ko",
+        "Sumb",
     ),
     "de": (
         "Wähle alle zutreffenden Antworten",
@@ -105,6 +112,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Deine Antwort",
         "Richtige Antwort",
         "Übersehen",
+        "Version",
     ),
     "es": (
         "Selecciona todas las correctas",
@@ -117,6 +125,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Tu respuesta",
         "Respuesta correcta",
         "Omitida",
+        "Versión",
     ),
     "fr": (
         "Sélectionnez toutes les bonnes réponses",
@@ -129,6 +138,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Votre réponse",
         "Bonne réponse",
         "Oubliée",
+        "Version",
     ),
     "ar": (
         "اختر كل الإجابات الصحيحة",
@@ -141,6 +151,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "إجابتك",
         "الإجابة الصحيحة",
         "فاتتك",
+        "الإصدار",
     ),
 }
 FALLBACK = "en"
