@@ -171,8 +171,23 @@ def status(banks: Path) -> None:
 
 @cli.command("import")
 @click.argument("file", type=click.Path(path_type=Path, dir_okay=False, exists=True))
-@click.option("--topic", required=True, help="Topic slug of the new bank, such as fsdp.")
-@click.option("--lang", "language", required=True, help="BCP 47 language tag, such as bn.")
+@click.option(
+    "--from",
+    "source_format",
+    type=click.Choice(["page", "po"]),
+    default="page",
+    show_default=True,
+    help="page: the text of a quiz page; po: a gettext PO file from `translate --po`.",
+)
+@click.option("--topic", help="Topic slug of the new bank, such as fsdp (page).")
+@click.option("--lang", "language", help="BCP 47 language tag, such as bn (page).")
+@click.option(
+    "--banks",
+    "banks_dir",
+    default="banks",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of banks a PO file's translations go into (default: banks).",
+)
 @click.option(
     "-o",
     "--out",
@@ -189,17 +204,24 @@ def status(banks: Path) -> None:
 )
 def import_(
     file: Path,
-    topic: str,
-    language: str,
+    source_format: str,
+    topic: str | None,
+    language: str | None,
+    banks_dir: Path,
     out: Path | None,
     choices: int | None,
     answers: str | None,
 ) -> None:
-    """Turn the text of a quiz page (FILE) into a bank."""
+    """Turn the text of a quiz page (FILE) into a bank, or a PO file's translations into one."""
     from ankigen import lang, quiztext
     from ankigen.bank import SLUG
     from ankigen.package import write_atomic
 
+    if source_format == "po":
+        _import_po(file, banks_dir, out)
+        return
+    if topic is None or language is None:
+        raise click.UsageError("--topic and --lang are required to import a quiz page")
     if not SLUG.fullmatch(topic):
         raise click.BadParameter(
             f"{topic!r} is not a slug (a-z, 0-9 and '-')", param_hint="--topic"
@@ -227,6 +249,74 @@ def import_(
         click.echo(
             f"wrote {out}: {len(page.items)} items; fill in the {todo} marked TODO", err=True
         )
+
+
+def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
+    from ankigen.build import find_banks
+    from ankigen.package import write_atomic
+    from ankigen.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
+    from ankigen.translate import reference_bank
+
+    header = read_po(file).metadata
+    topic = header.get(TOPIC_HEADER, "")
+    reference, _ = reference_bank(find_banks(banks_dir), topic, header.get(REFERENCE_HEADER))
+    done = import_po(file, banks_dir, reference, out)
+    for warning in done.warnings:
+        click.echo(str(warning), err=True)
+    write_atomic(done.path, done.text.encode("utf-8"))
+    click.echo(f"wrote {done.path}: {_count(done.translated, 'translation')} from {file}")
+
+
+@cli.command()
+@click.argument("topic")
+@BANKS_ARGUMENT
+@click.option("--to", "language", required=True, help="BCP 47 tag of the new language.")
+@click.option("--update", is_flag=True, help="Add the items the translation lacks, nothing else.")
+@click.option(
+    "--po",
+    "po_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write a gettext PO file for translation platforms instead of a bank.",
+)
+def translate(topic: str, banks: Path, language: str, update: bool, po_path: Path | None) -> None:
+    """Start the translation of TOPIC into a language, from its reference bank."""
+    from ankigen import lang
+    from ankigen.build import find_banks
+    from ankigen.package import write_atomic
+
+    if not lang.is_valid_tag(language):
+        raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
+    paths = find_banks(banks)
+    if po_path is not None:
+        from ankigen.po import write_po
+        from ankigen.translate import load_target, reference_bank
+
+        reference, _ = reference_bank(paths, topic)
+        code = lang.canonical_tag(language)
+        target_path = banks / topic / f"{code}.yaml"
+        target = load_target(target_path) if target_path.exists() else None
+        translated = write_po(reference, code, target, po_path)
+        total = sum(1 for _ in _po_entries(po_path))
+        click.echo(f"wrote {po_path}: {total} texts, {translated} translated")
+        return
+    from ankigen.translate import start
+
+    started = start(banks, paths, topic, language, update=update)
+    if update and not started.added:
+        click.echo(f"{started.path}: nothing to add")
+        return
+    started.path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(started.path, started.text.encode("utf-8"))
+    click.echo(
+        f"wrote {started.path}: {_count(len(started.added), 'item')} "
+        f"{'added' if update else 'to translate'} from {started.reference.path}"
+    )
+
+
+def _po_entries(path: Path) -> list[object]:
+    from ankigen.po import read_po
+
+    return list(read_po(path))
 
 
 def main() -> None:

@@ -247,7 +247,24 @@ def untranslated_parts(
 
 
 def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslated]:
-    """The question or explanation, when it is the reference's text (ignoring case and spaces)."""
+    """The question or explanation, when it is the reference's text (ignoring case and spaces).
+
+    An item whose every text is the reference's counts too, however short,
+    unless it has no words at all (code, numbers): that is how `ankigen
+    translate` leaves the texts for the translator.
+    """
+    texts = (item.question, *item.choices, item.explanation)
+    ref_texts = (ref.question, *ref.choices, ref.explanation)
+    identical = len(texts) == len(ref_texts) and all(
+        _normal(a) == _normal(b) for a, b in zip(texts, ref_texts, strict=True)
+    )
+    if identical and any(langid.words(langid.mask(text)) for text in texts):
+        reason = f"the same as in {reference!r}"
+        return [
+            Untranslated("question", item.lines.get("question", item.line), reason),
+            Untranslated("choices", item.lines.get("choices", item.line), reason),
+            Untranslated("explanation", item.lines.get("explanation", item.line), reason),
+        ]
     found = []
     for label in ("question", "explanation"):
         text, ref_text = getattr(item, label), getattr(ref, label)
