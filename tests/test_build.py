@@ -27,7 +27,7 @@ def test_build_writes_one_package_per_bank_and_says_so(project: Path, runner: Cl
     write_bank(project / "banks", "demo", "de")
     result = invoke(runner, "build")
     assert result.exit_code == 0
-    assert without_versions(result.output) == (
+    assert without_versions(result.stdout) == (
         "wrote out/demo.de.apkg: 2 notes (2 new, 0 changed, 0 unchanged, 0 removed)\n"
         "wrote out/demo.en.apkg: 2 notes (2 new, 0 changed, 0 unchanged, 0 removed)\n"
     )

@@ -37,6 +37,7 @@ from ankigen.package import (
     write_atomic,
 )
 from ankigen.parallel import parallel_map, worker_pool
+from ankigen.project import load_project, project_path
 from ankigen.version import lock_version, note_version, with_card_version
 
 CACHE_NAME = ".ankigen-cache.json"
@@ -105,12 +106,16 @@ def checked_banks(
     pool: Executor | None = None,
     cache: BankCache | None = None,
 ) -> Checked:
-    """Every bank and its warnings, or InvalidBanks with all the errors."""
+    """Every bank and its warnings, or InvalidBanks with all the errors.
+
+    The project file's settings (deck names, tags) are applied to the banks.
+    """
     paths = list(bank_paths) if bank_paths is not None else find_banks(banks_dir)
-    checked = check_paths(paths, pool=pool, cache=cache)
-    if checked.errors:
-        raise InvalidBanks(checked.diagnostics)
-    return checked
+    project, problems = load_project(banks_dir)
+    checked = check_paths(paths, pool=pool, cache=cache, reference=project.reference)
+    if checked.errors or problems:
+        raise InvalidBanks([*problems, *checked.diagnostics])
+    return replace(checked, banks=project.apply_all(checked.banks))
 
 
 def now_seconds() -> int:
@@ -400,7 +405,9 @@ def run_deck_job(job: DeckJob) -> tuple[DeckPlan, bytes | None]:
 
 
 def default_media_dir(banks_dir: Path) -> Path:
-    return banks_dir.parent / "media"
+    """The project file's `media`, else `media/` beside the banks folder."""
+    project, _ = load_project(banks_dir)
+    return project.media or banks_dir.parent / "media"
 
 
 def build(
@@ -418,7 +425,9 @@ def build(
     lock_path = banks_dir / LOCK_NAME
     if (out_dir / CACHE_NAME).is_file():
         with exclusive(out_dir):
-            fingerprint = inputs_fingerprint(paths, lock_path, media_dir, image_settings)
+            fingerprint = inputs_fingerprint(
+                [*paths, project_path(banks_dir)], lock_path, media_dir, image_settings
+            )
             unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
         if unchanged is not None:
             return unchanged
@@ -438,10 +447,18 @@ def build(
                 media_dir,
                 image_settings,
                 pool,
-                bank_cache.names,
+                _with_project(bank_cache.names, banks_dir),
             )
             bank_cache.save()
             return result
+
+
+def _with_project(sources: dict[str, str], banks_dir: Path) -> dict[str, str]:
+    """Bank sources that also name the project file, which shapes every deck."""
+    project, _ = load_project(banks_dir)
+    if not project.digest:
+        return sources
+    return {path: f"{name}+{project.digest}" for path, name in sources.items()}
 
 
 def _build_locked(
@@ -526,7 +543,10 @@ def _build_locked(
     if not lock_path.exists() or lock_path.read_bytes() != lock_bytes:
         write_atomic(lock_path, lock_bytes)
     result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)))
-    cache.remember(inputs_fingerprint(paths, lock_path, media_dir, image_settings), result)
+    fingerprint = inputs_fingerprint(
+        [*paths, project_path(banks_dir)], lock_path, media_dir, image_settings
+    )
+    cache.remember(fingerprint, result)
     cache_bytes = cache.to_bytes()
     if not cache.path.exists() or cache.path.read_bytes() != cache_bytes:
         write_atomic(cache.path, cache_bytes)

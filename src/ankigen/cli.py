@@ -117,12 +117,14 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Report every problem in every bank, one line each."""
     from ankigen.build import default_media_dir, find_banks
     from ankigen.lint import check_paths
+    from ankigen.project import load_project
 
     paths = find_banks(banks)
-    checked = check_paths(paths, media or default_media_dir(banks))
-    for diagnostic in checked.diagnostics:
+    project, problems = load_project(banks)
+    checked = check_paths(paths, media or default_media_dir(banks), reference=project.reference)
+    for diagnostic in sorted([*problems, *checked.diagnostics]):
         click.echo(str(diagnostic))
-    errors, warnings = checked.errors, checked.warnings
+    errors, warnings = checked.errors + len(problems), checked.warnings
     click.echo(
         f"{errors} error{'s' if errors != 1 else ''}, "
         f"{warnings} warning{'s' if warnings != 1 else ''} in {len(paths)} "
@@ -164,9 +166,11 @@ def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
     from ankigen.build import find_banks
     from ankigen.lint import check_paths
+    from ankigen.project import require_project
     from ankigen.status import coverage, table
 
-    click.echo(table(coverage(check_paths(find_banks(banks)))), nl=False)
+    reference = require_project(banks).reference
+    click.echo(table(coverage(check_paths(find_banks(banks), reference=reference))), nl=False)
 
 
 @cli.command("import")
@@ -283,6 +287,7 @@ def translate(topic: str, banks: Path, language: str, update: bool, po_path: Pat
     from ankigen import lang
     from ankigen.build import find_banks
     from ankigen.package import write_atomic
+    from ankigen.project import require_project
 
     if not lang.is_valid_tag(language):
         raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
@@ -291,7 +296,7 @@ def translate(topic: str, banks: Path, language: str, update: bool, po_path: Pat
         from ankigen.po import write_po
         from ankigen.translate import load_target, reference_bank
 
-        reference, _ = reference_bank(paths, topic)
+        reference, _ = reference_bank(paths, topic, require_project(banks).reference or None)
         code = lang.canonical_tag(language)
         target_path = banks / topic / f"{code}.yaml"
         target = load_target(target_path) if target_path.exists() else None
@@ -301,7 +306,8 @@ def translate(topic: str, banks: Path, language: str, update: bool, po_path: Pat
         return
     from ankigen.translate import start
 
-    started = start(banks, paths, topic, language, update=update)
+    reference_tag = require_project(banks).reference or None
+    started = start(banks, paths, topic, language, update=update, reference=reference_tag)
     if update and not started.added:
         click.echo(f"{started.path}: nothing to add")
         return

@@ -6,6 +6,7 @@ same problems wherever they look.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections import Counter
@@ -71,6 +72,8 @@ class Checked:
     diagnostics: tuple[Diagnostic, ...]
     failed: tuple[Path, ...] = ()
     """Bank files that could not be loaded at all."""
+    reference: str = ""
+    """The project's reference language, if it names one."""
 
     @property
     def errors(self) -> int:
@@ -86,8 +89,11 @@ def check_paths(
     media_dir: Path | None = None,
     pool: Executor | None = None,
     cache: BankCache | None = None,
+    reference: str = "",
 ) -> Checked:
     """Load and check banks; with `media_dir`, also verify every image they name.
+
+    `reference` is the project's reference language (by default English where a topic has it).
 
     With a cache, banks whose files did not change are not read again.
     """
@@ -101,7 +107,8 @@ def check_paths(
         if cached is not None:
             known[path] = cached
     fresh = [path for path in paths if path not in known]
-    for path, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
+    check = functools.partial(load_and_check, sources=sources_for(reference))
+    for path, result in zip(fresh, parallel_map(check, fresh, pool), strict=True):
         known[path] = result
         if cache:
             cache.put(path, result)
@@ -112,10 +119,10 @@ def check_paths(
             failed.append(path)
         else:
             banks.append(bank)
-    diagnostics.extend(check_across(banks))
+    diagnostics.extend(check_across(banks, reference))
     if media_dir is not None:
         diagnostics.extend(check_images(banks, media_dir))
-    return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed))
+    return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed), reference)
 
 
 def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
@@ -124,22 +131,29 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
     return check(image_refs(banks), media_dir)
 
 
-def load_and_check(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
+def sources_for(reference: str) -> tuple[str, ...]:
+    """The languages texts are translated from: English and the project's reference."""
+    return tuple(dict.fromkeys((*SOURCES, *([reference] if reference else []))))
+
+
+def load_and_check(
+    path: Path, sources: tuple[str, ...] = ("en",)
+) -> tuple[Bank | None, list[Diagnostic]]:
     """One bank with the problems found in it alone (runs in a worker process)."""
     bank, found = load_bank(path)
     if bank is not None:
-        found.extend(check_bank(bank))
+        found.extend(check_bank(bank, sources))
     return bank, found
 
 
-def check_bank(bank: Bank) -> Iterable[Diagnostic]:
-    yield from untranslated(bank)
+def check_bank(bank: Bank, sources: tuple[str, ...] = ("en",)) -> Iterable[Diagnostic]:
+    yield from untranslated(bank, sources)
     yield from placeholders(bank)
     yield from position_bias(bank)
     yield from missing_alt_text(bank)
 
 
-def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
+def check_across(banks: Sequence[Bank], reference: str = "") -> list[Diagnostic]:
     """Problems between banks: the same deck twice, translations out of step."""
     found: list[Diagnostic] = []
     first: dict[str, Bank] = {}
@@ -156,8 +170,8 @@ def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
             )
             continue
         first[bank.key] = bank
-    found.extend(parity(list(first.values())))
-    found.extend(copied_from_reference(list(first.values())))
+    found.extend(parity(list(first.values()), reference))
+    found.extend(copied_from_reference(list(first.values()), reference))
     return found
 
 
@@ -295,14 +309,14 @@ def _untranslated_warning(bank: Bank, item: Item, parts: Sequence[Untranslated])
 
 
 def untranslated_items(
-    banks: Sequence[Bank], sources: Sequence[str] = SOURCES
+    banks: Sequence[Bank], reference_tag: str = ""
 ) -> dict[str, dict[str, list[Untranslated]]]:
     """bank key -> item id -> its untranslated texts, in every bank that has any."""
     found: dict[str, dict[str, list[Untranslated]]] = {}
-    for bank, reference in _with_references(banks):
+    for bank, reference in _with_references(banks, reference_tag):
         ref_items = {i.id: i for i in reference.items} if reference else {}
         for item in bank.items:
-            parts = untranslated_parts(bank, item, sources)
+            parts = untranslated_parts(bank, item, sources_for(reference_tag))
             ref = ref_items.get(item.id)
             if ref is not None and reference is not None:
                 parts += same_as_reference(item, ref, reference.language)
@@ -311,20 +325,22 @@ def untranslated_items(
     return found
 
 
-def _with_references(banks: Sequence[Bank]) -> Iterator[tuple[Bank, Bank | None]]:
+def _with_references(
+    banks: Sequence[Bank], reference_tag: str = ""
+) -> Iterator[tuple[Bank, Bank | None]]:
     """Each bank with its topic's reference bank (None for the reference itself)."""
     topics: dict[str, list[Bank]] = {}
     for bank in banks:
         topics.setdefault(bank.topic, []).append(bank)
     for bank in banks:
-        reference = reference_language(topics[bank.topic])
+        reference = reference_language(topics[bank.topic], reference_tag)
         same = reference is bank or reference.language == bank.language
         yield bank, (None if same else reference)
 
 
-def copied_from_reference(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+def copied_from_reference(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
     """Questions and explanations left as the reference wrote them."""
-    for bank, reference in _with_references(banks):
+    for bank, reference in _with_references(banks, reference_tag):
         if reference is None:
             continue
         ref_items = {i.id: i for i in reference.items}
@@ -334,7 +350,7 @@ def copied_from_reference(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
                 continue
             parts = same_as_reference(item, ref, reference.language)
             # one warning per item: the bank's own check already named the rest
-            if parts and not untranslated_parts(bank, item):
+            if parts and not untranslated_parts(bank, item, sources_for(reference_tag)):
                 yield _untranslated_warning(bank, item, parts)
 
 
@@ -395,19 +411,19 @@ def position_bias(bank: Bank) -> Iterable[Diagnostic]:
         )
 
 
-def reference_language(banks: Sequence[Bank]) -> Bank:
-    """English if the topic has it, else the first language by tag."""
-    return min(banks, key=lambda b: (b.language != "en", b.language))
+def reference_language(banks: Sequence[Bank], reference: str = "") -> Bank:
+    """The project's reference language if the topic has it, else English, else the first tag."""
+    return min(banks, key=lambda b: (b.language != reference, b.language != "en", b.language))
 
 
-def parity(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+def parity(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
     topics: dict[str, list[Bank]] = {}
     for bank in banks:
         topics.setdefault(bank.topic, []).append(bank)
     for group in topics.values():
         if len(group) < 2:
             continue
-        reference = reference_language(group)
+        reference = reference_language(group, reference_tag)
         ref_items = {i.id: i for i in reference.items}
         all_ids = {i.id for b in group for i in b.items}
         for bank in group:

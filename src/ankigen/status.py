@@ -31,7 +31,7 @@ def coverage(checked: Checked) -> list[Coverage]:
         if d.severity == "error":
             errors[d.path] = errors.get(d.path, 0) + 1
     rows = []
-    untranslated = untranslated_items(checked.banks)
+    untranslated = untranslated_items(checked.banks, checked.reference)
     for bank in checked.banks:
         foreign = len(untranslated.get(bank.key, {}))
         rows.append(
