@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 from PIL import Image
 
@@ -93,3 +94,38 @@ def test_every_problem_at_its_line(project: Path, runner: CliRunner) -> None:
     syntax = invoke(runner, "build")
     assert syntax.exit_code == 1
     assert syntax.output.startswith("banks/ankigen.toml:2: error: TOML syntax: Invalid value")
+
+
+def test_parent_decks_describe_their_languages_and_versions(
+    project: Path, runner: CliRunner, collection: AnkiCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    banks = project / "banks"
+    (banks / "ankigen.toml").write_text(
+        'deck = "Training::{topic_title}::{language}"\n[topics]\ndemo = "Demo"\n', encoding="utf-8"
+    )
+    write_bank(banks, language="en")
+    write_bank(banks, language="de", title="Demo-Quiz", items=[item("one"), item("two", 2)])
+
+    def build() -> dict[str, str]:
+        result = invoke(runner, "build", "--json")
+        assert result.exit_code == 0, result.output
+        return {d["language"]: d["version"] for d in json.loads(result.stdout)["decks"]}
+
+    first = build()
+    collection.import_package(project / "out" / "demo.en.apkg")
+    parent = collection.col.decks.by_name("Training::Demo")
+    assert parent is not None
+    for expected in ("<b>Demo</b>", "English", "Deutsch", "Demo-Quiz", first["de"], first["en"]):
+        assert expected in parent["desc"]
+    # a new German version: the English package, its deck unchanged, still carries it
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700200000")
+    write_bank(banks, language="de", title="Demo-Quiz", items=[item("one", question="Neu?")])
+    second = build()
+    assert second["en"] == first["en"] and second["de"] != first["de"]
+    log = collection.import_package(project / "out" / "demo.en.apkg")
+    assert (log.new, log.updated) == (0, 0)
+    parent = collection.col.decks.by_name("Training::Demo")
+    assert parent is not None and second["de"] in parent["desc"]
+    assert first["de"] not in parent["desc"]

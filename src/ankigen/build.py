@@ -37,7 +37,7 @@ from ankigen.package import (
     write_atomic,
 )
 from ankigen.parallel import parallel_map, worker_pool
-from ankigen.project import load_project, project_path
+from ankigen.project import load_project, parent_decks, project_path
 from ankigen.version import lock_version, note_version, with_card_version
 
 CACHE_NAME = ".ankigen-cache.json"
@@ -148,6 +148,7 @@ def plan_deck(
     notetype_mtime: int,
     now: int,
     images: Prepared | None = None,
+    parents: tuple[tuple[int, str, str], ...] = (),
 ) -> DeckPlan:
     """The package content for one bank, its new lock entry and its change counts."""
     deck_lock = DeckLock(
@@ -181,6 +182,7 @@ def plan_deck(
         notes=tuple(notes),
         first_note_id=deck_lock.created * 1000,
         notetype_mtime=notetype_mtime,
+        parents=parents,
     )
     key = ids.content_hash(
         __version__,
@@ -394,11 +396,12 @@ class DeckJob:
     images: Prepared
     cached_key: str | None
     """The input hash of the package already in place, if it is intact."""
+    parents: tuple[tuple[int, str, str], ...] = ()
 
 
 def run_deck_job(job: DeckJob) -> tuple[DeckPlan, bytes | None]:
     """Plan one deck, and make its package unless the one in place has the same inputs."""
-    plan = plan_deck(job.bank, job.previous, job.notetype_mtime, job.now, job.images)
+    plan = plan_deck(job.bank, job.previous, job.notetype_mtime, job.now, job.images, job.parents)
     if plan.key == job.cached_key:
         return plan, None
     return plan, apkg_bytes(plan.package, plan.media)
@@ -453,6 +456,44 @@ def build(
             return result
 
 
+Parents = tuple[tuple[int, str, str], ...]
+
+
+def _with_parents(reuse: str | None, parents: Parents) -> str | None:
+    return ids.content_hash(reuse, repr(parents)) if reuse and parents else reuse
+
+
+def _plan_version(job: DeckJob) -> tuple[str, str]:
+    plan = plan_deck(job.bank, job.previous, job.notetype_mtime, job.now, job.images)
+    return job.bank.key, plan.report.version
+
+
+def _parent_decks(
+    banks_dir: Path,
+    banks: Sequence[Bank],
+    old_lock: Lock,
+    notetype_mtime: int,
+    now: int,
+    images: Prepared,
+    pool: Executor | None,
+) -> dict[str, Parents]:
+    """Parent decks and their descriptions, which list every child deck's new version.
+
+    Only when decks have parents: their versions are planned first, so that a
+    package whose deck did not change is still rewritten when a sibling's
+    version (in the shared parent's description) did.
+    """
+    if not any("::" in plain_text(bank.deck_name) for bank in banks):
+        return {}
+    jobs = [
+        DeckJob(bank, old_lock.decks.get(bank.key), notetype_mtime, now, images.subset(bank), None)
+        for bank in banks
+    ]
+    versions = dict(parallel_map(_plan_version, jobs, pool))
+    project, _ = load_project(banks_dir)
+    return parent_decks(banks, versions, project.reference)
+
+
 def _with_project(sources: dict[str, str], banks_dir: Path) -> dict[str, str]:
     """Bank sources that also name the project file, which shapes every deck."""
     project, _ = load_project(banks_dir)
@@ -500,6 +541,7 @@ def _build_locked(
         )
     new_lock = Lock(notetype=nt_stamp)
     cache = BuildCache(out_dir)
+    parents = _parent_decks(banks_dir, banks, old_lock, nt_stamp.mtime, now, images, pool)
     reports: dict[str, DeckReport] = {}
     subsets: dict[str, Prepared] = {}
     jobs = []
@@ -507,7 +549,10 @@ def _build_locked(
         previous = old_lock.decks.get(bank.key)
         path = out_dir / package_name(bank)
         bank_images = subsets[bank.key] = images.subset(bank)
-        reuse = reuse_key(bank_sources.get(bank.path), previous, nt_stamp, bank_images)
+        reuse = _with_parents(
+            reuse_key(bank_sources.get(bank.path), previous, nt_stamp, bank_images),
+            parents.get(bank.key, ()),
+        )
         if reuse is not None and previous is not None and cache.reusable(path, reuse):
             # the same bank file and lock entry as the package in place: nothing to redo
             new_lock.decks[bank.key] = previous
@@ -521,6 +566,7 @@ def _build_locked(
                 now=now,
                 images=bank_images,
                 cached_key=cache.key_if_fresh(path),
+                parents=parents.get(bank.key, ()),
             )
         )
     for done, (plan, data) in enumerate(parallel_map(run_deck_job, jobs, pool), start=1):
@@ -534,7 +580,9 @@ def _build_locked(
             reports[plan.bank.key] = plan.report
         # next time the previous lock entry is this build's
         source = bank_sources.get(plan.bank.path)
-        reuse = reuse_key(source, plan.lock, nt_stamp, subsets[plan.bank.key])
+        reuse = _with_parents(
+            reuse_key(source, plan.lock, nt_stamp, subsets[plan.bank.key]), plan.package.parents
+        )
         cache.record(path, plan.key, reuse)
         if progress:
             progress(done, len(jobs))

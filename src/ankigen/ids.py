@@ -40,6 +40,12 @@ def deck_id(topic: str, language: str) -> int:
     return (1 << 30) + number % (1 << 30)
 
 
+def named_deck_id(name: str) -> int:
+    """A stable id for a deck known only by its name, such as a parent deck."""
+    number = int.from_bytes(_digest(GUID_NAMESPACE, "named deck", name)[:4], "big")
+    return (1 << 30) + number % (1 << 30)
+
+
 def content_hash(*parts: str) -> str:
     """A short hex digest of some text, for change detection."""
     return hashlib.sha256("\x1e".join(parts).encode("utf-8")).hexdigest()[:16]

@@ -19,6 +19,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import html
 import re
 import string
 import tomllib
@@ -26,9 +27,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ankigen import lang
+from ankigen import ids, l10n, lang
 from ankigen.bank import SLUG, Bank
 from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.html import inline_html, plain_text
 
 PROJECT_NAME = "ankigen.toml"
 KEYS = ("deck", "reference", "tags", "media", "topics")
@@ -77,6 +79,52 @@ class Project:
 
     def apply_all(self, banks: Sequence[Bank]) -> tuple[Bank, ...]:
         return tuple(self.apply(bank) for bank in banks)
+
+
+def parent_decks(
+    banks: Sequence[Bank], versions: dict[str, str], reference: str = ""
+) -> dict[str, tuple[tuple[int, str, str], ...]]:
+    """bank key -> its parent deck as (id, name, description), for decks that have one.
+
+    The description names the topic, lists the decks under the parent with
+    their languages and versions, in the reference language's words.
+    """
+    own = {plain_text(b.deck_name) for b in banks}
+    groups: dict[str, list[Bank]] = {}
+    for bank in banks:
+        name = plain_text(bank.deck_name)
+        if "::" in name:
+            groups.setdefault(name.rsplit("::", 1)[0], []).append(bank)
+    out: dict[str, tuple[tuple[int, str, str], ...]] = {}
+    for parent, children in groups.items():
+        if parent in own:
+            continue  # that deck has its own description
+        description = _parent_description(parent, children, versions, reference or "en")
+        entry = ((ids.named_deck_id(parent), parent, description),)
+        for bank in children:
+            out[bank.key] = entry
+    return out
+
+
+def _parent_description(
+    parent: str, children: Sequence[Bank], versions: dict[str, str], language: str
+) -> str:
+    def word(key: str) -> str:
+        return html.escape(l10n.deck_word(language, key))
+
+    topics = sorted({b.topic for b in children})
+    rows = [f"<p><b>{html.escape(parent.rsplit('::', 1)[-1])}</b></p>"]
+    rows.append(f"<p>{html.escape(', '.join(topics))}</p>")
+    items = []
+    for bank in sorted(children, key=lambda b: (b.language != language, b.language, b.topic)):
+        items.append(
+            f'<li><span lang="{html.escape(bank.language)}">'
+            f"{html.escape(l10n.language_name(bank.language))}</span>: "
+            f'<span lang="{html.escape(bank.language)}">{inline_html(bank.title)}</span> · '
+            f"{word('version')} <code>{html.escape(versions.get(bank.key, ''))}</code></li>"
+        )
+    rows.append(f"<p>{word('language')}:</p><ul>{''.join(items)}</ul>")
+    return '<div class="ag-deck ag-parent">' + "".join(rows) + "</div>"
 
 
 def project_path(banks_dir: Path) -> Path:
