@@ -319,6 +319,29 @@ def translate(topic: str, banks: Path, language: str, update: bool, po_path: Pat
     )
 
 
+@cli.command("release-notes")
+@click.option("--since", "ref", required=True, help="The git revision of the last release.")
+@BANKS_ARGUMENT
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the Markdown here instead of to standard output.",
+)
+def release_notes(ref: str, banks: Path, out: Path | None) -> None:
+    """What changed for learners since the git revision REF, deck by deck, in Markdown."""
+    from ankigen.build import find_banks
+    from ankigen.package import write_atomic
+    from ankigen.releasenotes import at_revision, release_notes, working_tree
+
+    text = release_notes(at_revision(banks, ref), working_tree(banks, find_banks(banks)), ref)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(out, text.encode("utf-8"))
+        click.echo(f"wrote {out}", err=True)
+
+
 def _po_entries(path: Path) -> list[object]:
     from ankigen.po import read_po
 

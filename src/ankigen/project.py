@@ -144,6 +144,11 @@ def load_project(banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
         return Project(), []
     except OSError as exc:
         return Project(), [Diagnostic(shown, 1, "error", f"cannot read: {exc.strerror}")]
+    return parse_project(shown, data, banks_dir)
+
+
+def parse_project(shown: str, data: bytes, banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
+    """A project file's content; `shown` names it in messages."""
     if len(data) > MAX_FILE_BYTES:
         return Project(), [Diagnostic(shown, 1, "error", "the project file is over 1 MiB")]
     try:
