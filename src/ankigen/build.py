@@ -38,6 +38,7 @@ from ankigen.package import (
 )
 from ankigen.parallel import parallel_map, worker_pool
 from ankigen.project import load_project, parent_decks, project_path
+from ankigen.size import check_package
 from ankigen.version import lock_version, note_version, with_card_version
 
 CACHE_NAME = ".ankigen-cache.json"
@@ -576,6 +577,7 @@ def _build_locked(
         if data is None:
             reports[plan.bank.key] = replace(plan.report, written=False)
         else:
+            changes.extend(check_package(plan.bank, plan.report.path, data))
             write_atomic(path, data)
             reports[plan.bank.key] = plan.report
         # next time the previous lock entry is this build's
