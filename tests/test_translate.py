@@ -173,3 +173,16 @@ def test_po_problems_are_reported(project: Path, runner: CliRunner) -> None:
     assert bad.exit_code == 1 and "not a readable PO file" in bad.output
     page = invoke(runner, "import", str(po_path))
     assert page.exit_code == 2 and "--topic and --lang are required" in page.output
+
+
+def test_a_broken_bank_of_the_topic_stops_it(project: Path, runner: CliRunner) -> None:
+    reference(project)
+    write_bank(project / "banks", language="bn")
+    (project / "banks" / "demo" / "en.yaml").write_text("topic: demo\nitems: [\n", encoding="utf-8")
+    result = invoke(runner, "translate", "demo", "--to", "yo")
+    assert result.exit_code == 1
+    assert result.output.startswith("banks/demo/en.yaml:3: error: YAML syntax")
+    assert not (project / "banks" / "demo" / "yo.yaml").exists()
+    unknown = invoke(runner, "translate", "nothing", "--to", "yo")
+    assert unknown.exit_code == 1
+    assert "no bank has the topic 'nothing'" in unknown.output

@@ -46,6 +46,14 @@ def reference_bank(
     """The topic's reference bank and all its banks; InvalidBanks if the reference has errors."""
     checked = check_paths(paths)
     group = [b for b in checked.banks if b.topic == topic]
+    # a broken bank of the topic could be its reference: never guess another one
+    broken = [
+        d
+        for d in checked.diagnostics
+        if d.severity == "error" and Path(d.path).parent.name == topic
+    ]
+    if broken:
+        raise InvalidBanks(broken)
     if reference is not None:
         wanted = lang.canonical_tag(reference)
         chosen = [b for b in group if b.language == wanted]
@@ -55,9 +63,6 @@ def reference_bank(
             )
         return chosen[0], group
     if not group:
-        broken = [d for d in checked.diagnostics if d.severity == "error"]
-        if broken:
-            raise InvalidBanks(broken)
         raise TranslationError(f"no bank has the topic {topic!r}")
     return reference_language(group), group
 
