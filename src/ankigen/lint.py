@@ -267,6 +267,10 @@ def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslate
     unless it has no words at all (code, numbers): that is how `ankigen
     translate` leaves the texts for the translator.
     """
+    if _normal(item.question) != _normal(ref.question) and (
+        _normal(item.explanation) != _normal(ref.explanation)
+    ):
+        return []  # the common case, decided without looking further
     texts = (item.question, *item.choices, item.explanation)
     ref_texts = (ref.question, *ref.choices, ref.explanation)
     identical = len(texts) == len(ref_texts) and all(
@@ -282,8 +286,9 @@ def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslate
     found = []
     for label in ("question", "explanation"):
         text, ref_text = getattr(item, label), getattr(ref, label)
-        judged = len(langid.words(langid.mask(text))) >= langid.MIN_WORDS
-        if judged and _normal(text) == _normal(ref_text):
+        if _normal(text) != _normal(ref_text):
+            continue
+        if len(langid.words(langid.mask(text))) >= langid.MIN_WORDS:
             line = item.lines.get(label, item.line)
             found.append(Untranslated(label, line, f"the same as in {reference!r}"))
     return found
