@@ -160,14 +160,27 @@ def identify(text: str, bank_language: str, sources: tuple[str, ...]) -> str | N
     `sources` are the languages texts are translated from (the reference
     language, English); a text is only ever said to be in one of them.
     """
+    candidates = _candidates(bank_language, sources)
+    if not candidates:
+        return None
+    lists = [FUNCTION_WORDS[c] for c in candidates if c in FUNCTION_WORDS]
+    if len(lists) == len(candidates) and not any(
+        w in known_words for w in words(text) for known_words in lists
+    ):
+        return None  # masking only removes words: without a function word now, none later
     return identify_masked(mask(text), bank_language, sources)
+
+
+@functools.cache
+def _candidates(bank_language: str, sources: tuple[str, ...]) -> tuple[str, ...]:
+    own = primary(bank_language)
+    return tuple(c for c in sorted({primary(s) for s in sources} - {own}) if known(c))
 
 
 def identify_masked(masked: str, bank_language: str, sources: tuple[str, ...]) -> str | None:
     """`identify` for text already passed through `mask`."""
     own = primary(bank_language)
-    candidates = tuple(sorted({primary(s) for s in sources} - {own}))
-    candidates = tuple(c for c in candidates if known(c))
+    candidates = _candidates(bank_language, sources)
     if not candidates:
         return None
     tokens = words(masked)[:MAX_WORDS]

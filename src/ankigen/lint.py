@@ -236,25 +236,24 @@ def untranslated_parts(
     Spark RDDs") that stays as it is in every language.
     """
     units = [
-        ("question", langid.mask(item.question), item.lines.get("question", item.line)),
-        (
-            "choices",
-            "\n".join(langid.mask(choice) for choice in item.choices),
-            item.lines.get("choices", item.line),
-        ),
-        ("explanation", langid.mask(item.explanation), item.lines.get("explanation", item.line)),
+        ("question", item.question, item.lines.get("question", item.line)),
+        ("choices", "\n".join(item.choices), item.lines.get("choices", item.line)),
+        ("explanation", item.explanation, item.lines.get("explanation", item.line)),
     ]
     found: list[Untranslated] = []
-    for label, masked, line in units:
-        script = foreign_script(masked, bank.language)
+    for label, text, line in units:
+        # masking only removes words of other scripts' terms: own-script text stays own-script
+        if foreign_script(text, bank.language) is None:
+            continue
+        script = foreign_script(langid.mask(text), bank.language)
         if script:
             expected = EXPECTED_SCRIPT[lang.primary_language(bank.language)].split()[0]
             reason = f"in {script.title()} script, not {expected.title()}"
             found.append(Untranslated(label, line, reason))
     if found:
         return found
-    for label, masked, line in units:
-        code = langid.identify_masked(masked, bank.language, tuple(sources))
+    for label, text, line in units:
+        code = langid.identify(text, bank.language, tuple(sources))
         if code:
             found.append(Untranslated(label, line, f"in {langid.language_name(code)}"))
     return found
