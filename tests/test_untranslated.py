@@ -10,7 +10,7 @@ from click.testing import CliRunner
 from ankigen import langid
 from ankigen.build import find_banks
 from ankigen.lint import check_paths, untranslated_items
-from ankigen.status import coverage
+from ankigen.status import coverage, matrix_html
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 
@@ -39,6 +39,9 @@ def test_shipped_banks_flag_exactly_the_english_items() -> None:
     rows = {(r.topic, r.language): r for r in coverage(checked)}
     assert (rows["fsdp", "yo"].translated, rows["fsdp", "yo"].items) == (6, 8)
     assert (rows["zero", "wo"].translated, rows["zero", "wo"].items) == (6, 8)
+    # the preview's matrix shows the same: bn, hi, yo and wo each at 6/8
+    markup = matrix_html(list(rows.values()))
+    assert markup.count('title="8 items, 6 translated, 2 untranslated, 0 missing') == 4
     # yo and wo by the identifier, not by script: their explanations say "in English"
     yo = untranslated_items(checked.banks)["fsdp.yo"]["sharding-lowers-memory"]
     assert {(p.part, p.reason) for p in yo} >= {("question", "in English")}
