@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -27,7 +28,7 @@ def item(item_id: str, answer: Any = 1, choices: int = 4, **extra: Any) -> dict[
         "question": f"Question {item_id}?",
         "choices": [f"{item_id} choice {n}" for n in range(1, choices + 1)],
         "answer": answer,
-        "explanation": f"Explanation of {item_id}.",
+        "explanation": f"Explanation: {item_id}.",
     }
     data.update(extra)
     return data
@@ -47,6 +48,14 @@ def write_bank(
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(yaml.safe_dump(data, allow_unicode=True, sort_keys=False), encoding="utf-8")
     return path
+
+
+_VERSION = re.compile(r', version \d{4}\.\d\d\.\d\d\+[0-9a-f]{8}| data-version="[^"]*"')
+
+
+def without_versions(text: str) -> str:
+    """Output or a field without the deck and card versions, for tests about something else."""
+    return _VERSION.sub("", text)
 
 
 class ImportLog:

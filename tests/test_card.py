@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import functools
 import http.server
+import re
 import shutil
 import threading
 from collections.abc import Iterator
@@ -450,7 +451,20 @@ def test_back_without_the_fronts_state_shows_no_verdict(client: Client) -> None:
     assert [c["choice"] for c in back if c["correct"] == "true"] == ["2"]
     assert all(c["picked"] == "false" for c in back)
     assert client.verdict() is None
-    assert "Explanation of single." in client.page.inner_text(".ag-explanation")
+    assert "Explanation: single." in client.page.inner_text(".ag-explanation")
+
+
+def test_back_shows_the_cards_version_in_small_print(client: Client) -> None:
+    client.load_front("single")
+    assert not client.page.is_visible(".ag-version")
+    client.load_back("single")
+    line = client.page.inner_text(".ag-back .ag-version")
+    assert re.fullmatch(r"Version \d{4}\.\d\d\.\d\d\+[0-9a-f]{8}", line.strip())
+    size = client.page.eval_on_selector(".ag-version", "e => getComputedStyle(e).fontSize")
+    body = client.page.eval_on_selector(".ag-explanation", "e => getComputedStyle(e).fontSize")
+    assert float(size.rstrip("px")) < float(body.rstrip("px"))
+    client.load_back("rtl")
+    assert client.page.inner_text(".ag-version").startswith("ورژن")
 
 
 def test_state_of_an_earlier_review_is_never_reused(client: Client) -> None:
@@ -525,8 +539,12 @@ def test_without_javascript_the_back_still_answers(
         assert tab.page.is_visible(".ag-answer") and "single choice 2" in tab.page.inner_text(
             ".ag-answer"
         )
-        assert "Explanation of single." in tab.page.inner_text(".ag-explanation")
+        assert "Explanation: single." in tab.page.inner_text(".ag-explanation")
         assert not tab.page.is_visible(".ag-verdict")
+        version = tab.page.eval_on_selector(
+            ".ag-back .ag-static ol", "e => getComputedStyle(e, '::after').content"
+        )
+        assert re.fullmatch(r'"\d{4}\.\d\d\.\d\d\+[0-9a-f]{8}"', version)
         ARTIFACTS.mkdir(exist_ok=True)
         tab.page.screenshot(path=str(ARTIFACTS / "back-no-js.png"))
     finally:

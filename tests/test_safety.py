@@ -24,7 +24,7 @@ ATTACKS = [
     '<b onclick="alert(6)">bold</b>',
     "{{Question}} {{FrontSide}}",
 ]
-ALLOWED_MARKUP = {"ol": set(), "li": {"data-choice", "data-correct"}, "br": set()}
+ALLOWED_MARKUP = {"ol": {"data-version"}, "li": {"data-choice", "data-correct"}, "br": set()}
 
 
 def markup(fragment: str) -> dict[str, set[str]]:

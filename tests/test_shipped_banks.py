@@ -105,6 +105,15 @@ def test_shipped_banks_build_and_import_into_anki(
         log = collection.import_package(package)
         assert (log.new, log.conflicting) == (8, 0)
     assert len(collection.notes()) == 8 * len(packages)
-    assert len(collection.deck_names()) == len(packages)
+    # one deck per package, under "Distributed training::<topic>" (banks/ankigen.toml)
+    leaves = {name for name in collection.deck_names() if name.count("::") == 2}
+    assert len(leaves) == len(packages)
+    assert collection.deck_names() - leaves == {
+        "Distributed training",
+        "Distributed training::FSDP",
+        "Distributed training::DeepSpeed and Megatron",
+        "Distributed training::Data parallelism",
+        "Distributed training::ZeRO",
+    }
     assert collection.note_by_item("sharded-state", "bn")["Correct"] == "1"
     assert collection.note_by_item("replicated-memory-limit", "ur")["Direction"] == "rtl"

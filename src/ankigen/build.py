@@ -38,7 +38,10 @@ from ankigen.package import (
     write_atomic,
 )
 from ankigen.parallel import parallel_map, worker_pool
+from ankigen.project import Project, load_project, parent_decks, parse_project, project_path
+from ankigen.size import check_package
 from ankigen.sources import NoBanks, Source, find_banks, read_sources, shown_path
+from ankigen.version import lock_version, note_version, with_card_version
 
 __all__ = ["NoBanks", "build", "find_bank_paths"]
 
@@ -71,6 +74,8 @@ class DeckReport:
     written: bool
     restored: int = 0
     """Notes whose text went back to an earlier version: they get a newer time too."""
+    version: str = ""
+    """Sorts in time: the date of the newest note and a content hash (see `version`)."""
 
     def as_json(self) -> dict[str, object]:
         return {
@@ -85,6 +90,7 @@ class DeckReport:
             "retired": self.retired,
             "restored": self.restored,
             "written": self.written,
+            "version": self.version,
         }
 
 
@@ -100,12 +106,15 @@ class BuildResult:
 
 
 def checked_banks(banks_dir: Path) -> Checked:
-    """Every bank and its warnings, or InvalidBanks with all the errors (for preview)."""
+    """Every bank and its warnings, or InvalidBanks with all the errors (for preview).
+
+    The project file's settings (deck names, tags) are applied to the banks."""
     sources, problems = read_sources(banks_dir)
-    checked = check_sources(sources)
-    if checked.errors or problems:
-        raise InvalidBanks([*checked.diagnostics, *problems])
-    return checked
+    project, project_problems = load_project(banks_dir)
+    checked = check_sources(sources, reference=project.reference)
+    if checked.errors or problems or project_problems:
+        raise InvalidBanks([*checked.diagnostics, *problems, *project_problems])
+    return replace(checked, banks=project.apply_all(checked.banks))
 
 
 def package_name(bank: Bank) -> str:
@@ -119,9 +128,8 @@ class DeckPlan:
     lock: DeckLock
     report: DeckReport
     warnings: tuple[Diagnostic, ...]
-    key: str
-    """Hash of everything that goes into the package."""
     media: tuple[tuple[str, bytes], ...] = ()
+    """The package is without its parent decks, which need every deck's version."""
 
 
 def plan_deck(
@@ -161,19 +169,20 @@ def plan_deck(
         else:
             changed += 1
             restored += item_ident.previous.hash == content.hash
-        notes.append(PackageNote(content.guid, content.fields, content.tags, stamp.mtime))
+        fields = with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
+        notes.append(PackageNote(content.guid, fields, content.tags, stamp.mtime))
+    version = lock_version(bank.topic, bank.language, deck_lock)
     oldest = identity.oldest_key(
         bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
     )
     package = PackageDeck(
         deck_id=identity.deck_id(*oldest),
         name=deck_lock.name,
-        description=deck_description(bank, list(contents.values())),
+        description=deck_description(bank, list(contents.values()), version),
         notes=tuple(notes),
         first_note_id=deck_lock.created * 1000,
         notetype_mtime=notetype_mtime,
     )
-    key = ids.content_hash(__version__, notetype.schema_hash(), repr(package))
     report = DeckReport(
         topic=bank.topic,
         language=bank.language,
@@ -186,10 +195,11 @@ def plan_deck(
         retired=sum(item.retired for item in bank.items),
         written=True,
         restored=restored,
+        version=version,
     )
     media = tuple(images.for_bank(bank)) if images else ()
     warnings = tuple(_deck_warnings(bank, ident, deck_lock, contents, restored))
-    return DeckPlan(bank, package, deck_lock, report, warnings, key, media)
+    return DeckPlan(bank, package, deck_lock, report, warnings, media)
 
 
 def relative_bank_path(bank: Bank, banks_dir: Path) -> str:
@@ -320,20 +330,32 @@ class BuildCache:
             return key if isinstance(key, str) else None
         return None
 
-    def record(self, path: Path, key: str, reuse: str | None = None) -> None:
+    def record(self, path: Path, key: str, reuse: str | None = None, parents: Parents = ()) -> None:
         stat = path.stat()
         self.packages[path.name] = {
             "key": key,
             "reuse": reuse,
+            "parents": ids.content_hash(repr(parents)),
             "size": stat.st_size,
             "mtime_ns": stat.st_mtime_ns,
             "inode": stat.st_ino,
         }
 
-    def reusable(self, path: Path, reuse: str) -> bool:
-        """Whether the package in place was built from inputs with this reuse key."""
+    def same_content(self, path: Path, reuse: str) -> bool:
+        """Whether the package in place holds these notes (its parent decks aside)."""
         entry = self.packages.get(path.name)
         return entry is not None and entry.get("reuse") == reuse and self.fresh(path)
+
+    def reusable(self, path: Path, reuse: str | None, parents: Parents) -> bool:
+        """Whether the package in place was built from inputs with this reuse key and
+        these parent decks."""
+        entry = self.packages.get(path.name)
+        return (
+            reuse is not None
+            and self.same_content(path, reuse)
+            and entry is not None
+            and entry.get("parents") == ids.content_hash(repr(parents))
+        )
 
     def remember(
         self,
@@ -400,16 +422,18 @@ def reuse_key(
     notetype_stamp: Stamp,
     images: Prepared,
     previous: DeckLock | None,
+    project_digest: str = "",
 ) -> str | None:
     """What a deck's plan is a function of, when its bank is known by content: the bank
-    file's bytes, its lock entry, what was issued for its notes, the note type's stamp
-    and its images."""
+    file's bytes, the project file, its lock entry, what was issued for its notes, the
+    note type's stamp and its images."""
     if source is None or previous is None:
         return None
     evidence = sorted((i.guid, repr(issued.newest(i.guid))) for i in ident.items.values())
     return ids.content_hash(
         __version__,
         source.digest,
+        project_digest,
         previous.canonical(),
         repr(evidence),
         repr(notetype_stamp),
@@ -417,7 +441,7 @@ def reuse_key(
     )
 
 
-def unchanged_report(bank: Bank) -> DeckReport:
+def unchanged_report(bank: Bank, lock: DeckLock) -> DeckReport:
     return DeckReport(
         topic=bank.topic,
         language=bank.language,
@@ -429,6 +453,7 @@ def unchanged_report(bank: Bank) -> DeckReport:
         removed=0,
         retired=sum(item.retired for item in bank.items),
         written=False,
+        version=lock_version(bank.topic, bank.language, lock),
     )
 
 
@@ -438,9 +463,11 @@ def inputs_fingerprint(
     media_dir: Path,
     settings: Settings,
     prune: bool,
+    project_bytes: bytes | None = None,
 ) -> str:
-    """A hash of what a build reads, from the bytes read: banks, lock, settings, version.
-    The images the banks name are checked separately (`unchanged_images`)."""
+    """A hash of what a build reads, from the bytes read: banks, lock, project file,
+    settings, version. The images the banks name are checked separately
+    (`unchanged_images`)."""
     digest = hashlib.sha256()
     digest.update(
         f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0{media_dir}\0{prune}\0".encode()
@@ -448,36 +475,53 @@ def inputs_fingerprint(
     for source in sorted(sources, key=lambda s: str(s.path)):
         digest.update(f"{source.path}\0{source.digest}\0".encode())
     digest.update(hashlib.sha256(lock_bytes).digest() if lock_bytes is not None else b"no lock")
+    digest.update(
+        hashlib.sha256(project_bytes).digest() if project_bytes is not None else b"no project"
+    )
     return digest.hexdigest()
 
 
 Progress = Callable[[int, int], None]
+Parents = tuple[tuple[int, str, str], ...]
 
 
 @dataclass(frozen=True)
 class DeckJob:
-    """Everything one deck's build needs, so it can run in another process."""
+    """Everything one deck's plan needs, so it can run in another process."""
 
     bank: Bank
     ident: DeckIdentity
     notetype_mtime: int
     now: int
     images: Prepared
-    cached_key: str | None
-    """The input hash of the package already in place, if it is intact."""
     bank_path: str
 
 
-def run_deck_job(job: DeckJob) -> tuple[DeckPlan, bytes | None]:
-    """Plan one deck, and make its package unless the one in place has the same inputs."""
-    plan = plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
-    if plan.key == job.cached_key:
-        return plan, None
-    return plan, apkg_bytes(plan.package, plan.media)
+def run_deck_job(job: DeckJob) -> DeckPlan:
+    """Plan one deck: its notes, lock entry, version and package content."""
+    return plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
 
 
-def default_media_dir(banks_dir: Path) -> Path:
-    return banks_dir.parent / "media"
+@dataclass(frozen=True)
+class PackageJob:
+    package: PackageDeck
+    media: tuple[tuple[str, bytes], ...]
+
+
+def run_package_job(job: PackageJob) -> bytes:
+    return apkg_bytes(job.package, job.media)
+
+
+def package_key(package: PackageDeck) -> str:
+    """Hash of everything that goes into a package."""
+    return ids.content_hash(__version__, notetype.schema_hash(), repr(package))
+
+
+def default_media_dir(banks_dir: Path, project: Project | None = None) -> Path:
+    """The project file's `media`, else `media/` beside the banks folder."""
+    if project is None:
+        project, _ = load_project(banks_dir)
+    return project.media or banks_dir.parent / "media"
 
 
 def build(
@@ -491,14 +535,22 @@ def build(
 ) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
     now = identity.build_time()
-    media_dir = media_dir or default_media_dir(banks_dir)
     image_settings = image_settings or Settings()
     lock_path = banks_dir / LOCK_NAME
     sources, problems = read_sources(banks_dir, bank_paths)
-    if problems:
-        raise InvalidBanks(problems)
+    project_bytes = _read_project_bytes(banks_dir)
+    project, project_problems = (
+        parse_project(shown_path(project_path(banks_dir)), project_bytes, banks_dir)
+        if project_bytes is not None
+        else (Project(), [])
+    )
+    if problems or project_problems:
+        raise InvalidBanks([*problems, *project_problems])
+    media_dir = media_dir or default_media_dir(banks_dir, project)
     lock_bytes = read_lock_bytes(lock_path)
-    fingerprint = inputs_fingerprint(sources, lock_bytes, media_dir, image_settings, prune)
+    fingerprint = inputs_fingerprint(
+        sources, lock_bytes, media_dir, image_settings, prune, project_bytes
+    )
     if (out_dir / CACHE_NAME).is_file():
         with exclusive(out_dir):
             unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir, media_dir)
@@ -508,14 +560,24 @@ def build(
     bank_cache = BankCache(out_dir / BANK_CACHE)
     size = sum(len(source.data) for source in sources)
     with worker_pool(size, len(sources)) as pool:
-        checked = check_sources(sources, pool=pool, cache=bank_cache)
+        checked = check_sources(sources, pool=pool, cache=bank_cache, reference=project.reference)
         if checked.errors or lock_problems:
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
+        checked = replace(checked, banks=project.apply_all(checked.banks))
         for bank in checked.banks:
             check_file_name(package_name(bank))
         with exclusive(out_dir):
             result = _build_locked(
-                _Inputs(banks_dir, out_dir, lock_path, lock_bytes, old_lock, sources, fingerprint),
+                _Inputs(
+                    banks_dir,
+                    out_dir,
+                    lock_path,
+                    lock_bytes,
+                    old_lock,
+                    sources,
+                    project,
+                    project_bytes,
+                ),
                 checked,
                 progress,
                 media_dir,
@@ -528,6 +590,18 @@ def build(
             return result
 
 
+def _read_project_bytes(banks_dir: Path) -> bytes | None:
+    """The project file's bytes, read once per build like every other input."""
+    try:
+        return project_path(banks_dir).read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidBanks(
+            [Diagnostic(shown_path(project_path(banks_dir)), 0, "error", f"cannot read: {exc}")]
+        ) from None
+
+
 @dataclass(frozen=True)
 class _Inputs:
     banks_dir: Path
@@ -536,7 +610,8 @@ class _Inputs:
     lock_bytes: bytes | None
     lock: Lock
     sources: Sequence[Source]
-    fingerprint: str
+    project: Project
+    project_bytes: bytes | None
 
 
 def _build_locked(
@@ -598,48 +673,89 @@ def _build_locked(
             new_lock.decks[key] = old_lock.decks[key]  # kept: restoring the bank keeps history
     cache = BuildCache(out_dir)
     source_of = {str(source.path): source for source in inputs.sources}
-    reports: dict[str, DeckReport] = {}
-    subsets: dict[str, Prepared] = {}
-    jobs = []
-    for bank in sorted(banks, key=lambda b: b.key):
-        ident = decks[bank.key]
-        path = out_dir / package_name(bank)
-        bank_images = subsets[bank.key] = images.subset(bank)
-        previous = ident.previous
-        reuse = reuse_key(source_of.get(bank.path), ident, issued, nt_stamp, bank_images, previous)
-        if (
-            reuse is not None
-            and previous is not None
-            and ident.previous_key == bank.key
-            and cache.reusable(path, reuse)
-        ):
-            # the same bank bytes, lock entry and evidence as the package in place
-            new_lock.decks[bank.key] = previous
-            reports[bank.key] = unchanged_report(bank)
-            continue
-        jobs.append(
-            DeckJob(
-                bank=bank,
-                ident=ident,
-                notetype_mtime=nt_stamp.mtime,
-                now=now,
-                images=bank_images,
-                cached_key=cache.key_if_fresh(path),
-                bank_path=relative_bank_path(bank, inputs.banks_dir),
-            )
+    project_digest = inputs.project.digest
+    by_key = {bank.key: bank for bank in banks}
+    subsets = {bank.key: images.subset(bank) for bank in banks}
+    reuse: dict[str, str | None] = {
+        bank.key: reuse_key(
+            source_of.get(bank.path),
+            decks[bank.key],
+            issued,
+            nt_stamp,
+            subsets[bank.key],
+            decks[bank.key].previous,
+            project_digest,
         )
-    writes: list[tuple[Path, bytes]] = []
-    recorded: list[tuple[Path, str, DeckPlan]] = []
-    for done, (plan, data) in enumerate(parallel_map(run_deck_job, jobs, pool), start=1):
-        new_lock.decks[plan.bank.key] = plan.lock
+        for bank in banks
+    }
+
+    def job(bank: Bank) -> DeckJob:
+        return DeckJob(
+            bank=bank,
+            ident=decks[bank.key],
+            notetype_mtime=nt_stamp.mtime,
+            now=now,
+            images=subsets[bank.key],
+            bank_path=relative_bank_path(bank, inputs.banks_dir),
+        )
+
+    # 1. decks whose bank bytes, lock entry and evidence are those of the package in
+    # place keep their lock entry; every other deck is planned
+    same_content: set[str] = set()
+    for bank in banks:
+        ident, content_key = decks[bank.key], reuse[bank.key]
+        if (
+            content_key is not None
+            and ident.previous is not None
+            and ident.previous_key == bank.key
+            and cache.same_content(out_dir / package_name(bank), content_key)
+        ):
+            same_content.add(bank.key)
+    plans: dict[str, DeckPlan] = {}
+    to_plan = [job(by_key[k]) for k in sorted(by_key) if k not in same_content]
+    for plan in parallel_map(run_deck_job, to_plan, pool):
+        plans[plan.bank.key] = plan
+
+    # 2. parent decks list every child's version, so a sibling's new version changes them
+    versions = {key: plan.report.version for key, plan in plans.items()}
+    for key in same_content:
+        previous = decks[key].previous
+        assert previous is not None  # same content means the lock has the deck
+        versions[key] = lock_version(by_key[key].topic, by_key[key].language, previous)
+    parents = parent_decks(banks, versions, inputs.project.reference)
+    stale = [
+        key
+        for key in sorted(same_content)
+        if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
+    ]
+    for plan in parallel_map(run_deck_job, [job(by_key[k]) for k in stale], pool):
+        plans[plan.bank.key] = plan
+
+    # 3. packages, for planned decks whose package in place differs
+    reports: dict[str, DeckReport] = {}
+    for key in same_content - set(stale):
+        previous = decks[key].previous
+        assert previous is not None
+        new_lock.decks[key] = previous
+        reports[key] = unchanged_report(by_key[key], previous)
+    packaging: list[tuple[DeckPlan, PackageDeck]] = []
+    for key, plan in sorted(plans.items()):
+        new_lock.decks[key] = plan.lock
         changes.extend(plan.warnings)
+        package = replace(plan.package, parents=parents.get(key, ()))
         path = out_dir / plan.report.path
-        if data is None:
-            reports[plan.bank.key] = replace(plan.report, written=False)
+        if cache.key_if_fresh(path) == package_key(package):
+            reports[key] = replace(plan.report, written=False)
         else:
-            writes.append((path, data))
-            reports[plan.bank.key] = plan.report
-        recorded.append((path, plan.key, plan))
+            packaging.append((plan, package))
+            reports[key] = plan.report
+    writes: list[tuple[Path, bytes]] = []
+    jobs = [PackageJob(package, plan.media) for plan, package in packaging]
+    for done, ((plan, _), data) in enumerate(
+        zip(packaging, parallel_map(run_package_job, jobs, pool), strict=True), start=1
+    ):
+        changes.extend(check_package(plan.bank, plan.report.path, data))
+        writes.append((out_dir / plan.report.path, data))
         if progress:
             progress(done, len(jobs))
     for deck in new_lock.decks.values():
@@ -666,21 +782,25 @@ def _build_locked(
     )
     for path in removals:
         cache.packages.pop(path.name, None)
-    for path, key, plan in recorded:
-        reuse = reuse_key(
+    for key, plan in plans.items():
+        content = reuse_key(
             source_of.get(plan.bank.path),
-            decks[plan.bank.key],
+            decks[key],
             issued,
             nt_stamp,
-            subsets[plan.bank.key],
+            subsets[key],
             plan.lock,
+            project_digest,
         )
-        cache.record(path, key, reuse)
+        package = replace(plan.package, parents=parents.get(key, ()))
+        cache.record(out_dir / plan.report.path, package_key(package), content, package.parents)
     ordered_reports = [reports[key] for key in sorted(reports)]
     pruned = tuple(orphan_keys) if prune else ()
     result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
     # the inputs as they were read: a bank saved during this build makes the next one real
-    after = inputs_fingerprint(inputs.sources, lock_bytes, media_dir, image_settings, prune)
+    after = inputs_fingerprint(
+        inputs.sources, lock_bytes, media_dir, image_settings, prune, inputs.project_bytes
+    )
     cache.remember(after, result, images, standing)
     write_atomic(cache.path, cache.to_bytes())
     return result

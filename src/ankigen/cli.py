@@ -86,13 +86,16 @@ def build(
         return
     for deck in result.decks:
         if not deck.written:
-            click.echo(f"up to date {out / deck.path}: {_count(deck.notes, 'note')}")
+            click.echo(
+                f"up to date {out / deck.path}: {_count(deck.notes, 'note')}, "
+                f"version {deck.version}"
+            )
             continue
         retired = f", {deck.retired} retired" if deck.retired else ""
         click.echo(
             f"wrote {out / deck.path}: {_count(deck.notes, 'note')} "
             f"({deck.new} new, {deck.changed} changed, {deck.unchanged} unchanged, "
-            f"{deck.removed} removed{retired})"
+            f"{deck.removed} removed{retired}), version {deck.version}"
         )
 
 
@@ -126,14 +129,16 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Report every problem in every bank, one line each."""
     from ankigen.build import default_media_dir
     from ankigen.lint import check_paths
+    from ankigen.project import load_project
     from ankigen.sources import find_banks
 
     paths, unusable = find_banks(banks)
-    checked = check_paths(paths, media or default_media_dir(banks))
-    diagnostics = sorted([*checked.diagnostics, *unusable])
+    project, problems = load_project(banks)
+    checked = check_paths(paths, media or default_media_dir(banks), reference=project.reference)
+    diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
     for diagnostic in diagnostics:
         click.echo(str(diagnostic))
-    errors = checked.errors + len(unusable)
+    errors = checked.errors + len(unusable) + len(problems)
     warnings = checked.warnings
     click.echo(
         f"{errors} error{'s' if errors != 1 else ''}, "
@@ -176,9 +181,11 @@ def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
     from ankigen.build import find_bank_paths
     from ankigen.lint import check_paths
+    from ankigen.project import require_project
     from ankigen.status import coverage, table
 
-    click.echo(table(coverage(check_paths(find_bank_paths(banks)))), nl=False)
+    reference = require_project(banks).reference
+    click.echo(table(coverage(check_paths(find_bank_paths(banks), reference=reference))), nl=False)
 
 
 if TYPE_CHECKING:
@@ -199,7 +206,8 @@ class FormatName(_TextParam):
     def names(self) -> list[str]:
         from ankigen import formats
 
-        return formats.writable() if self.writable else formats.names()
+        # po writes translations into an existing bank, so it is not one of the formats
+        return formats.writable() if self.writable else [*formats.names(), "po"]
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "[" + "|".join(self.names()) + "]"
@@ -217,10 +225,18 @@ class FormatName(_TextParam):
     "--from",
     "format_name",
     type=FormatName(writable=False),
-    help="The file's format (default: chosen from its extension and content).",
+    help="The file's format (default: chosen from its extension and content); "
+    "po: a gettext PO file from `translate --po`, written back into its bank.",
 )
-@click.option("--topic", required=True, help="Topic slug of the new bank, such as fsdp.")
-@click.option("--lang", "language", required=True, help="BCP 47 language tag, such as bn.")
+@click.option("--topic", help="Topic slug of the new bank, such as fsdp (not for po).")
+@click.option("--lang", "language", help="BCP 47 language tag, such as bn (not for po).")
+@click.option(
+    "--banks",
+    "banks_dir",
+    default="banks",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="Folder of banks a PO file's translations go into (default: banks).",
+)
 @click.option(
     "-o",
     "--out",
@@ -245,20 +261,27 @@ class FormatName(_TextParam):
 def import_(
     file: Path,
     format_name: str | None,
-    topic: str,
-    language: str,
+    topic: str | None,
+    language: str | None,
+    banks_dir: Path,
     out: Path | None,
     media: Path,
     choices: int | None,
     answers: str | None,
 ) -> None:
-    """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV."""
+    """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
+    or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen import lang
     from ankigen.bank import SLUG
     from ankigen.formats.convert import import_file
     from ankigen.formats.page import AnswersError
     from ankigen.package import write_atomic
 
+    if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):
+        _import_po(file, banks_dir, out)
+        return
+    if topic is None or language is None:
+        raise click.UsageError("--topic and --lang are required to import a quiz file")
     if not SLUG.fullmatch(topic):
         raise click.BadParameter(
             f"{topic!r} is not a slug (a-z, 0-9 and '-')", param_hint="--topic"
@@ -383,6 +406,99 @@ def _interrupted() -> None:
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(130)
+
+
+def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
+    from ankigen.build import find_bank_paths
+    from ankigen.package import write_atomic
+    from ankigen.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
+    from ankigen.translate import reference_bank
+
+    header = read_po(file).metadata
+    topic = header.get(TOPIC_HEADER, "")
+    reference, _ = reference_bank(find_bank_paths(banks_dir), topic, header.get(REFERENCE_HEADER))
+    done = import_po(file, banks_dir, reference, out)
+    for warning in done.warnings:
+        click.echo(str(warning), err=True)
+    write_atomic(done.path, done.text.encode("utf-8"))
+    click.echo(f"wrote {done.path}: {_count(done.translated, 'translation')} from {file}")
+
+
+@cli.command()
+@click.argument("topic")
+@BANKS_ARGUMENT
+@click.option("--to", "language", required=True, help="BCP 47 tag of the new language.")
+@click.option("--update", is_flag=True, help="Add the items the translation lacks, nothing else.")
+@click.option(
+    "--po",
+    "po_path",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write a gettext PO file for translation platforms instead of a bank.",
+)
+def translate(topic: str, banks: Path, language: str, update: bool, po_path: Path | None) -> None:
+    """Start the translation of TOPIC into a language, from its reference bank."""
+    from ankigen import lang
+    from ankigen.build import find_bank_paths
+    from ankigen.package import write_atomic
+    from ankigen.project import require_project
+
+    if not lang.is_valid_tag(language):
+        raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
+    paths = find_bank_paths(banks)
+    if po_path is not None:
+        from ankigen.po import write_po
+        from ankigen.translate import load_target, reference_bank
+
+        reference, _ = reference_bank(paths, topic, require_project(banks).reference or None)
+        code = lang.canonical_tag(language)
+        target_path = banks / topic / f"{code}.yaml"
+        target = load_target(target_path) if target_path.exists() else None
+        translated = write_po(reference, code, target, po_path)
+        total = sum(1 for _ in _po_entries(po_path))
+        click.echo(f"wrote {po_path}: {total} texts, {translated} translated")
+        return
+    from ankigen.translate import start
+
+    reference_tag = require_project(banks).reference or None
+    started = start(banks, paths, topic, language, update=update, reference=reference_tag)
+    if update and not started.added:
+        click.echo(f"{started.path}: nothing to add")
+        return
+    started.path.parent.mkdir(parents=True, exist_ok=True)
+    write_atomic(started.path, started.text.encode("utf-8"))
+    click.echo(
+        f"wrote {started.path}: {_count(len(started.added), 'item')} "
+        f"{'added' if update else 'to translate'} from {started.reference.path}"
+    )
+
+
+@cli.command("release-notes")
+@click.option("--since", "ref", required=True, help="The git revision of the last release.")
+@BANKS_ARGUMENT
+@click.option(
+    "-o",
+    "--out",
+    type=click.Path(path_type=Path, dir_okay=False),
+    help="Write the Markdown here instead of to standard output.",
+)
+def release_notes(ref: str, banks: Path, out: Path | None) -> None:
+    """What changed for learners since the git revision REF, deck by deck, in Markdown."""
+    from ankigen.build import find_bank_paths
+    from ankigen.package import write_atomic
+    from ankigen.releasenotes import at_revision, release_notes, working_tree
+
+    text = release_notes(at_revision(banks, ref), working_tree(banks, find_bank_paths(banks)), ref)
+    if out is None:
+        click.echo(text, nl=False)
+    else:
+        write_atomic(out, text.encode("utf-8"))
+        click.echo(f"wrote {out}", err=True)
+
+
+def _po_entries(path: Path) -> list[object]:
+    from ankigen.po import read_po
+
+    return list(read_po(path))
 
 
 def main() -> None:

@@ -18,7 +18,7 @@ def content_version(contents: Sequence[NoteContent]) -> str:
     )[:10]
 
 
-def deck_description(bank: Bank, contents: Sequence[NoteContent]) -> str:
+def deck_description(bank: Bank, contents: Sequence[NoteContent], version: str = "") -> str:
     def word(key: str) -> str:
         return html.escape(l10n.deck_word(bank.language, key))
 
@@ -40,7 +40,8 @@ def deck_description(bank: Bank, contents: Sequence[NoteContent]) -> str:
         rows.append(f"<p>{word('source')}: {inline_html(bank.source)}</p>")
     if bank.license:
         rows.append(f"<p>{word('license')}: {inline_html(bank.license)}</p>")
-    rows.append(f"<p>{word('version')}: <code>{content_version(contents)}</code></p>")
+    shown = version or content_version(contents)
+    rows.append(f"<p>{word('version')}: <code>{html.escape(shown)}</code></p>")
     return (
         f'<div class="ag-deck" lang="{bank.language}" dir="{bank.direction}">'
         + "".join(rows)

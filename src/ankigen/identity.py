@@ -71,6 +71,12 @@ def deck_id(topic: str, language: str) -> int:
     return (1 << 30) + number % (1 << 30)
 
 
+def named_deck_id(name: str) -> int:
+    """A stable id for a deck known only by its name, such as a parent deck."""
+    number = int.from_bytes(_digest(GUID_NAMESPACE, "named deck", name)[:4], "big")
+    return (1 << 30) + number % (1 << 30)
+
+
 def deck_key(topic: str, language: str) -> str:
     """A deck's name in the lock file: `topic.language`."""
     return f"{topic}.{language}"

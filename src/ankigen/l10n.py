@@ -21,6 +21,7 @@ KEYS = (
     "missed",
     "show_choices",
     "grade_again",
+    "version",
 )
 
 STRINGS: dict[str, tuple[str, ...]] = {
@@ -37,6 +38,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Missed",
         "Show choices",
         "The honest grade for this one is Again.",
+        "Version",
     ),
     "bn": (
         "প্রযোজ্য সবগুলো বেছে নিন",
@@ -51,6 +53,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "বাদ পড়েছে",
         "বিকল্পগুলো দেখান",
         "এর সৎ মূল্যায়ন হলো “আবার” (Again)।",
+        "সংস্করণ",
     ),
     "yo": (
         "Yan gbogbo èyí tó bá tọ́",
@@ -65,6 +68,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "O kò yàn án",
         "Fi àwọn àṣàyàn hàn",
         "Ìdíwọ̀n òtítọ́ fún èyí ni “Lẹ́ẹ̀kan si” (Again).",
+        "Ẹ̀dà",
     ),
     "hi": (
         "सभी सही विकल्प चुनें",
@@ -79,6 +83,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "छूट गया",
         "विकल्प दिखाएँ",
         "इसका ईमानदार ग्रेड “फिर से” (Again) है।",
+        "संस्करण",
     ),
     "ur": (
         "تمام درست جوابات منتخب کریں",
@@ -93,6 +98,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "رہ گیا",
         "اختیارات دکھائیں",
         "اس کا دیانت دار درجہ “دوبارہ” (Again) ہے۔",
+        "ورژن",
     ),
     "wo": (
         "Tànnal yépp yi dëgg",
@@ -107,6 +113,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Fàtte nga ko",
         "Wone tànneef yi",
         "Noot bu dëgg bi fii mooy “Again”.",
+        "Sumb",
     ),
     "de": (
         "Wähle alle zutreffenden Antworten",
@@ -121,6 +128,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Übersehen",
         "Antwortmöglichkeiten zeigen",
         "Ehrlich bewertet ist das „Nochmal“ (Again).",
+        "Version",
     ),
     "es": (
         "Selecciona todas las correctas",
@@ -135,6 +143,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Omitida",
         "Mostrar opciones",
         "La calificación honesta aquí es «Otra vez» (Again).",
+        "Versión",
     ),
     "fr": (
         "Sélectionnez toutes les bonnes réponses",
@@ -149,6 +158,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "Oubliée",
         "Afficher les choix",
         "La note honnête ici est « À revoir » (Again).",
+        "Version",
     ),
     "ar": (
         "اختر كل الإجابات الصحيحة",
@@ -163,6 +173,7 @@ STRINGS: dict[str, tuple[str, ...]] = {
         "فاتتك",
         "أظهر الخيارات",
         "التقييم الصادق هنا هو «مجددًا» (Again).",
+        "الإصدار",
     ),
 }
 FALLBACK = "en"

@@ -6,16 +6,17 @@ same problems wherever they look.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ankigen import identity, lang, markup
+from ankigen import identity, lang, langid, markup
 from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
@@ -74,6 +75,8 @@ class Checked:
     diagnostics: tuple[Diagnostic, ...]
     failed: tuple[Path, ...] = ()
     """Bank files that could not be loaded at all."""
+    reference: str = ""
+    """The project's reference language, if it names one."""
 
     @property
     def errors(self) -> int:
@@ -88,6 +91,7 @@ def check_paths(
     paths: Iterable[Path],
     media_dir: Path | None = None,
     pool: Executor | None = None,
+    reference: str = "",
 ) -> Checked:
     """Read, load and check banks (for lint, status and preview)."""
     sources: list[Source] = []
@@ -99,12 +103,10 @@ def check_paths(
             unreadable.append(Diagnostic(str(path), 0, "error", f"cannot read: {exc.strerror}"))
             continue
         sources.append(Source(path, data, hashlib.sha256(data).hexdigest()))
-    checked = check_sources(sources, media_dir, pool)
+    checked = check_sources(sources, media_dir, pool, reference=reference)
     if not unreadable:
         return checked
-    return Checked(
-        checked.banks, tuple(sorted([*checked.diagnostics, *unreadable])), checked.failed
-    )
+    return replace(checked, diagnostics=tuple(sorted([*checked.diagnostics, *unreadable])))
 
 
 def check_sources(
@@ -112,10 +114,12 @@ def check_sources(
     media_dir: Path | None = None,
     pool: Executor | None = None,
     cache: BankCache | None = None,
+    reference: str = "",
 ) -> Checked:
     """Load and check banks from the bytes already read; with `media_dir`, also verify
-    every image they name. With a cache, banks whose bytes were checked before are not
-    parsed again."""
+    every image they name. `reference` is the project's reference language (by
+    default English where a topic has it). With a cache, banks whose bytes were
+    checked before are not parsed again."""
     banks: list[Bank] = []
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
@@ -125,7 +129,8 @@ def check_sources(
         if cached is not None:
             known[source.path] = cached
     fresh = [source for source in sources if source.path not in known]
-    for source, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
+    check = functools.partial(load_and_check, sources=sources_for(reference))
+    for source, result in zip(fresh, parallel_map(check, fresh, pool), strict=True):
         known[source.path] = result
         if cache:
             cache.put(source, result)
@@ -136,10 +141,10 @@ def check_sources(
             failed.append(source.path)
         else:
             banks.append(bank)
-    diagnostics.extend(check_across(banks))
+    diagnostics.extend(check_across(banks, reference))
     if media_dir is not None:
         diagnostics.extend(check_images(banks, media_dir))
-    return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed))
+    return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed), reference)
 
 
 def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
@@ -148,24 +153,31 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
     return check(image_refs(banks), media_dir)
 
 
-def load_and_check(source: Source) -> tuple[Bank | None, list[Diagnostic]]:
+def sources_for(reference: str) -> tuple[str, ...]:
+    """The languages texts are translated from: English and the project's reference."""
+    return tuple(dict.fromkeys((*SOURCES, *([reference] if reference else []))))
+
+
+def load_and_check(
+    source: Source, sources: tuple[str, ...] = ("en",)
+) -> tuple[Bank | None, list[Diagnostic]]:
     """One bank with the problems found in it alone (runs in a worker process)."""
     bank, found = parse_bank(source.shown, source.data)
     if bank is not None:
-        found.extend(check_bank(bank))
+        found.extend(check_bank(bank, sources))
     return bank, found
 
 
-def check_bank(bank: Bank) -> Iterable[Diagnostic]:
+def check_bank(bank: Bank, sources: tuple[str, ...] = ("en",)) -> Iterable[Diagnostic]:
     yield from bidi_controls(bank)
     yield from duplicate_questions(bank)
-    yield from untranslated(bank)
+    yield from untranslated(bank, sources)
     yield from placeholders(bank)
     yield from position_bias(bank)
     yield from missing_alt_text(bank)
 
 
-def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
+def check_across(banks: Sequence[Bank], reference: str = "") -> list[Diagnostic]:
     """Problems between banks: the same deck twice, translations out of step."""
     found: list[Diagnostic] = []
     first: dict[str, Bank] = {}
@@ -182,7 +194,8 @@ def check_across(banks: Sequence[Bank]) -> list[Diagnostic]:
             )
             continue
         first[bank.key] = bank
-    found.extend(parity(list(first.values())))
+    found.extend(parity(list(first.values()), reference))
+    found.extend(copied_from_reference(list(first.values()), reference))
     found.extend(same_deck_names(list(first.values())))
     found.extend(formerly_clashes(list(first.values())))
     return found
@@ -268,62 +281,183 @@ def _script(char: str) -> str:
     return script
 
 
-def letter_scripts(text: str) -> Counter[str]:
-    """How many letters of `text` belong to each script."""
-    return Counter(_script(char) for char in text if char.isalpha())
-
-
 def foreign_script(text: str, language: str) -> str | None:
     """The script most words of `text` are written in, when it is not the language's own.
 
-    Words, not letters, are counted, so a long product name such as
-    "DistributedDataParallel" does not outweigh the sentence around it.
+    Words, not letters, are counted (each by its first letter), so a long
+    product name such as "DistributedDataParallel" does not outweigh the
+    sentence around it.
     """
     expected = EXPECTED_SCRIPT.get(lang.primary_language(language))
     if expected is None or (expected == "LATIN" and text.isascii()):
         return None
-    words: Counter[str] = Counter()
+    words: dict[str, int] = {}
     for word in _TAG.sub(" ", text).split():
-        counts = letter_scripts(word)
-        if counts:
-            words[counts.most_common(1)[0][0]] += 1
+        for char in word:
+            if char.isalpha():
+                script = _script(char)
+                words[script] = words.get(script, 0) + 1
+                break
     if not words:
         return None
     own = sum(n for script, n in words.items() if script in expected.split())
     if own * 2 >= sum(words.values()):
         return None
-    return words.most_common(1)[0][0]
+    return max(words, key=lambda script: words[script])
 
 
-def untranslated_parts(bank: Bank, item: Item) -> tuple[str | None, list[str]]:
-    parts: list[str] = []
-    script = None
-    for label, text in (
-        ("question", item.question),
-        *((f"choice {n}", c) for n, c in enumerate(item.choices, start=1)),
-        *((f"why {n}", w) for n, w in enumerate(item.whys, start=1) if w),
-        ("explanation", item.explanation),
-    ):
-        # code and formulas are not in any language
-        found = foreign_script(markup.prose(text), bank.language)
-        if found:
-            script = script or found
-            parts.append(label)
-    return script, parts
+SOURCES = ("en",)
+"""Languages texts are translated from, besides the topic's reference language."""
 
 
-def untranslated(bank: Bank) -> Iterable[Diagnostic]:
-    for item in bank.items:
-        script, parts = untranslated_parts(bank, item)
-        if parts:
+@dataclass(frozen=True)
+class Untranslated:
+    """One text of an item that looks untranslated, and why."""
+
+    part: str
+    """`question`, `choices` or `explanation`."""
+    line: int
+    reason: str
+    """`in Latin script`, `in English`, `the same as in en`."""
+
+
+def untranslated_parts(
+    bank: Bank, item: Item, sources: Sequence[str] = SOURCES
+) -> list[Untranslated]:
+    """The texts of one item written in another script, or identified as a source language.
+
+    The choices are judged together: one choice is often a name ("Apache
+    Spark RDDs") that stays as it is in every language.
+    """
+    # code and formulas are not in any language
+    units = [
+        ("question", markup.prose(item.question), item.lines.get("question", item.line)),
+        (
+            "choices",
+            "\n".join(markup.prose(c) for c in item.choices),
+            item.lines.get("choices", item.line),
+        ),
+        ("explanation", markup.prose(item.explanation), item.lines.get("explanation", item.line)),
+    ]
+    whys = [markup.prose(w) for w in item.whys if w]
+    if whys:
+        units.append(("whys", "\n".join(whys), item.lines.get("choices", item.line)))
+    found: list[Untranslated] = []
+    for label, text, line in units:
+        # masking only removes words of other scripts' terms: own-script text stays own-script
+        if foreign_script(text, bank.language) is None:
+            continue
+        script = foreign_script(langid.mask(text), bank.language)
+        if script:
             expected = EXPECTED_SCRIPT[lang.primary_language(bank.language)].split()[0]
-            yield Diagnostic(
-                bank.path,
-                item.line,
-                "warning",
-                f"item {item.id!r}: untranslated? {', '.join(parts)} in "
-                f"{script.title() if script else '?'} script, not {expected.title()}",
-            )
+            reason = f"in {script.title()} script, not {expected.title()}"
+            found.append(Untranslated(label, line, reason))
+    if found:
+        return found
+    for label, text, line in units:
+        code = langid.identify(text, bank.language, tuple(sources))
+        if code:
+            found.append(Untranslated(label, line, f"in {langid.language_name(code)}"))
+    return found
+
+
+def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslated]:
+    """The question or explanation, when it is the reference's text (ignoring case and spaces).
+
+    An item whose every text is the reference's counts too, however short,
+    unless it has no words at all (code, numbers): that is how `ankigen
+    translate` leaves the texts for the translator.
+    """
+    if _normal(item.question) != _normal(ref.question) and (
+        _normal(item.explanation) != _normal(ref.explanation)
+    ):
+        return []  # the common case, decided without looking further
+    texts = (item.question, *item.choices, item.explanation)
+    ref_texts = (ref.question, *ref.choices, ref.explanation)
+    identical = len(texts) == len(ref_texts) and all(
+        _normal(a) == _normal(b) for a, b in zip(texts, ref_texts, strict=True)
+    )
+    if identical and any(langid.words(langid.mask(text)) for text in texts):
+        reason = f"the same as in {reference!r}"
+        return [
+            Untranslated("question", item.lines.get("question", item.line), reason),
+            Untranslated("choices", item.lines.get("choices", item.line), reason),
+            Untranslated("explanation", item.lines.get("explanation", item.line), reason),
+        ]
+    found = []
+    for label in ("question", "explanation"):
+        text, ref_text = getattr(item, label), getattr(ref, label)
+        if _normal(text) != _normal(ref_text):
+            continue
+        if len(langid.words(langid.mask(text))) >= langid.MIN_WORDS:
+            line = item.lines.get(label, item.line)
+            found.append(Untranslated(label, line, f"the same as in {reference!r}"))
+    return found
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def untranslated(bank: Bank, sources: Sequence[str] = SOURCES) -> Iterable[Diagnostic]:
+    for item in bank.items:
+        parts = untranslated_parts(bank, item, sources)
+        if parts:
+            yield _untranslated_warning(bank, item, parts)
+
+
+def _untranslated_warning(bank: Bank, item: Item, parts: Sequence[Untranslated]) -> Diagnostic:
+    by_reason: dict[str, list[str]] = {}
+    for part in parts:
+        by_reason.setdefault(part.reason, []).append(part.part)
+    what = "; ".join(f"{', '.join(labels)} {reason}" for reason, labels in by_reason.items())
+    return Diagnostic(bank.path, item.line, "warning", f"item {item.id!r}: untranslated? {what}")
+
+
+def untranslated_items(
+    banks: Sequence[Bank], reference_tag: str = ""
+) -> dict[str, dict[str, list[Untranslated]]]:
+    """bank key -> item id -> its untranslated texts, in every bank that has any."""
+    found: dict[str, dict[str, list[Untranslated]]] = {}
+    for bank, reference in _with_references(banks, reference_tag):
+        ref_items = {i.id: i for i in reference.items} if reference else {}
+        for item in bank.items:
+            parts = untranslated_parts(bank, item, sources_for(reference_tag))
+            ref = ref_items.get(item.id)
+            if ref is not None and reference is not None:
+                parts += same_as_reference(item, ref, reference.language)
+            if parts:
+                found.setdefault(bank.key, {})[item.id] = parts
+    return found
+
+
+def _with_references(
+    banks: Sequence[Bank], reference_tag: str = ""
+) -> Iterator[tuple[Bank, Bank | None]]:
+    """Each bank with its topic's reference bank (None for the reference itself)."""
+    topics: dict[str, list[Bank]] = {}
+    for bank in banks:
+        topics.setdefault(bank.topic, []).append(bank)
+    for bank in banks:
+        reference = reference_language(topics[bank.topic], reference_tag)
+        same = reference is bank or reference.language == bank.language
+        yield bank, (None if same else reference)
+
+
+def copied_from_reference(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
+    """Questions and explanations left as the reference wrote them."""
+    for bank, reference in _with_references(banks, reference_tag):
+        if reference is None:
+            continue
+        ref_items = {i.id: i for i in reference.items}
+        for item in bank.items:
+            ref = ref_items.get(item.id)
+            if ref is None:
+                continue
+            parts = same_as_reference(item, ref, reference.language)
+            # one warning per item: the bank's own check already named the rest
+            if parts and not untranslated_parts(bank, item, sources_for(reference_tag)):
+                yield _untranslated_warning(bank, item, parts)
 
 
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
@@ -419,19 +553,19 @@ def position_bias(bank: Bank) -> Iterable[Diagnostic]:
         )
 
 
-def reference_language(banks: Sequence[Bank]) -> Bank:
-    """English if the topic has it, else the first language by tag."""
-    return min(banks, key=lambda b: (b.language != "en", b.language))
+def reference_language(banks: Sequence[Bank], reference: str = "") -> Bank:
+    """The project's reference language if the topic has it, else English, else the first tag."""
+    return min(banks, key=lambda b: (b.language != reference, b.language != "en", b.language))
 
 
-def parity(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+def parity(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
     topics: dict[str, list[Bank]] = {}
     for bank in banks:
         topics.setdefault(bank.topic, []).append(bank)
     for group in topics.values():
         if len(group) < 2:
             continue
-        reference = reference_language(group)
+        reference = reference_language(group, reference_tag)
         ref_items = {i.id: i for i in reference.items}
         all_ids = {i.id for b in group for i in b.items}
         for bank in group:

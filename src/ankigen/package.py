@@ -49,6 +49,8 @@ class PackageDeck:
     notes: tuple[PackageNote, ...]
     first_note_id: int
     notetype_mtime: int
+    parents: tuple[tuple[int, str, str], ...] = ()
+    """Parent decks as (id, name, description): Anki imports and updates their descriptions."""
 
 
 class _Note(genanki.Note):  # type: ignore[misc]
@@ -123,7 +125,8 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
     conn = sqlite3.connect(db_path)
     try:
         cursor = conn.cursor()
-        genanki.Package(gdeck).write_to_db(
+        parents = [genanki.Deck(i, name, description=text) for i, name, text in deck.parents]
+        genanki.Package([*parents, gdeck]).write_to_db(
             cursor, deck.notetype_mtime, _note_ids(deck.first_note_id)
         )
         conn.commit()

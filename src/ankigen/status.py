@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.lint import Checked, untranslated_parts
+from ankigen.lint import Checked, untranslated_items
 
 
 @dataclass(frozen=True)
@@ -31,8 +31,9 @@ def coverage(checked: Checked) -> list[Coverage]:
         if d.severity == "error":
             errors[d.path] = errors.get(d.path, 0) + 1
     rows = []
+    untranslated = untranslated_items(checked.banks, checked.reference)
     for bank in checked.banks:
-        foreign = sum(bool(untranslated_parts(bank, item)[1]) for item in bank.items)
+        foreign = len(untranslated.get(bank.key, {}))
         rows.append(
             Coverage(
                 topic=bank.topic,

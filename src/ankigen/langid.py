@@ -1,0 +1,207 @@
+"""Is this text still in the language it was translated from?
+
+Script detection (`lint.foreign_script`) cannot tell English left in a Yoruba
+or Wolof bank: they share the Latin script. This module answers for any
+script, offline, with two independent signals that must both agree, because
+a false "untranslated" is as wrong as a missed one:
+
+1. **Grammar words.** Untranslated prose carries the source language's
+   function words (the, of, is, which ...); a translated sentence dense with
+   English technical terms ("Activation checkpointing dafay recompute
+   activations yi ...") keeps its own grammar. At least a fifth of the words
+   must be function words of the source language. This is cheap, so most
+   translated text never reaches step 2.
+2. **A language identifier** (lingua, offline n-gram models), restricted to
+   the bank's language, the source languages and, for bank languages lingua
+   does not know (such as Wolof), a fixed set of decoys so that "not English"
+   has somewhere to go. The source language must win with confidence.
+
+Technical terms are masked before either step: code, acronyms and mixed-case
+names (GPU, NCCL, FSDP, ZeRO, PyTorch), words with digits or identifier
+punctuation (fp16, torch.distributed, init_process_group) and short
+parenthesized glosses ("(optimizer state)"). Texts with fewer than
+`MIN_WORDS` words left are not judged at all: short texts are noise.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from lingua import LanguageDetector
+
+MIN_WORDS = 3
+"""Fewer words than this (after masking) are never judged."""
+MIN_GRAMMAR_SHARE = 0.2
+"""At least this share of the words must be the source language's function words."""
+MAX_WORDS = 30
+"""Only the first words are read: a longer text says nothing new, and costs time."""
+LONG_TEXT_WORDS = 12
+"""From this many words on, the identifier's faster trigram-only mode is used."""
+MIN_CONFIDENCE = 0.5
+"""The identifier's confidence in the source language, among the candidates."""
+
+_TAGS = re.compile(r"<code>.*?</code>|<[^>]*>", re.S | re.I)
+_GLOSS = re.compile(r"\([^()]{0,80}\)")
+# acronyms and mixed case (GPU, ZeRO, PyTorch), digits, identifier punctuation
+_TECHNICAL = re.compile(
+    r"(?<!\S)(?=\S*?(?:[A-Z]\S*?[A-Z]|[a-z][A-Z]|\d|[_./:=\\#@{}\[\]<>`$%]\w))\S+"
+)
+_WORD = re.compile(r"[^\W\d_]+(?:['’-][^\W\d_]+)*")
+
+# The most frequent function words of the languages texts are usually
+# translated from. Words that are also common in other languages were left
+# out (English "a", "no", "i"; Spanish "a"; French "a"), so a translation does
+# not reach the share by accident.
+FUNCTION_WORDS: dict[str, frozenset[str]] = {
+    "en": frozenset(
+        "the an of to in on at by for with from into onto and or but not is are was were be "
+        "been being it its this that these those which what who whom whose why how when where "
+        "there their they them he she we you his her our your can could would should will "
+        "may might must do does did has have had if than then as so only each every all any "
+        "more most such instead while because before after about between during without "
+        "also".split()
+    ),
+    "fr": frozenset(
+        "le la les un une des du de et ou mais est sont été être il elle ils elles nous vous "
+        "ce cette ces qui que quoi dont où pour par avec sans dans sur sous entre pendant "
+        "chaque tous toutes plus moins aussi ne pas leur leurs son sa ses au aux".split()
+    ),
+    "es": frozenset(
+        "el la los las un una unos unas del de y o pero es son fue ser está están que cual "
+        "cuál quien por para con sin en sobre entre durante cada todos todas más menos también "
+        "su sus al lo como porque cuando donde".split()
+    ),
+    "de": frozenset(
+        "der die das den dem des ein eine einen einem einer und oder aber ist sind war waren "
+        "sein wird werden nicht kein keine mit von zu zum zur im auf für aus bei nach über "
+        "unter zwischen während jeder jede jedes alle mehr auch nur wie wenn weil dass welche "
+        "welcher welches".split()
+    ),
+    "pt": frozenset(
+        "o os as um uma uns umas do da dos das de e ou mas é são foi ser está estão que qual "
+        "quem por para com sem em no na nos nas sobre entre durante cada todos todas mais "
+        "menos também seu sua seus suas ao como porque quando onde".split()
+    ),
+}
+
+# Latin-script languages that absorb text in a language lingua has no model
+# for, so "not English" has somewhere to go. Diverse on purpose: Romance,
+# Germanic, Bantu, Niger-Congo, Cushitic, Austronesian.
+_LATIN_DECOYS = "fr es de pt it nl sw yo zu so id tl tn sn la".split()
+
+
+def mask(text: str) -> str:
+    """The text without markup, code, technical terms and short parenthesized glosses."""
+    text = _TAGS.sub(" ", text)
+    outside = _GLOSS.sub(" ", text)
+    if len(_WORD.findall(outside)) >= MIN_WORDS:
+        text = outside
+    return " ".join(_TECHNICAL.sub(" ", text).split())
+
+
+def words(text: str) -> list[str]:
+    return [w.lower() for w in _WORD.findall(text)]
+
+
+def grammar_share(tokens: list[str], language: str) -> float:
+    known = FUNCTION_WORDS.get(language)
+    if not known or not tokens:
+        return 0.0
+    return sum(t in known for t in tokens) / len(tokens)
+
+
+def primary(language: str) -> str:
+    return language.split("-")[0].lower()
+
+
+@functools.cache
+def _lingua_code(code: str) -> object | None:
+    from lingua import IsoCode639_1, Language
+
+    try:
+        return Language.from_iso_code_639_1(getattr(IsoCode639_1, code.upper()))
+    except (AttributeError, ValueError):
+        return None
+
+
+def language_name(code: str) -> str:
+    """The English name of a language the identifier knows, such as `English`."""
+    found = _lingua_code(primary(code))
+    return str(found.name).title() if found is not None else code  # type: ignore[attr-defined]
+
+
+def known(language: str) -> bool:
+    """Whether the identifier has a model for this language."""
+    return _lingua_code(primary(language)) is not None
+
+
+@functools.cache
+def _detector(bank_language: str, sources: tuple[str, ...], long: bool) -> LanguageDetector:
+    """Trigram models only for long texts (lingua's low accuracy mode: several times
+    faster, and as accurate beyond a dozen words); every n-gram size for short ones."""
+    from lingua import LanguageDetectorBuilder
+
+    codes = set(sources)
+    if known(bank_language):
+        codes.add(bank_language)
+    else:
+        codes.update(_LATIN_DECOYS)
+    languages = [lang for lang in (_lingua_code(c) for c in sorted(codes)) if lang is not None]
+    builder = LanguageDetectorBuilder.from_languages(*languages)  # type: ignore[arg-type]
+    return (builder.with_low_accuracy_mode() if long else builder).build()
+
+
+def identify(text: str, bank_language: str, sources: tuple[str, ...]) -> str | None:
+    """The source language `text` is confidently written in, if it is not the bank's.
+
+    `sources` are the languages texts are translated from (the reference
+    language, English); a text is only ever said to be in one of them.
+    """
+    candidates = _candidates(bank_language, sources)
+    if not candidates:
+        return None
+    lists = [FUNCTION_WORDS[c] for c in candidates if c in FUNCTION_WORDS]
+    if len(lists) == len(candidates) and not any(
+        w in known_words for w in words(text) for known_words in lists
+    ):
+        return None  # masking only removes words: without a function word now, none later
+    return identify_masked(mask(text), bank_language, sources)
+
+
+@functools.cache
+def _candidates(bank_language: str, sources: tuple[str, ...]) -> tuple[str, ...]:
+    own = primary(bank_language)
+    return tuple(c for c in sorted({primary(s) for s in sources} - {own}) if known(c))
+
+
+def identify_masked(masked: str, bank_language: str, sources: tuple[str, ...]) -> str | None:
+    """`identify` for text already passed through `mask`."""
+    own = primary(bank_language)
+    candidates = _candidates(bank_language, sources)
+    if not candidates:
+        return None
+    tokens = words(masked)[:MAX_WORDS]
+    if len(tokens) < MIN_WORDS:
+        return None
+    with_words = [c for c in candidates if c in FUNCTION_WORDS]
+    if with_words and not any(grammar_share(tokens, c) >= MIN_GRAMMAR_SHARE for c in with_words):
+        return None
+    return _judge(" ".join(tokens), own, candidates)
+
+
+@functools.lru_cache(maxsize=65536)
+def _judge(masked: str, own: str, candidates: tuple[str, ...]) -> str | None:
+    detector = _detector(own, candidates, masked.count(" ") + 1 >= LONG_TEXT_WORDS)
+    values = detector.compute_language_confidence_values(masked)
+    if not values:
+        return None
+    best = values[0]
+    code = best.language.iso_code_639_1.name.lower()
+    if code not in candidates or best.value < MIN_CONFIDENCE:
+        return None
+    if code in FUNCTION_WORDS and grammar_share(masked.split(), code) < MIN_GRAMMAR_SHARE:
+        return None
+    return code

@@ -1,0 +1,257 @@
+"""The project file, `BANKS/ankigen.toml`: settings for every bank of a project.
+
+```toml
+deck = "Distributed training::{topic_title}::{title} ({language})"
+reference = "en"
+tags = ["distributed-training"]
+media = "../media"
+
+[topics]
+fsdp = "FSDP"
+```
+
+Read with the standard library's tomllib. Every problem is a Diagnostic at
+its line, reported with the banks' own.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import hashlib
+import html
+import re
+import string
+import tomllib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from ankigen import identity, l10n, lang
+from ankigen.bank import SLUG, Bank
+from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.html import inline_html, plain_text
+
+PROJECT_NAME = "ankigen.toml"
+KEYS = ("deck", "reference", "tags", "media", "topics")
+PLACEHOLDERS = ("title", "topic", "language", "topic_title")
+MAX_FILE_BYTES = 1 << 20
+
+
+@dataclass(frozen=True)
+class Project:
+    """The project's settings; all empty when there is no project file."""
+
+    path: str = ""
+    deck: str = ""
+    """Deck-name template with {title} {topic} {language} {topic_title}; a bank's `deck:` wins."""
+    reference: str = ""
+    """The reference language of every topic; by default English where a topic has it."""
+    tags: tuple[str, ...] = ()
+    """Added to every note of every bank."""
+    media: Path | None = None
+    """The media folder, relative to the banks folder."""
+    topics: tuple[tuple[str, str], ...] = ()
+    """Display names of topics, for {topic_title}."""
+    digest: str = ""
+    """A hash of the file, so caches notice a change."""
+    lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
+
+    def topic_title(self, topic: str) -> str:
+        return dict(self.topics).get(topic) or topic
+
+    def deck_name(self, bank: Bank) -> str:
+        if bank.deck or not self.deck:
+            return bank.deck_name
+        return self.deck.format(
+            title=bank.title,
+            topic=bank.topic,
+            language=bank.language,
+            topic_title=self.topic_title(bank.topic),
+        )
+
+    def apply(self, bank: Bank) -> Bank:
+        """The bank with the project's deck name and tags."""
+        if not self.path:
+            return bank
+        tags = tuple(dict.fromkeys((*self.tags, *bank.tags)))
+        return dataclasses.replace(bank, deck=self.deck_name(bank), tags=tags)
+
+    def apply_all(self, banks: Sequence[Bank]) -> tuple[Bank, ...]:
+        return tuple(self.apply(bank) for bank in banks)
+
+
+def parent_decks(
+    banks: Sequence[Bank], versions: dict[str, str], reference: str = ""
+) -> dict[str, tuple[tuple[int, str, str], ...]]:
+    """bank key -> its parent deck as (id, name, description), for decks that have one.
+
+    The description names the topic, lists the decks under the parent with
+    their languages and versions, in the reference language's words.
+    """
+    own = {plain_text(b.deck_name) for b in banks}
+    groups: dict[str, list[Bank]] = {}
+    for bank in banks:
+        name = plain_text(bank.deck_name)
+        if "::" in name:
+            groups.setdefault(name.rsplit("::", 1)[0], []).append(bank)
+    out: dict[str, tuple[tuple[int, str, str], ...]] = {}
+    for parent, children in groups.items():
+        if parent in own:
+            continue  # that deck has its own description
+        description = _parent_description(parent, children, versions, reference or "en")
+        entry = ((identity.named_deck_id(parent), parent, description),)
+        for bank in children:
+            out[bank.key] = entry
+    return out
+
+
+def _parent_description(
+    parent: str, children: Sequence[Bank], versions: dict[str, str], language: str
+) -> str:
+    def word(key: str) -> str:
+        return html.escape(l10n.deck_word(language, key))
+
+    topics = sorted({b.topic for b in children})
+    rows = [f"<p><b>{html.escape(parent.rsplit('::', 1)[-1])}</b></p>"]
+    rows.append(f"<p>{html.escape(', '.join(topics))}</p>")
+    items = []
+    for bank in sorted(children, key=lambda b: (b.language != language, b.language, b.topic)):
+        items.append(
+            f'<li><span lang="{html.escape(bank.language)}">'
+            f"{html.escape(l10n.language_name(bank.language))}</span>: "
+            f'<span lang="{html.escape(bank.language)}">{inline_html(bank.title)}</span> · '
+            f"{word('version')} <code>{html.escape(versions.get(bank.key, ''))}</code></li>"
+        )
+    rows.append(f"<p>{word('language')}:</p><ul>{''.join(items)}</ul>")
+    return '<div class="ag-deck ag-parent">' + "".join(rows) + "</div>"
+
+
+def project_path(banks_dir: Path) -> Path:
+    return banks_dir / PROJECT_NAME
+
+
+_TOML_AT = re.compile(r"\(at line (\d+), column \d+\)")
+
+
+def load_project(banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
+    """The project file in the banks folder (an empty Project if there is none)."""
+    path = project_path(banks_dir)
+    shown = str(path)
+    try:
+        data = path.read_bytes()
+    except FileNotFoundError:
+        return Project(), []
+    except OSError as exc:
+        return Project(), [Diagnostic(shown, 1, "error", f"cannot read: {exc.strerror}")]
+    return parse_project(shown, data, banks_dir)
+
+
+def parse_project(shown: str, data: bytes, banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
+    """A project file's content; `shown` names it in messages."""
+    if len(data) > MAX_FILE_BYTES:
+        return Project(), [Diagnostic(shown, 1, "error", "the project file is over 1 MiB")]
+    try:
+        text = data.decode("utf-8")
+        raw = tomllib.loads(text)
+    except UnicodeDecodeError:
+        return Project(), [Diagnostic(shown, 1, "error", "not UTF-8 text: save it as UTF-8")]
+    except tomllib.TOMLDecodeError as exc:
+        found = _TOML_AT.search(str(exc))
+        message = _TOML_AT.sub("", str(exc)).replace("(at end of document)", "").strip()
+        line = int(found[1]) if found else text.rstrip("\n").count("\n") + 1
+        return Project(), [Diagnostic(shown, line, "error", f"TOML syntax: {message}")]
+    return _read(shown, text, raw, banks_dir, hashlib.sha256(data).hexdigest()[:16])
+
+
+def _line_of(text: str, key: str, table: str = "") -> int:
+    """The line where `key = ...` is set (in `[table]` if given); 1 if not found."""
+    start = 0
+    if table:
+        header = re.search(rf"(?m)^\s*\[\s*{re.escape(table)}\s*\]", text)
+        if header:
+            start = header.end()
+    match = re.compile(rf"(?m)^\s*\"?{re.escape(key)}\"?\s*=").search(text, start)
+    return text.count("\n", 0, match.start()) + 1 if match else 1
+
+
+def _read(
+    shown: str, text: str, raw: dict[str, object], banks_dir: Path, digest: str
+) -> tuple[Project, list[Diagnostic]]:
+    problems: list[Diagnostic] = []
+
+    def report(key: str, message: str, table: str = "") -> None:
+        problems.append(Diagnostic(shown, _line_of(text, key, table), "error", message))
+
+    for key in raw:
+        if key not in KEYS:
+            hint = difflib.get_close_matches(key, KEYS, n=1)
+            report(key, f"unknown key {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else ""))
+    deck = raw.get("deck", "")
+    if not isinstance(deck, str):
+        report("deck", "deck must be text")
+        deck = ""
+    elif deck:
+        problem = _template_problem(deck)
+        if problem:
+            report("deck", problem)
+            deck = ""
+    reference = raw.get("reference", "")
+    if not isinstance(reference, str) or (reference and not lang.is_valid_tag(reference)):
+        report("reference", f"reference {reference!r} is not a BCP 47 tag such as en")
+        reference = ""
+    tags = raw.get("tags", [])
+    if not isinstance(tags, list) or not all(
+        isinstance(t, str) and t and not any(c.isspace() for c in t) for t in tags
+    ):
+        report("tags", "tags must be a list of tags without white space")
+        tags = []
+    media = raw.get("media")
+    if media is not None and not isinstance(media, str):
+        report("media", "media must be a folder path")
+        media = None
+    topics = raw.get("topics", {})
+    pairs: list[tuple[str, str]] = []
+    if not isinstance(topics, dict):
+        report("topics", "topics must be a table of topic = display name")
+    else:
+        for slug, title in topics.items():
+            if not SLUG.fullmatch(slug):
+                report(slug, f"topics: {slug!r} is not a topic slug", "topics")
+            elif not isinstance(title, str) or not title.strip():
+                report(slug, f"topics: the display name of {slug!r} must be text", "topics")
+            else:
+                pairs.append((slug, title.strip()))
+    project = Project(
+        path=shown,
+        deck=deck,
+        reference=lang.canonical_tag(reference) if reference else "",
+        tags=tuple(tags),
+        media=(banks_dir / media) if media else None,
+        topics=tuple(pairs),
+        digest=digest,
+        lines={key: _line_of(text, key) for key in raw},
+    )
+    return project, problems
+
+
+def _template_problem(template: str) -> str | None:
+    try:
+        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
+    except ValueError as exc:
+        return f"deck template {template!r}: {exc}"
+    for name in fields:
+        if name not in PLACEHOLDERS:
+            known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+            return f"deck template: unknown placeholder {{{name}}}; use {known}"
+    if any(not part.strip() for part in template.split("::")):
+        return f"deck template {template!r} has an empty part around '::'"
+    return None
+
+
+def require_project(banks_dir: Path) -> Project:
+    """The project, or InvalidBanks with its problems."""
+    project, problems = load_project(banks_dir)
+    if problems:
+        raise InvalidBanks(problems)
+    return project

@@ -1,0 +1,379 @@
+"""`ankigen release-notes`: what changed for learners since a git revision, in Markdown.
+
+The banks, lock file and project file at the revision are read with `git
+show`; the working tree's are read from disk. Run it after `ankigen build`, so
+the lock holds the new versions.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from ankigen.bank import Bank, Item, parse_bank
+from ankigen.errors import AnkigenError, InvalidBanks
+from ankigen.html import plain_text
+from ankigen.lint import check_paths
+from ankigen.lock import LOCK_NAME, Lock, LockError, read_lock
+from ankigen.project import PROJECT_NAME, Project, load_project, parse_project
+from ankigen.version import lock_version
+
+
+class ReleaseNotesError(AnkigenError):
+    """The revision cannot be read from git."""
+
+
+# Headings in the languages the card's words are localized for (l10n.STRINGS).
+HEADINGS_KEYS = (
+    "version",
+    "since",
+    "new",
+    "changed",
+    "retired",
+    "removed",
+    "renamed",
+    "templates",
+    "import",
+    "nothing",
+)
+HEADINGS: dict[str, tuple[str, ...]] = {
+    "en": (
+        "Version",
+        "since",
+        "New questions",
+        "Changed questions",
+        "Retired questions",
+        "Removed questions",
+        "Deck renamed",
+        "Card templates changed",
+        "How to import",
+        "No changes to the questions.",
+    ),
+    "de": (
+        "Version",
+        "seit",
+        "Neue Fragen",
+        "Geänderte Fragen",
+        "Ausgemusterte Fragen",
+        "Entfernte Fragen",
+        "Stapel umbenannt",
+        "Kartenvorlagen geändert",
+        "So importierst du",
+        "Keine Änderungen an den Fragen.",
+    ),
+    "es": (
+        "Versión",
+        "desde",
+        "Preguntas nuevas",
+        "Preguntas modificadas",
+        "Preguntas retiradas",
+        "Preguntas eliminadas",
+        "Mazo renombrado",
+        "Plantillas de tarjeta modificadas",
+        "Cómo importar",
+        "Sin cambios en las preguntas.",
+    ),
+    "fr": (
+        "Version",
+        "depuis",
+        "Nouvelles questions",
+        "Questions modifiées",
+        "Questions retirées",
+        "Questions supprimées",
+        "Paquet renommé",
+        "Modèles de carte modifiés",
+        "Comment importer",
+        "Aucun changement dans les questions.",
+    ),
+    "bn": (
+        "সংস্করণ",
+        "থেকে",
+        "নতুন প্রশ্ন",
+        "পরিবর্তিত প্রশ্ন",
+        "অবসরপ্রাপ্ত প্রশ্ন",
+        "সরানো প্রশ্ন",
+        "ডেকের নাম পরিবর্তিত",
+        "কার্ডের টেমপ্লেট পরিবর্তিত",
+        "কীভাবে ইমপোর্ট করবেন",
+        "প্রশ্নে কোনো পরিবর্তন নেই।",
+    ),
+    "hi": (
+        "संस्करण",
+        "से",
+        "नए प्रश्न",
+        "बदले गए प्रश्न",
+        "हटाए (सेवानिवृत्त) प्रश्न",
+        "निकाले गए प्रश्न",
+        "डेक का नाम बदला",
+        "कार्ड टेम्पलेट बदले",
+        "इम्पोर्ट कैसे करें",
+        "प्रश्नों में कोई बदलाव नहीं।",
+    ),
+    "ur": (
+        "ورژن",
+        "سے",
+        "نئے سوالات",
+        "تبدیل شدہ سوالات",
+        "ریٹائر شدہ سوالات",
+        "ہٹائے گئے سوالات",
+        "ڈیک کا نام بدلا",
+        "کارڈ ٹیمپلیٹ بدلے",
+        "امپورٹ کیسے کریں",
+        "سوالات میں کوئی تبدیلی نہیں۔",
+    ),
+    "ar": (
+        "الإصدار",
+        "منذ",
+        "أسئلة جديدة",
+        "أسئلة معدلة",
+        "أسئلة متقاعدة",
+        "أسئلة محذوفة",
+        "تمت إعادة تسمية الرزمة",
+        "تغيرت قوالب البطاقات",
+        "طريقة الاستيراد",
+        "لا تغييرات في الأسئلة.",
+    ),
+    "yo": (
+        "Ẹ̀dà",
+        "láti",
+        "Àwọn ìbéèrè tuntun",
+        "Àwọn ìbéèrè tí a yí padà",
+        "Àwọn ìbéèrè tí a fẹ̀yìntì",
+        "Àwọn ìbéèrè tí a yọ kúrò",
+        "A yí orúkọ àkójọ padà",
+        "A yí àwòṣe káàdì padà",
+        "Bí o ṣe lè gbé e wọlé",
+        "Kò sí àyípadà nínú àwọn ìbéèrè.",
+    ),
+    "wo": (
+        "Sumb",
+        "li dale",
+        "Laaj yu bees",
+        "Laaj yu soppiku",
+        "Laaj yu ñu bàyyi",
+        "Laaj yu ñu dindi",
+        "Tur wu bees ci deck bi",
+        "Xeeti kaart yi soppiku nañu",
+        "Naka nga koy importe",
+        "Amul benn coppite ci laaj yi.",
+    ),
+}
+
+
+def heading(language: str, key: str) -> str:
+    words = HEADINGS.get(language.split("-")[0].lower(), HEADINGS["en"])
+    return words[HEADINGS_KEYS.index(key)]
+
+
+@dataclass(frozen=True)
+class Snapshot:
+    """Banks, lock and project at one point: a git revision or the working tree."""
+
+    banks: dict[str, Bank]
+    lock: Lock
+    project: Project
+
+
+def _git(root: Path, *args: str) -> bytes:
+    try:
+        done = subprocess.run(
+            ["git", "-C", str(root), *args], capture_output=True, check=False, timeout=120
+        )
+    except FileNotFoundError:
+        raise ReleaseNotesError("git is not installed") from None
+    if done.returncode != 0:
+        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
+        raise ReleaseNotesError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
+    return done.stdout
+
+
+def at_revision(banks_dir: Path, ref: str) -> Snapshot:
+    """The banks folder as it was at `ref`."""
+    top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
+    _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    inside = PurePosixPath(banks_dir.resolve().relative_to(top.resolve()).as_posix())
+    names = _git(top, "ls-tree", "-r", "-z", "--name-only", ref, "--", str(inside)).split(b"\0")
+    banks: dict[str, Bank] = {}
+    lock = Lock()
+    project = Project()
+    for raw in filter(None, names):
+        name = raw.decode("utf-8")
+        data = _git(top, "show", f"{ref}:{name}")
+        shown = f"{ref}:{name}"
+        relative = PurePosixPath(name).relative_to(inside)
+        if str(relative) == LOCK_NAME:
+            lock = _lock_from_bytes(data, shown)
+        elif str(relative) == PROJECT_NAME:
+            project, problems = parse_project(shown, data, banks_dir)
+            if problems:
+                raise InvalidBanks(problems)
+        elif relative.suffix in (".yaml", ".yml"):
+            bank, problems = parse_bank(shown, data)
+            if bank is None:
+                raise InvalidBanks(problems)
+            banks[bank.key] = bank
+    return Snapshot({k: project.apply(b) for k, b in banks.items()}, lock, project)
+
+
+def _lock_from_bytes(data: bytes, shown: str) -> Lock:
+    with tempfile.TemporaryDirectory() as folder:
+        path = Path(folder) / LOCK_NAME
+        path.write_bytes(data)
+        try:
+            return read_lock(path)
+        except LockError as exc:
+            raise ReleaseNotesError(str(exc.message).replace(str(path), shown)) from None
+
+
+def working_tree(banks_dir: Path, paths: Sequence[Path]) -> Snapshot:
+    project, problems = load_project(banks_dir)
+    checked = check_paths(paths, reference=project.reference)
+    if checked.errors or problems:
+        raise InvalidBanks([*problems, *checked.diagnostics])
+    banks = {b.key: project.apply(b) for b in checked.banks}
+    return Snapshot(banks, read_lock(banks_dir / LOCK_NAME), project)
+
+
+def _content(item: Item) -> tuple[object, ...]:
+    return (
+        item.question,
+        item.choices,
+        item.answer,
+        item.explanation,
+        item.tags,
+        item.shuffle,
+        item.image,
+        item.image_alt,
+        item.explanation_image,
+        item.explanation_image_alt,
+    )
+
+
+def _quote(text: str) -> str:
+    return " ".join(plain_text(text).split()).replace("|", "\\|")
+
+
+def release_notes(old: Snapshot, new: Snapshot, ref: str) -> str:
+    """Markdown: one section per deck that exists now or existed at `ref`."""
+    templates_changed = (
+        old.lock.notetype is not None
+        and new.lock.notetype is not None
+        and old.lock.notetype.hash != new.lock.notetype.hash
+    )
+    out: list[str] = [f"# Release notes since {ref}", ""]
+    unchanged: list[str] = []
+    for key in sorted(set(old.banks) | set(new.banks)):
+        bank = new.banks.get(key)
+        before = old.banks.get(key)
+        section = _deck_section(key, before, bank, old, new, ref, templates_changed)
+        if section is None:
+            assert bank is not None
+            lock = new.lock.decks.get(key)
+            version = f": `{lock_version(bank.topic, bank.language, lock)}`" if lock else ""
+            unchanged.append(f"- {plain_text(bank.deck_name)}{version}")
+        else:
+            out.extend(section)
+    if unchanged:
+        out += ["## Unchanged decks", "", *unchanged, ""]
+    return "\n".join(out).rstrip("\n") + "\n"
+
+
+def _deck_section(
+    key: str,
+    before: Bank | None,
+    bank: Bank | None,
+    old: Snapshot,
+    new: Snapshot,
+    ref: str,
+    templates_changed: bool,
+) -> list[str] | None:
+    """The deck's section, or None when nothing changed for its learners."""
+    shown = bank or before
+    assert shown is not None
+    language = shown.language
+
+    def h(word: str) -> str:
+        return heading(language, word)
+
+    name = plain_text(shown.deck_name)
+    out = [f"## {name}", ""]
+    old_lock = old.lock.decks.get(key)
+    new_lock = new.lock.decks.get(key)
+    old_version = lock_version(shown.topic, language, old_lock) if old_lock else ""
+    new_version = lock_version(shown.topic, language, new_lock) if new_lock else ""
+    since = f" ({h('since')} `{old_version}`)" if old_version and old_version != new_version else ""
+    if new_version:
+        out += [f"{h('version')}: `{new_version}`{since}", ""]
+    if bank is None:
+        out += [f"### {h('removed')}", ""]
+        out += [f"- {_quote(i.question)}" for i in before.items] if before else []
+        return [*out, ""]
+    old_items = {i.id: i for i in before.items} if before else {}
+    groups: dict[str, list[str]] = {"new": [], "changed": [], "retired": [], "removed": []}
+    for item in bank.items:
+        was = old_items.get(item.id)
+        if was is None:
+            groups["new"].append(item.question)
+        elif item.retired and not was.retired:
+            groups["retired"].append(item.question)
+        elif _content(item) != _content(was) or item.retired != was.retired:
+            groups["changed"].append(item.question)
+    current = {i.id for i in bank.items}
+    groups["removed"] = [i.question for i in old_items.values() if i.id not in current]
+    for word in ("new", "changed", "retired", "removed"):
+        if groups[word]:
+            out += [f"### {h(word)}", ""]
+            out += [f"- {_quote(question)}" for question in groups[word]]
+            out.append("")
+    old_name = old_lock.name if old_lock else (plain_text(before.deck_name) if before else name)
+    if not any(groups.values()):
+        if old_name == name and not templates_changed and new_version == old_version:
+            return None
+        out += [h("nothing"), ""]
+    if old_name != name:
+        out += [f"### {h('renamed')}", "", f"`{old_name}` → `{name}`", ""]
+    if templates_changed:
+        out += [f"### {h('templates')}", ""]
+    out += [f"### {h('import')}", "", *_import_steps(old_name, name, groups, templates_changed), ""]
+    return out
+
+
+def _import_steps(
+    old_name: str, name: str, groups: dict[str, list[str]], templates_changed: bool
+) -> list[str]:
+    """The settings of Anki's import dialog (Anki 23.10 and later), by their English labels."""
+    notetypes = "If newer" + (
+        " (it installs the new card templates; choose **Always** if you edited the "
+        "note type yourself and want the new templates over your edits)"
+        if templates_changed
+        else ""
+    )
+    steps = [
+        "In Anki (23.10 or later): File → Import, choose the `.apkg` file, then set:",
+        "",
+        "- **Import any learning progress**: off (the package carries none; your reviews are kept)",
+        "- **Import any deck presets**: off",
+        "- **Merge notetypes**: off",
+        "- **Update notes**: If newer (changed questions replace your copy unless you edited "
+        "it after your last import)",
+        f"- **Update notetypes**: {notetypes}",
+    ]
+    if old_name != name:
+        steps.append(
+            f"- Afterwards your existing cards are still in `{old_name}`: Browse, search "
+            f'`"deck:{old_name}"`, select all, Cards → Change Deck → `{name}`.'
+        )
+    if groups["retired"]:
+        steps.append(
+            "- Retired questions are tagged `ankigen::retired`: Browse, search "
+            "`tag:ankigen::retired`, and delete them if you no longer want them."
+        )
+    if groups["removed"]:
+        steps.append(
+            "- Anki never deletes notes on import: removed questions stay in your collection "
+            "until you delete them."
+        )
+    return steps

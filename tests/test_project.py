@@ -1,0 +1,131 @@
+"""The project file, BANKS/ankigen.toml: deck-name template, reference, tags, media."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from PIL import Image
+
+from tests.conftest import invoke
+from tests.helpers import AnkiCollection, item, write_bank
+
+PROJECT = """\
+deck = "Training::{topic_title}::{title} ({language})"
+reference = "de"
+tags = ["team"]
+media = "../pictures"
+
+[topics]
+demo = "Demo topic"
+"""
+
+
+def test_template_tags_reference_and_media_apply_to_every_bank(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    banks = project / "banks"
+    (banks / "ankigen.toml").write_text(PROJECT, encoding="utf-8")
+    (project / "pictures").mkdir()
+    Image.new("RGB", (8, 8), "red").save(project / "pictures" / "p.png")
+    write_bank(banks, language="de", items=[item("a", 1), item("b", 2)], title="Demo-Quiz")
+    write_bank(banks, language="en", items=[item("a", 2, image="p.png", image_alt="red")])
+    write_bank(banks, "other", "en", deck="Mine::Other", tags=["own"])
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    # the reference is German: English is the one out of step
+    lint = invoke(runner, "lint").output
+    assert (
+        "banks/demo/en.yaml:4: warning: item 'b' is missing in 'en' (it is in banks/demo/de.yaml)"
+        in lint
+    )
+    assert "answer 2 differs from 1 in 'de'" in lint
+    for package in sorted((project / "out").glob("*.apkg")):
+        collection.import_package(package)
+    assert collection.deck_names() == {
+        "Training",
+        "Training::Demo topic",
+        "Training::Demo topic::Demo-Quiz (de)",
+        "Training::Demo topic::demo quiz (en)",
+        "Mine",
+        "Mine::Other",
+    }
+    assert collection.note_by_item("a", "de").tags == ["team"]
+    assert sorted(collection.note_by_item("one").tags) == ["own", "team"]
+    assert 'alt="red"' in collection.note_by_item("a", "en")["Image"]
+
+
+def test_changing_the_template_of_released_decks_warns(project: Path, runner: CliRunner) -> None:
+    banks = project / "banks"
+    write_bank(banks)
+    invoke(runner, "build")
+    (banks / "ankigen.toml").write_text('deck = "Team::{title}"\n', encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 0
+    assert (
+        "warning: the deck is renamed from 'demo quiz (en)' to 'Team::demo quiz': people who "
+        "imported it keep their cards in 'demo quiz (en)'" in result.stderr
+    )
+    # a project change is a change: no stale "up to date"
+    assert "wrote out/demo.en.apkg" in result.stdout
+
+
+def test_every_problem_at_its_line(project: Path, runner: CliRunner) -> None:
+    banks = project / "banks"
+    write_bank(banks)
+    (banks / "ankigen.toml").write_text(
+        'deck = "{title} {lang}"\nrefrence = "en"\ntags = ["a b"]\n\n[topics]\nNot_A_Slug = "x"\n',
+        encoding="utf-8",
+    )
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert result.output == (
+        "banks/ankigen.toml:1: error: deck template: unknown placeholder {lang}; use {title}, "
+        "{topic}, {language}, {topic_title}\n"
+        "banks/ankigen.toml:2: error: unknown key 'refrence'; did you mean 'reference'?\n"
+        "banks/ankigen.toml:3: error: tags must be a list of tags without white space\n"
+        "banks/ankigen.toml:6: error: topics: 'Not_A_Slug' is not a topic slug\n"
+        "4 errors, 0 warnings in 1 bank\n"
+    )
+    build = invoke(runner, "build")
+    assert build.exit_code == 1 and "banks/ankigen.toml:2: error: unknown key" in build.output
+    (banks / "ankigen.toml").write_text('deck = "A::::{title}"\ntags = [\n', encoding="utf-8")
+    syntax = invoke(runner, "build")
+    assert syntax.exit_code == 1
+    assert syntax.output.startswith("banks/ankigen.toml:2: error: TOML syntax: Invalid value")
+
+
+def test_parent_decks_describe_their_languages_and_versions(
+    project: Path, runner: CliRunner, collection: AnkiCollection, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import json
+
+    banks = project / "banks"
+    (banks / "ankigen.toml").write_text(
+        'deck = "Training::{topic_title}::{language}"\n[topics]\ndemo = "Demo"\n', encoding="utf-8"
+    )
+    write_bank(banks, language="en")
+    write_bank(banks, language="de", title="Demo-Quiz", items=[item("one"), item("two", 2)])
+
+    def build() -> dict[str, str]:
+        result = invoke(runner, "build", "--json")
+        assert result.exit_code == 0, result.output
+        return {d["language"]: d["version"] for d in json.loads(result.stdout)["decks"]}
+
+    first = build()
+    collection.import_package(project / "out" / "demo.en.apkg")
+    parent = collection.col.decks.by_name("Training::Demo")
+    assert parent is not None
+    for expected in ("<b>Demo</b>", "English", "Deutsch", "Demo-Quiz", first["de"], first["en"]):
+        assert expected in parent["desc"]
+    # a new German version: the English package, its deck unchanged, still carries it
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700200000")
+    write_bank(banks, language="de", title="Demo-Quiz", items=[item("one", question="Neu?")])
+    second = build()
+    assert second["en"] == first["en"] and second["de"] != first["de"]
+    log = collection.import_package(project / "out" / "demo.en.apkg")
+    assert (log.new, log.updated) == (0, 0)
+    parent = collection.col.decks.by_name("Training::Demo")
+    assert parent is not None and second["de"] in parent["desc"]
+    assert first["de"] not in parent["desc"]

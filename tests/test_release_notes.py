@@ -1,0 +1,153 @@
+"""`ankigen release-notes --since REF`, across real git revisions."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import invoke
+from tests.helpers import item, write_bank
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def build(runner: CliRunner, monkeypatch: pytest.MonkeyPatch, epoch: int) -> None:
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", str(epoch))
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+
+
+def test_release_notes_between_git_revisions(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    banks = project / "banks"
+    (project / ".gitignore").write_text("out/\n", encoding="utf-8")
+    write_bank(banks, language="en", items=[item("a"), item("b"), item("c")])
+    write_bank(
+        banks,
+        language="de",
+        title="Demo-Quiz",
+        items=[item("a", question="Welche?"), item("b", question="Was?"), item("c")],
+    )
+    write_bank(banks, "calm", "en")
+    build(runner, monkeypatch, 1_700_000_000)
+    # pretend the release had other card templates
+    lock = json.loads((banks / "ankigen.lock").read_text(encoding="utf-8"))
+    lock["notetype"]["hash"] = "0" * 16
+    (banks / "ankigen.lock").write_text(json.dumps(lock), encoding="utf-8")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "release 1")
+    git(project, "tag", "v1")
+    first = {
+        d["language"]: d["version"]
+        for d in json.loads(invoke(runner, "build", "--json").stdout)["decks"]
+        if d["topic"] == "demo"
+    }
+
+    write_bank(
+        banks,
+        language="en",
+        items=[item("a", question="Edited | a?"), item("b", retired=True), item("d")],
+    )
+    write_bank(
+        banks,
+        language="de",
+        title="Neues Quiz",
+        items=[item("a", question="Welche?"), item("b", question="Was?"), item("c")],
+    )
+    build(runner, monkeypatch, 1_700_000_000 + 86400)
+    git(project, "commit", "-qam", "work in progress")  # REF may be any revision
+    result = invoke(runner, "release-notes", "--since", "v1")
+    assert result.exit_code == 0, result.output
+    notes = result.stdout
+    en_version = json.loads(invoke(runner, "build", "--json").stdout)["decks"][2]["version"]
+    assert en_version.startswith("2023.11.15+")
+    expected_en = f"""## demo quiz (en)
+
+Version: `{en_version}` (since `{first["en"]}`)
+
+### New questions
+
+- Question d?
+
+### Changed questions
+
+- Edited \\| a?
+
+### Retired questions
+
+- Question b?
+
+### Removed questions
+
+- Question c?
+
+### Card templates changed
+
+### How to import
+
+In Anki (23.10 or later): File → Import, choose the `.apkg` file, then set:
+
+- **Import any learning progress**: off (the package carries none; your reviews are kept)
+- **Import any deck presets**: off
+- **Merge notetypes**: off
+- **Update notes**: If newer (changed questions replace your copy unless you edited it after your last import)
+- **Update notetypes**: If newer (it installs the new card templates; choose **Always** if you edited the note type yourself and want the new templates over your edits)
+- Retired questions are tagged `ankigen::retired`: Browse, search `tag:ankigen::retired`, and delete them if you no longer want them.
+- Anki never deletes notes on import: removed questions stay in your collection until you delete them.
+"""
+    assert expected_en in notes
+    # the German deck: headings in German, the rename and how to move the cards
+    assert "## Neues Quiz (de)\n\nVersion: `" in notes
+    assert (
+        "Keine Änderungen an den Fragen.\n\n### Stapel umbenannt\n\n`Demo-Quiz (de)` → `Neues Quiz (de)`"
+        in notes
+    )
+    assert "### So importierst du" in notes
+    assert (
+        'search `"deck:Demo-Quiz (de)"`, select all, Cards → Change Deck → `Neues Quiz (de)`'
+        in notes
+    )
+    assert notes.startswith("# Release notes since v1\n")
+    # the new templates concern every deck, even one whose questions did not change
+    assert "## calm quiz (en)\n\nVersion: `2023.11.14+" in notes
+    assert "No changes to the questions.\n\n### Card templates changed" in notes
+    # since the last commit nothing changed: every deck listed with its version, none described
+    none = invoke(runner, "release-notes", "--since", "HEAD").stdout
+    assert none == (
+        "# Release notes since HEAD\n\n## Unchanged decks\n\n"
+        f"- calm quiz (en): `{none.split('calm quiz (en): `')[1].split('`')[0]}`\n"
+        f"- Neues Quiz (de): `{none.split('Neues Quiz (de): `')[1].split('`')[0]}`\n"
+        f"- demo quiz (en): `{en_version}`\n"
+    )
+
+    written = invoke(runner, "release-notes", "--since", "HEAD~1", "-o", "notes.md")
+    assert written.exit_code == 0
+    # HEAD~1 is v1: the same notes, under the revision as given
+    assert (project / "notes.md").read_text(encoding="utf-8") == notes.replace(
+        "since v1", "since HEAD~1"
+    )
+
+
+def test_a_bad_revision_is_a_clear_error(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    outside = invoke(runner, "release-notes", "--since", "v1")
+    assert outside.exit_code == 1 and outside.output.startswith("error: git rev-parse")
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "one")
+    result = invoke(runner, "release-notes", "--since", "no-such-tag")
+    assert result.exit_code == 1
+    assert result.output.startswith("error: git rev-parse --verify --quiet no-such-tag^{commit}")

@@ -1,0 +1,138 @@
+"""Untranslated text in any script: copied from the reference, or identified as English."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ankigen import langid
+from ankigen.build import find_banks
+from ankigen.lint import check_paths, untranslated_items
+from ankigen.status import coverage, matrix_html
+from tests.conftest import invoke
+from tests.helpers import item, write_bank
+
+REPO = Path(__file__).parent.parent
+
+# The items the source pages left in English, and only those.
+ENGLISH_IN_SHIPPED = {
+    "data-parallel.ur": {
+        "replicated-memory-limit",
+        "nccl-algorithm-choice",
+        "global-batch-size",
+        "scaling-overhead",
+        "gradient-accumulation",
+    },
+    "deepspeed-megatron.hi": {"zero-stage-1", "offloading"},
+    "fsdp.bn": {"sharding-lowers-memory", "memory-communication-tradeoff"},
+    "fsdp.yo": {"sharding-lowers-memory", "memory-communication-tradeoff"},
+    "zero.wo": {"stage-1-state", "sharding-cost"},
+}
+
+
+def test_shipped_banks_flag_exactly_the_english_items() -> None:
+    checked = check_paths(find_banks(REPO / "banks"))
+    found = {key: set(items) for key, items in untranslated_items(checked.banks).items()}
+    assert found == ENGLISH_IN_SHIPPED
+    rows = {(r.topic, r.language): r for r in coverage(checked)}
+    assert (rows["fsdp", "yo"].translated, rows["fsdp", "yo"].items) == (6, 8)
+    assert (rows["zero", "wo"].translated, rows["zero", "wo"].items) == (6, 8)
+    # the preview's matrix shows the same: bn, hi, yo and wo each at 6/8
+    markup = matrix_html(list(rows.values()))
+    assert markup.count('title="8 items, 6 translated, 2 untranslated, 0 missing') == 4
+    # yo and wo by the identifier, not by script: their explanations say "in English"
+    yo = untranslated_items(checked.banks)["fsdp.yo"]["sharding-lowers-memory"]
+    assert {(p.part, p.reason) for p in yo} >= {("question", "in English")}
+
+
+@pytest.mark.parametrize(
+    ("text", "language"),
+    [
+        # Wolof and Yoruba sentences dense with English terms keep their own grammar
+        (
+            "Activation checkpointing dafay recompute activations yi ci backward pass bi "
+            "ngir save memory.",
+            "wo",
+        ),
+        (
+            "Ci data parallelism, gradient yi dañu leen di all-reduce ci backward pass bi, "
+            "te optimizer step bi dafay dox ci worker bu nekk.",
+            "wo",
+        ),
+        ("Checkpoint sharded state dict lo fun saving model weights ni distributed training", "yo"),
+        # the Yoruba explanation an unrestricted identifier reads as Swahili
+        (
+            "FSDP pin awọn paramita, gradients ati ipinlẹ iṣapeye (optimizer state) kaakiri awọn "
+            "GPU. Ni afiwera data boṣewa, GPU kọọkan ni ẹda kikun ti gbogbo wọn.",
+            "yo",
+        ),
+        # names and terms only
+        ("PyTorch FSDP NCCL GPU fp16 torch.distributed", "yo"),
+        ("Apache Spark RDDs", "wo"),
+    ],
+)
+def test_no_false_alarms(text: str, language: str) -> None:
+    assert langid.identify(text, language, ("en",)) is None
+
+
+@pytest.mark.parametrize("language", ["yo", "wo", "de", "sw"])
+def test_english_is_found_in_latin_script_languages(language: str) -> None:
+    text = "Each rank stores a shard of the model state instead of a full copy."
+    assert langid.identify(text, language, ("en",)) == "en"
+    # not when the bank is English, or English is not a source
+    assert langid.identify(text, "en", ("en",)) is None
+    assert langid.identify(text, language, ()) is None
+
+
+def test_masking_keeps_the_sentence_and_drops_the_terms() -> None:
+    masked = langid.mask(
+        "Ni iwọle sẹhin (backward pass), FSDP lo <code>reduce_scatter()</code> fun fp16 "
+        "lori PyTorch."
+    )
+    assert masked == "Ni iwọle sẹhin , lo fun lori"
+
+
+def test_copied_text_counts_as_untranslated(project: Path, runner: CliRunner) -> None:
+    banks = project / "banks"
+    write_bank(
+        banks,
+        language="en",
+        items=[item("a", question="Megatron sharding pipelines?", explanation="State.")],
+    )
+    write_bank(
+        banks,
+        language="yo",
+        # the same question but for case and spacing; a short text no identifier could judge
+        items=[item("a", question="megatron  Sharding pipelines?", explanation="Ipinlẹ.")],
+    )
+    result = invoke(runner, "lint")
+    assert result.output == (
+        "banks/demo/yo.yaml:5: warning: item 'a': untranslated? question the same as in 'en'\n"
+        "0 errors, 1 warning in 2 banks\n"
+    )
+    assert "demo   yo            1           0             1" in invoke(runner, "status").output
+
+
+def test_lint_warns_at_the_item_and_status_counts_it(project: Path, runner: CliRunner) -> None:
+    banks = project / "banks"
+    english = "Why does sharding lower the memory that each GPU needs during training?"
+    write_bank(banks, language="en", items=[item("a"), item("b")])
+    write_bank(
+        banks,
+        language="wo",
+        items=[
+            item(
+                "a",
+                question="Lan moo waral optimiser nekk mbaam xuux bi gëna mag ci mémoire?",
+                explanation="Adam dafay denc ñaari valeur.",
+            ),
+            item("b", question=english, explanation="Adam dafay denc."),
+        ],
+    )
+    out = invoke(runner, "lint").output
+    assert "banks/demo/wo.yaml:14: warning: item 'b': untranslated? question in English\n" in out
+    assert "item 'a'" not in out
+    status = invoke(runner, "status").output.splitlines()
+    assert status[-1].split() == ["demo", "wo", "2", "1", "1", "0", "0"]
