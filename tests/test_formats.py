@@ -549,7 +549,7 @@ def test_format_names_come_from_the_registry(runner: CliRunner) -> None:
     assert result.exit_code == 2
     assert (
         "Invalid value for '--from': 'docx' is not one of 'page', 'gift', 'aiken', "
-        "'moodle-xml', 'csv'." in result.output
+        "'moodle-xml', 'csv', 'po'." in result.output
     )
     result = invoke(runner, "export", sample, "--to", "aiken")
     assert result.exit_code == 2

@@ -74,7 +74,7 @@ def test_translation_parity(project: Path, runner: CliRunner) -> None:
         project / "banks",
         language="de",
         items=[
-            item(i, answer, question="Welche Antwort?", explanation="Die zweite ist es.", **extra)
+            item(i, answer, question=f"Welche Antwort ({i})?", explanation="Die zweite.", **extra)
             for i, answer, extra in (("a", 2, {}), ("b", 2, {"choices": 3}), ("extra", 1, {}))
         ],
     )

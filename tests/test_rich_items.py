@@ -219,13 +219,19 @@ def test_lint_warns_when_a_translation_lacks_the_references_why(
         project / "banks",
         "demo",
         "de",
-        items=[item("q", choices=3) | {"choices": ["a", {"text": "b", "why": "B."}, "c"]}],
+        items=[
+            item("q", choices=3, question="Welche?", explanation="Darum.")
+            | {"choices": ["a", {"text": "b", "why": "B."}, "c"]}
+        ],
     )
     write_bank(
         project / "banks",
         "demo",
         "fr",
-        items=[item("q", choices=3) | {"choices": ["a", "b", "c"]}],
+        items=[
+            item("q", choices=3, question="Laquelle ?", explanation="Parce que.")
+            | {"choices": ["a", "b", "c"]}
+        ],
     )
     result = invoke(runner, "lint")
     assert result.exit_code == 0

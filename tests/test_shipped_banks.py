@@ -114,6 +114,7 @@ def test_shipped_banks_build_and_import_into_anki(
         "Distributed training::DeepSpeed and Megatron",
         "Distributed training::Data parallelism",
         "Distributed training::ZeRO",
+        "Distributed training::Collective operations",
     }
     assert collection.note_by_item("sharded-state", "bn")["Correct"] == "1"
     assert collection.note_by_item("replicated-memory-limit", "ur")["Direction"] == "rtl"

@@ -171,7 +171,9 @@ def test_po_problems_are_reported(project: Path, runner: CliRunner) -> None:
     (project / "bad.po").write_text('msgid "x"\nmsgstr\n', encoding="utf-8")
     bad = invoke(runner, "import", str(project / "bad.po"), "--from", "po")
     assert bad.exit_code == 1 and "not a readable PO file" in bad.output
-    page = invoke(runner, "import", str(po_path))
+    # a .po file is a PO file without --from too; read as a quiz file it needs a topic
+    assert invoke(runner, "import", str(po_path)).exit_code == 0
+    page = invoke(runner, "import", str(po_path), "--from", "page")
     assert page.exit_code == 2 and "--topic and --lang are required" in page.output
 
 

@@ -8,7 +8,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen import langid
-from ankigen.build import find_banks
+from ankigen.build import find_bank_paths
 from ankigen.lint import check_paths, untranslated_items
 from ankigen.status import coverage, matrix_html
 from tests.conftest import invoke
@@ -33,7 +33,7 @@ ENGLISH_IN_SHIPPED = {
 
 
 def test_shipped_banks_flag_exactly_the_english_items() -> None:
-    checked = check_paths(find_banks(REPO / "banks"))
+    checked = check_paths(find_bank_paths(REPO / "banks"))
     found = {key: set(items) for key, items in untranslated_items(checked.banks).items()}
     assert found == ENGLISH_IN_SHIPPED
     rows = {(r.topic, r.language): r for r in coverage(checked)}

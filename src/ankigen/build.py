@@ -390,6 +390,7 @@ class BuildCache:
                     removed=0,
                     retired=int(d["retired"]),
                     written=False,
+                    version=str(d.get("version", "")),
                 )
                 for d in self.last["decks"]  # type: ignore[attr-defined]
             )
