@@ -14,8 +14,8 @@ import hashlib
 import json
 import typing
 import zlib
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from ankigen import __version__
@@ -121,16 +121,27 @@ def _checker(kind: Any) -> Callable[[Any], Any]:
     return refused
 
 
-def _record(data: Any, checkers: dict[str, Callable[[Any], Any]], skip: str = "") -> dict[str, Any]:
+def _record(data: Any, checkers: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise BadEntry("not a mapping")
-    if data.keys() - {skip} != checkers.keys() - {skip}:
+    if data.keys() != checkers.keys():
         raise BadEntry("wrong fields")
-    return {name: check(data[name]) for name, check in checkers.items() if name != skip}
+    return {name: check(data[name]) for name, check in checkers.items()}
+
+
+def _item(data: Any) -> Item:
+    fields = _record(data, _ITEM_CHECKS)
+    # every field was just checked: setting them at once skips the frozen dataclass's
+    # __init__, which sets each one through object.__setattr__ (a quarter of the time)
+    item = object.__new__(Item)
+    item.__dict__.update(fields)
+    return item
 
 
 _ITEM_CHECKS = {name: _checker(kind) for name, kind in typing.get_type_hints(Item).items()}
-_BANK_CHECKS = {name: _checker(kind) for name, kind in typing.get_type_hints(Bank).items()}
+_BANK_CHECKS = {
+    name: _checker(kind) for name, kind in typing.get_type_hints(Bank).items() if name != "items"
+}
 
 
 def load(source: Source, raw: bytes) -> Loaded:
@@ -177,12 +188,13 @@ def load(source: Source, raw: bytes) -> Loaded:
 
 
 def _bank(data: Any) -> Bank:
-    fields = _record(data, _BANK_CHECKS, skip="items")
-    items_data = data.get("items")
+    if not isinstance(data, dict):
+        raise BadEntry("not a mapping")
+    items_data = data.pop("items", None)
     if not isinstance(items_data, list):
         raise BadEntry("items")
-    items = tuple(Item(**_record(item, _ITEM_CHECKS)) for item in items_data)
-    return Bank(**fields, items=items)
+    fields = _record(data, _BANK_CHECKS)
+    return Bank(**fields, items=tuple(map(_item, items_data)))
 
 
 class BankCache:
