@@ -49,8 +49,9 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     # spawn, not fork: a forked worker would inherit the output folder's lock, and
     # outlive a build killed with SIGKILL while still holding it
     context = multiprocessing.get_context("spawn")
+    # this process works too (see `_results`): one process fewer to start and feed
     pool = ProcessPoolExecutor(
-        max_workers=min(workers(), jobs), mp_context=context, initializer=_ignore_interrupts
+        max_workers=min(workers(), jobs) - 1, mp_context=context, initializer=_ignore_interrupts
     )
     try:
         yield pool
@@ -60,19 +61,27 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
 
 
 def parallel_map(func: Callable[[T], R], items: Sequence[T], pool: Executor | None) -> Iterator[R]:
-    """`func(x) for x in items`, in the pool's processes if there is one; in order."""
+    """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
+    in order."""
     if pool is None or len(items) < 2:
         return map(func, items)
     with _interrupts_ignored():
         # every submit may start a worker process: they start with SIGINT ignored
         futures = [pool.submit(func, item) for item in items]
-    return _results(futures)
+    return _results(func, items, futures)
 
 
-def _results(futures: list[Future[R]]) -> Iterator[R]:
+def _results(func: Callable[[T], R], items: Sequence[T], futures: list[Future[R]]) -> Iterator[R]:
+    """The workers take items from the front; meanwhile this process, which would
+    otherwise only wait, takes those no worker has started from the back."""
+    here: dict[int, R] = {}
     try:
-        for future in futures:
-            yield future.result()
+        for index in range(len(items) - 1, -1, -1):
+            if not futures[index].cancel():
+                break  # a worker has it, and all before it
+            here[index] = func(items[index])
+        for index, future in enumerate(futures):
+            yield here.pop(index) if index in here else future.result()
     finally:
         for future in futures:
             future.cancel()
