@@ -214,10 +214,11 @@ class BankCache:
         self.used.add(name)
         return loaded
 
-    def put(self, source: Source, loaded: Loaded) -> None:
-        """Keep a freshly checked bank, under the hash of the bytes it was parsed from."""
+    def put(self, source: Source, entry: bytes) -> None:
+        """Keep a freshly checked bank's entry (`dump`), under the hash of the bytes it
+        was parsed from."""
         name = entry_name(source)
-        self.pending[name] = dump(source, loaded)
+        self.pending[name] = entry
         self.used.add(name)
 
     def save(self) -> None:

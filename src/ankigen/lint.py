@@ -6,6 +6,7 @@ same problems wherever they look.
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import re
 import unicodedata
@@ -15,7 +16,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import identity, lang, markup
+from ankigen import bankcache, identity, lang, markup
 from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
@@ -125,10 +126,11 @@ def check_sources(
         if cached is not None:
             known[source.path] = cached
     fresh = [source for source in sources if source.path not in known]
-    for source, result in zip(fresh, parallel_map(load_and_check, fresh, pool), strict=True):
+    work = functools.partial(_load_and_check, cache is not None)
+    for source, (result, entry) in zip(fresh, parallel_map(work, fresh, pool), strict=True):
         known[source.path] = result
-        if cache:
-            cache.put(source, result)
+        if cache and entry is not None:
+            cache.put(source, entry)
     for source in sources:
         bank, found = known[source.path]
         diagnostics.extend(found)
@@ -146,6 +148,15 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
     from ankigen.media import check, image_refs
 
     return check(image_refs(banks), media_dir)
+
+
+def _load_and_check(
+    for_cache: bool, source: Source
+) -> tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]:
+    """`load_and_check`, and the bank cache's entry for its result: made where the bank
+    was checked, in a worker process too, not one after another in the main process."""
+    result = load_and_check(source)
+    return result, bankcache.dump(source, result) if for_cache else None
 
 
 def load_and_check(source: Source) -> tuple[Bank | None, list[Diagnostic]]:
