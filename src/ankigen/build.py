@@ -471,9 +471,9 @@ class DeckJob:
 def run_deck_job(job: DeckJob) -> tuple[DeckPlan, bytes | None]:
     """Plan one deck, and make its package unless the one in place has the same inputs."""
     plan = plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
-    if plan.key == job.cached_key:
-        return plan, None
-    return plan, apkg_bytes(plan.package, plan.media)
+    data = None if plan.key == job.cached_key else apkg_bytes(plan.package, plan.media)
+    # the notes and images are in the package now: not sent back from a worker process
+    return replace(plan, package=replace(plan.package, notes=()), media=()), data
 
 
 def default_media_dir(banks_dir: Path) -> Path:
