@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
 import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import TypeVar
 
 T = TypeVar("T")
@@ -46,6 +45,10 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     if jobs < 2 or total_bytes < MIN_PARALLEL_BYTES or workers() < 2:
         yield None
         return
+    # imported here: a build too small for workers never loads multiprocessing
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # spawn, not fork: a forked worker would inherit the output folder's lock, and
     # outlive a build killed with SIGKILL while still holding it
     context = multiprocessing.get_context("spawn")
