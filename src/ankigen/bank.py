@@ -179,8 +179,7 @@ class _Reader:
 
     def key_line(self, value: yaml.Node) -> int:
         """The line of the key that `value` belongs to (a block list starts a line later)."""
-        line = self._key_lines.get(id(value))
-        return line_of(value) if line is None else line
+        return self._key_lines.get(id(value), line_of(value))
 
     def report(
         self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error"
