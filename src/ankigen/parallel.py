@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Executor, Future
 from typing import TypeVar
+
+from ankigen.entry import GC_THRESHOLDS
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -21,8 +24,9 @@ def workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _ignore_interrupts() -> None:
+def _start_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*GC_THRESHOLDS)  # a worker is ankigen's own process, like the command
 
 
 @contextlib.contextmanager
@@ -54,7 +58,7 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     context = multiprocessing.get_context("spawn")
     # this process works too (see `_results`): one process fewer to start and feed
     pool = ProcessPoolExecutor(
-        max_workers=min(workers(), jobs) - 1, mp_context=context, initializer=_ignore_interrupts
+        max_workers=min(workers(), jobs) - 1, mp_context=context, initializer=_start_worker
     )
     try:
         yield pool
