@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gc
 import os
+import signal
 import sys
 
 # Python's cycle collector runs every 700 new objects, and now and then walks every live
@@ -24,4 +25,10 @@ def main() -> None:
         # has no traceback to print
         print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
-    run()
+    try:
+        run()
+    finally:
+        # the command is done (a Ctrl-C during it was handled); while Python tears down
+        # it puts back the default SIGINT action, and a Ctrl-C then would kill the process
+        # with status -2 and no message after a finished build; an ignored one stays so
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
