@@ -19,6 +19,7 @@ and its worker processes together, sampled every 20 ms).
 from __future__ import annotations
 
 import argparse
+import os
 import random
 import shutil
 import statistics
@@ -106,24 +107,48 @@ def tree_rss_kib(root: int) -> int:
     return total
 
 
-def run(command: list[str], cwd: Path) -> tuple[float, int]:
-    """Wall time and peak RSS (KiB) of one process with its worker processes, summed."""
+CHILD_ENV = dict(os.environ)
+
+
+def use_bytecode() -> None:
+    """Run every contender as installed: with its modules compiled once (pip does that at
+    install), even where PYTHONDONTWRITEBYTECODE would make each run compile them again."""
+    CHILD_ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+    folder = subprocess.run(
+        [sys.executable, "-c", "import ankigen, os; print(os.path.dirname(ankigen.__file__))"],
+        env=CHILD_ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
+    subprocess.run([sys.executable, "-m", "compileall", "-q", folder], env=CHILD_ENV, check=True)
+
+
+def run(command: list[str], cwd: Path) -> tuple[float, int, float]:
+    """Wall time, peak RSS (KiB) and CPU time (user + system, s) of one process with its
+    worker processes, summed. CPU time hardly depends on how busy the machine is."""
     started = time.perf_counter()
-    process = subprocess.Popen(command, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    process = subprocess.Popen(
+        command, cwd=cwd, env=CHILD_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
     peak = 0
     sampling = Path("/proc").is_dir()
-    while process.poll() is None:
+    while True:
+        # wait4 reports the child's CPU time with that of the workers it waited for
+        pid, status, usage = os.wait4(process.pid, os.WNOHANG)
+        if pid:
+            break
         if sampling:
             peak = max(peak, tree_rss_kib(process.pid))
         time.sleep(0.02)
     elapsed = time.perf_counter() - started
-    status = process.returncode
-    if status != 0:
+    process.returncode = os.waitstatus_to_exitcode(status)
+    if process.returncode != 0:
         detail = process.stderr.read().decode() if process.stderr else ""
         raise SystemExit(f"{' '.join(command)} failed: {detail}")
     if process.stderr:
         process.stderr.close()
-    return elapsed, peak
+    return elapsed, peak, usage.ru_utime + usage.ru_stime
 
 
 def size_of(folder: Path) -> int:
@@ -137,6 +162,7 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
     write_banks(banks, items)
     ankigen = [sys.executable, "-m", "ankigen"]
     times: dict[str, list[float]] = {"baseline": [], "cold": [], "noop": [], "edit": []}
+    cpu: dict[str, list[float]] = {name: [] for name in times}
     rss: dict[str, int] = {}
     sizes: dict[str, int] = {}
     edited = banks / "synthetic" / "de.yaml"
@@ -154,26 +180,32 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
         order = ["baseline", "cold"] if round_ % 2 == 0 else ["cold", "baseline"]
         for name in order:
             if name == "baseline":
-                elapsed, peak = run([sys.executable, str(script), str(banks), str(base_out)], work)
+                elapsed, peak, used = run(
+                    [sys.executable, str(script), str(banks), str(base_out)], work
+                )
                 sizes["baseline"] = size_of(base_out)
             else:
-                elapsed, peak = run([*ankigen, "build"], project)
+                elapsed, peak, used = run([*ankigen, "build"], project)
                 sizes["ankigen"] = size_of(project / "out")
             times[name].append(elapsed)
+            cpu[name].append(used)
             rss[name] = max(rss.get(name, 0), peak)
-        elapsed, peak = run([*ankigen, "build"], project)
+        elapsed, peak, used = run([*ankigen, "build"], project)
         times["noop"].append(elapsed)
+        cpu["noop"].append(used)
         rss["noop"] = max(rss.get("noop", 0), peak)
         target = project / "banks" / "synthetic" / "de.yaml"
         target.write_text(
             original.replace("answer:", "answer:", 1).replace('?"', f' (edit {round_})?"', 1),
             encoding="utf-8",
         )
-        elapsed, peak = run([*ankigen, "build"], project)
+        elapsed, peak, used = run([*ankigen, "build"], project)
         times["edit"].append(elapsed)
+        cpu["edit"].append(used)
         rss["edit"] = max(rss.get("edit", 0), peak)
     medians = {name: statistics.median(values) for name, values in times.items()}
-    return {"items": items, "medians": medians, "rss": rss, "sizes": sizes}
+    cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
+    return {"items": items, "medians": medians, "cpu": cpu_medians, "rss": rss, "sizes": sizes}
 
 
 def startup(work: Path, repeat: int) -> float:
@@ -184,11 +216,13 @@ def startup(work: Path, repeat: int) -> float:
 
 def report(results: list[dict[str, object]], help_time: float) -> str:
     lines = [
-        "| banks | contender | median s | × baseline | × cold | peak RSS MiB | packages MiB |",
-        "| --- | --- | ---: | ---: | ---: | ---: | ---: |",
+        "| banks | contender | median s | × baseline | × cold | CPU s | CPU × baseline "
+        "| CPU × cold | peak RSS MiB | packages MiB |",
+        "| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |",
     ]
     for result in results:
         medians: dict[str, float] = result["medians"]  # type: ignore[assignment]
+        cpu: dict[str, float] = result["cpu"]  # type: ignore[assignment]
         rss: dict[str, int] = result["rss"]  # type: ignore[assignment]
         sizes: dict[str, int] = result["sizes"]  # type: ignore[assignment]
         label = f"10 × {result['items']:,}"
@@ -203,12 +237,14 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
             size = sizes["baseline"] if name == "baseline" else sizes["ankigen"]
             lines.append(
                 f"| {label} | {title} | {medians[name]:.2f} | {medians[name] / base:.3f} | "
-                f"{medians[name] / cold:.3f} | {rss[name] / 1024:.0f} | "
+                f"{medians[name] / cold:.3f} | {cpu[name]:.2f} | "
+                f"{cpu[name] / cpu['baseline']:.3f} | {cpu[name] / cpu['cold']:.3f} | "
+                f"{rss[name] / 1024:.0f} | "
                 f"{size / 2**20:.1f} |"
             )
         lines.append(
             f"| {label} | size ratio ankigen / genanki | | "
-            f"{sizes['ankigen'] / sizes['baseline']:.4f} | | | |"
+            f"{sizes['ankigen'] / sizes['baseline']:.4f} | | | | | | |"
         )
     lines.append(f"\n`ankigen --help` starts in {help_time:.3f} s (median).")
     return "\n".join(lines)
@@ -225,6 +261,7 @@ def main() -> None:
     scales = {"small": [1000], "large": [10_000], "both": [1000, 10_000]}[args.scale]
     work = args.work or Path(tempfile.mkdtemp(prefix="ankigen-bench-"))
     work.mkdir(parents=True, exist_ok=True)
+    use_bytecode()
     results = [bench(items, args.repeat, work) for items in scales]
     print(report(results, startup(work, args.repeat)))
     if args.work is None:

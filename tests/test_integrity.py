@@ -71,8 +71,8 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
     cache = project / "out" / ".ankigen-banks"
     [entry] = list(cache.glob("*.json"))
 
-    def poison(header: dict[str, str], data: dict[str, dict[str, list[dict[str, str]]]]) -> None:
-        data["bank"]["items"][0]["question"] = "Text that is in no bank?"
+    def poison(header: dict[str, str], data: dict[str, dict[str, dict[str, list[str]]]]) -> None:
+        data["bank"]["items"]["question"][0] = "Text that is in no bank?"  # items by field
 
     rewrite_entry(entry, poison, checksum=False)
     (project / "out" / "demo.en.apkg").unlink()
@@ -95,11 +95,15 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
 @pytest.mark.parametrize(
     "shape",
     [
-        lambda h, d: d["bank"]["items"][0].__setitem__("choices", "abc"),
-        lambda h, d: d["bank"]["items"][0].__setitem__("answer", ["1"]),
+        lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, "abc"),
+        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, ["1"]),
+        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, [True]),
+        lambda h, d: d["bank"]["items"]["lines"].__setitem__(0, {"id": "1"}),
+        lambda h, d: d["bank"]["items"]["id"].pop(),  # fields of different lengths
         lambda h, d: d["bank"].__setitem__("items", {"x": 1}),
+        lambda h, d: d["bank"].__setitem__("items", []),
         lambda h, d: d.__setitem__("bank", []),
-        lambda h, d: d["bank"]["items"][0].pop("question"),
+        lambda h, d: d["bank"]["items"].pop("question"),
         lambda h, d: d.__setitem__("diagnostics", [[1, 2, 3, 4]]),
         lambda h, d: h.__setitem__("version", "0.0.1"),
     ],

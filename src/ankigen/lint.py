@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ankigen import identity, lang, langid, markup
+from ankigen import bankcache, identity, lang, langid, markup
 from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
@@ -129,11 +129,11 @@ def check_sources(
         if cached is not None:
             known[source.path] = cached
     fresh = [source for source in sources if source.path not in known]
-    check = functools.partial(load_and_check, sources=sources_for(reference))
-    for source, result in zip(fresh, parallel_map(check, fresh, pool), strict=True):
+    work = functools.partial(_load_and_check, cache is not None, sources_for(reference))
+    for source, (result, entry) in zip(fresh, parallel_map(work, fresh, pool), strict=True):
         known[source.path] = result
-        if cache:
-            cache.put(source, result)
+        if cache and entry is not None:
+            cache.put(source, entry)
     for source in sources:
         bank, found = known[source.path]
         diagnostics.extend(found)
@@ -156,6 +156,15 @@ def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
 def sources_for(reference: str) -> tuple[str, ...]:
     """The languages texts are translated from: English and the project's reference."""
     return tuple(dict.fromkeys((*SOURCES, *([reference] if reference else []))))
+
+
+def _load_and_check(
+    for_cache: bool, sources: tuple[str, ...], source: Source
+) -> tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]:
+    """`load_and_check`, and the bank cache's entry for its result: made where the bank
+    was checked, in a worker process too, not one after another in the main process."""
+    result = load_and_check(source, sources)
+    return result, bankcache.dump(source, result) if for_cache else None
 
 
 def load_and_check(

@@ -7,6 +7,7 @@ is deflated, has fixed entry times and order, and contains no temporary names.
 from __future__ import annotations
 
 import contextlib
+import functools
 import io
 import itertools
 import json
@@ -19,12 +20,13 @@ import zipfile
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
-
-import genanki
+from typing import TYPE_CHECKING, Any
 
 from ankigen import ids, notetype
 from ankigen.errors import OutputError
+
+if TYPE_CHECKING:
+    import genanki
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 TEMP_PREFIX = ".ankigen-tmp-"
@@ -53,32 +55,42 @@ class PackageDeck:
     """Parent decks as (id, name, description): Anki imports and updates their descriptions."""
 
 
-class _Note(genanki.Note):  # type: ignore[misc]
-    """A genanki note stamped with its own modification time instead of the build time."""
+@functools.cache
+def _note_class() -> type[genanki.Note]:
+    """genanki's note, made on first use: a build with nothing to write never imports
+    genanki (and the asyncio it pulls in)."""
+    import genanki
 
-    def __init__(self, mtime: int, **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.mtime = mtime
+    class _Note(genanki.Note):  # type: ignore[misc]
+        """A genanki note stamped with its own modification time instead of the build time."""
 
-    def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
-        super().write_to_db(cursor, self.mtime, deck_id, id_gen)
+        def __init__(self, mtime: int, **kwargs: Any) -> None:
+            super().__init__(**kwargs)
+            self.mtime = mtime
 
-    # Every Anki importer recomputes a note's sort field and its checksum (genanki
-    # already leaves the checksum 0), so the package leaves the sort field empty:
-    # 2% smaller. A test checks the browser still sorts by question after import.
-    @property
-    def sort_field(self) -> str:
-        return ""
+        def write_to_db(self, cursor: Any, timestamp: float, deck_id: int, id_gen: Any) -> None:
+            super().write_to_db(cursor, self.mtime, deck_id, id_gen)
 
-    @sort_field.setter
-    def sort_field(self, value: object) -> None:
-        pass
+        # Every Anki importer recomputes a note's sort field and its checksum (genanki
+        # already leaves the checksum 0), so the package leaves the sort field empty:
+        # 2% smaller. A test checks the browser still sorts by question after import.
+        @property
+        def sort_field(self) -> str:
+            return ""
 
-    def _check_invalid_html_tags_in_fields(self) -> None:
-        """nh3 already made every field safe HTML; genanki's regex pass only costs time."""
+        @sort_field.setter
+        def sort_field(self, value: object) -> None:
+            pass
+
+        def _check_invalid_html_tags_in_fields(self) -> None:
+            """nh3 already made every field safe HTML; genanki's regex pass only costs time."""
+
+    return _Note
 
 
 def genanki_model() -> genanki.Model:
+    import genanki
+
     t = notetype.templates()
     return genanki.Model(
         model_id=ids.NOTETYPE_ID,
@@ -108,11 +120,14 @@ def check_file_name(name: str) -> None:
 
 
 def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
+    import genanki
+
+    note_class = _note_class()
     model = genanki_model()
     gdeck = genanki.Deck(deck.deck_id, deck.name, description=deck.description)
     for position, note in enumerate(deck.notes, start=1):
         gdeck.add_note(
-            _Note(
+            note_class(
                 note.mtime,
                 model=model,
                 fields=list(note.fields),
@@ -124,6 +139,10 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
     db_path = workdir / "collection.anki2"
     conn = sqlite3.connect(db_path)
     try:
+        # a scratch file read back whole: no journal and no syncs (genanki's scripts
+        # commit twice, and each sync cost more than writing the notes); same bytes
+        conn.execute("PRAGMA journal_mode = OFF")
+        conn.execute("PRAGMA synchronous = OFF")
         cursor = conn.cursor()
         parents = [genanki.Deck(i, name, description=text) for i, name, text in deck.parents]
         genanki.Package([*parents, gdeck]).write_to_db(

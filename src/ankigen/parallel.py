@@ -3,13 +3,15 @@
 from __future__ import annotations
 
 import contextlib
-import multiprocessing
+import gc
 import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future, ProcessPoolExecutor
+from concurrent.futures import Executor, Future
 from typing import TypeVar
+
+from ankigen.entry import GC_THRESHOLDS
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -22,8 +24,9 @@ def workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def _ignore_interrupts() -> None:
+def _start_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.set_threshold(*GC_THRESHOLDS)  # a worker is ankigen's own process, like the command
 
 
 @contextlib.contextmanager
@@ -46,11 +49,16 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     if jobs < 2 or total_bytes < MIN_PARALLEL_BYTES or workers() < 2:
         yield None
         return
+    # imported here: a build too small for workers never loads multiprocessing
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
     # spawn, not fork: a forked worker would inherit the output folder's lock, and
     # outlive a build killed with SIGKILL while still holding it
     context = multiprocessing.get_context("spawn")
+    # this process works too (see `_results`): one process fewer to start and feed
     pool = ProcessPoolExecutor(
-        max_workers=min(workers(), jobs), mp_context=context, initializer=_ignore_interrupts
+        max_workers=min(workers(), jobs) - 1, mp_context=context, initializer=_start_worker
     )
     try:
         yield pool
@@ -60,19 +68,27 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
 
 
 def parallel_map(func: Callable[[T], R], items: Sequence[T], pool: Executor | None) -> Iterator[R]:
-    """`func(x) for x in items`, in the pool's processes if there is one; in order."""
+    """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
+    in order."""
     if pool is None or len(items) < 2:
         return map(func, items)
     with _interrupts_ignored():
         # every submit may start a worker process: they start with SIGINT ignored
         futures = [pool.submit(func, item) for item in items]
-    return _results(futures)
+    return _results(func, items, futures)
 
 
-def _results(futures: list[Future[R]]) -> Iterator[R]:
+def _results(func: Callable[[T], R], items: Sequence[T], futures: list[Future[R]]) -> Iterator[R]:
+    """The workers take items from the front; meanwhile this process, which would
+    otherwise only wait, takes those no worker has started from the back."""
+    here: dict[int, R] = {}
     try:
-        for future in futures:
-            yield future.result()
+        for index in range(len(items) - 1, -1, -1):
+            if not futures[index].cancel():
+                break  # a worker has it, and all before it
+            here[index] = func(items[index])
+        for index, future in enumerate(futures):
+            yield here.pop(index) if index in here else future.result()
     finally:
         for future in futures:
             future.cancel()
