@@ -235,11 +235,11 @@ def test_ctrl_c_during_a_parallel_build_is_one_line(tmp_path: Path) -> None:
     project = tmp_path / "p"
     big_banks(project / "banks")
     env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", PYTHONUNBUFFERED="1")
-    interrupted = 0
-    for delay in (0.6, 1.2, 2.0):
+
+    def start() -> subprocess.Popen[bytes]:
         shutil.rmtree(project / "out", ignore_errors=True)
         # a terminal's Ctrl-C goes to the whole process group
-        build = subprocess.Popen(
+        return subprocess.Popen(
             [sys.executable, "-m", "ankigen", "build"],
             cwd=project,
             env=env,
@@ -247,16 +247,26 @@ def test_ctrl_c_during_a_parallel_build_is_one_line(tmp_path: Path) -> None:
             stderr=subprocess.PIPE,
             start_new_session=True,
         )
-        time.sleep(delay)
+
+    # interrupt at moments spread over a whole build, however fast this machine is
+    started = time.monotonic()
+    first = start()
+    first.communicate(timeout=300)
+    assert first.returncode == 0
+    duration = time.monotonic() - started
+    interrupted = 0
+    for fraction in (0.1, 0.25, 0.4, 0.55, 0.7, 0.85):
+        build = start()
+        time.sleep(duration * fraction)
         os.killpg(build.pid, signal.SIGINT)
-        _, stderr = build.communicate(timeout=120)
+        _, stderr = build.communicate(timeout=300)
         if build.returncode == 0:
-            continue  # finished before the interrupt
+            continue  # finished first, or the interrupt came while workers were starting
         assert build.returncode == 130, stderr
         assert stderr.decode().strip() == "interrupted"  # after the newline that ends ^C
         assert list(project.rglob(".ankigen-tmp-*")) == []
         interrupted += 1
-    assert interrupted >= 2
+    assert interrupted >= 3
 
 
 def test_anki_markup_in_author_text_stays_text(
