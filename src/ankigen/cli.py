@@ -398,14 +398,12 @@ def json_dumps(value: object) -> str:
 
 
 def _interrupted() -> None:
-    """Ctrl-C: one line and status 130. Every worker and temporary file was already dealt
-    with on the way out, so nothing is left for exit handlers, which a second Ctrl-C (or
-    one arriving inside them) would turn into a traceback."""
+    """Ctrl-C: one line and status 130. Workers and temporary files were dealt with on
+    the way out; a second Ctrl-C from here on is ignored, so that Python's exit handlers
+    (which release the worker pool's semaphores) run to the end without a traceback."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     click.echo("interrupted", err=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(130)
+    sys.exit(130)
 
 
 def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
