@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import signal
 import sys
@@ -398,12 +399,18 @@ def json_dumps(value: object) -> str:
 
 
 def _interrupted() -> None:
-    """Ctrl-C: one line and status 130. Workers and temporary files were dealt with on
-    the way out; a second Ctrl-C from here on is ignored, so that Python's exit handlers
-    (which release the worker pool's semaphores) run to the end without a traceback."""
+    """Ctrl-C: one line and status 130, whatever the moment.
+
+    Called once the interrupt's traceback is gone, so that the worker pool (already
+    shut down on the way out) is garbage and its semaphores are released here, not
+    reported by multiprocessing's resource tracker. Then the process leaves at once:
+    Python's own shutdown can turn a Ctrl-C into death by SIGINT (status -2)."""
     signal.signal(signal.SIGINT, signal.SIG_IGN)
+    gc.collect()
     click.echo("interrupted", err=True)
-    sys.exit(130)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(130)
 
 
 def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
@@ -500,10 +507,11 @@ def _po_entries(path: Path) -> list[object]:
 
 
 def main() -> None:
+    interrupted = False
     try:
         cli.main(prog_name="ankigen", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
-        _interrupted()
+        interrupted = True
     except click.ClickException as exc:
         exc.show()
         sys.exit(exc.exit_code)
@@ -522,3 +530,6 @@ def main() -> None:
             err=True,
         )
         sys.exit(1)
+    if interrupted:
+        # outside the `except`: the interrupt's traceback no longer holds the worker pool
+        _interrupted()

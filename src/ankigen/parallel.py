@@ -43,6 +43,23 @@ def _interrupts_ignored() -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _start_quiet_resource_tracker() -> None:
+    """multiprocessing's resource tracker unlinks the semaphores of a pool whose process
+    left at once (Ctrl-C) and reports each on standard error: that is its job, not news
+    for the user, so it is started with standard error going nowhere."""
+    from multiprocessing import resource_tracker
+
+    saved = os.dup(2)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    try:
+        os.dup2(devnull, 2)
+        resource_tracker.ensure_running()
+    finally:
+        os.dup2(saved, 2)
+        os.close(saved)
+        os.close(devnull)
+
+
 @contextlib.contextmanager
 def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     """Processes for a build big enough to gain from them, else None (run in this process)."""
@@ -56,6 +73,7 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     # spawn, not fork: a forked worker would inherit the output folder's lock, and
     # outlive a build killed with SIGKILL while still holding it
     context = multiprocessing.get_context("spawn")
+    _start_quiet_resource_tracker()
     # this process works too (see `_results`): one process fewer to start and feed
     pool = ProcessPoolExecutor(
         max_workers=min(workers(), jobs) - 1, mp_context=context, initializer=_start_worker
