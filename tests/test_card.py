@@ -6,12 +6,13 @@ again) and AnkiDroid's (a fresh page load for the back).
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import http.server
 import re
 import shutil
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -85,16 +86,24 @@ def site(
     )
     write_bank(banks, "cards", "bn", items=[item("bengali", answer=[1, 2])])
     write_bank(banks, "cards", "ja", items=[item("japanese", answer=[1, 2])])
-    runner = CliRunner()
+    sides = anki_rendered_sides(project, root / "anki")
+    with serve_cards(root / "web", sides, ["desktop.html"]) as base:
+        yield base, sides
+
+
+def anki_rendered_sides(project: Path, anki_dir: Path) -> dict[str, tuple[str, str]]:
+    """Build the project's banks, import the packages into real Anki and return each
+    card's question and answer HTML as Anki renders them, by item id."""
     import os
 
     old = Path.cwd()
     os.chdir(project)
     try:
-        assert invoke(runner, "build").exit_code == 0
+        result = invoke(CliRunner(), "build")
+        assert result.exit_code == 0, result.output
     finally:
         os.chdir(old)
-    collection = AnkiCollection(root / "anki")
+    collection = AnkiCollection(anki_dir)
     sides: dict[str, tuple[str, str]] = {}
     try:
         for package in sorted((project / "out").glob("*.apkg")):
@@ -104,10 +113,18 @@ def site(
             sides[card.note()["ItemId"]] = (card.question(), card.answer())
     finally:
         collection.close()
+    return sides
 
-    web = root / "web"
-    web.mkdir()
-    shutil.copy(HERE / "browser" / "desktop.html", web / "desktop.html")
+
+@contextlib.contextmanager
+def serve_cards(
+    web: Path, sides: dict[str, tuple[str, str]], pages: Sequence[str]
+) -> Iterator[str]:
+    """Each card side as a page of its own (`front-ID.html`, `back-ID.html`) beside the
+    `pages` from tests/browser/, served on 127.0.0.1; yields the base URL."""
+    web.mkdir(exist_ok=True)
+    for page in pages:
+        shutil.copy(HERE / "browser" / page, web / page)
     (web / "favicon.ico").write_bytes(b"")  # browsers ask for it; a 404 would log an error
     for item_id, (question, answer) in sides.items():
         for side, markup in (("front", question), ("back", answer)):
@@ -122,18 +139,25 @@ def site(
     thread = threading.Thread(target=server.serve_forever, daemon=True)
     thread.start()
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", sides
+        yield f"http://127.0.0.1:{server.server_address[1]}"
     finally:
         server.shutdown()
         server.server_close()
 
 
-@pytest.fixture(scope="module")
-def browser() -> Iterator[Any]:
+@contextlib.contextmanager
+def headless_chromium() -> Iterator[Any]:
+    """Debian's chromium, started by Playwright as this machine allows it."""
     with playwright_api.sync_playwright() as p:
         chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
         yield chromium
         chromium.close()
+
+
+@pytest.fixture(scope="module")
+def browser() -> Iterator[Any]:
+    with headless_chromium() as chromium:
+        yield chromium
 
 
 class Client:

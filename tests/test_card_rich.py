@@ -8,12 +8,7 @@ MathJax 3, from the aqt package, where it is installed.
 
 from __future__ import annotations
 
-import functools
-import http.server
 import importlib.util
-import os
-import shutil
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -22,8 +17,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection
-from tests.test_card import CHROMIUM, CHROMIUM_ARGS, HERE, Client, QuietHandler, playwright_api
+from tests.test_card import Client, anki_rendered_sides, headless_chromium, serve_cards
 
 LONG_LINE = "torch.distributed.all_reduce(gradients, op=dist.ReduceOp.SUM, group=data_parallel_group, async_op=False)"
 
@@ -150,56 +144,20 @@ def site(
         path = project / "banks" / "rich" / f"{language}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(text, encoding="utf-8")
-    old = Path.cwd()
-    os.chdir(project)
-    try:
-        result = invoke(CliRunner(), "build")
-        assert result.exit_code == 0, result.output
-    finally:
-        os.chdir(old)
-    collection = AnkiCollection(root / "anki")
-    sides: dict[str, tuple[str, str]] = {}
-    try:
-        for package in sorted((project / "out").glob("*.apkg")):
-            collection.import_package(package)
-        for card_id in collection.col.find_cards(""):
-            card = collection.col.get_card(card_id)
-            sides[card.note()["ItemId"]] = (card.question(), card.answer())
-    finally:
-        collection.close()
+    sides = anki_rendered_sides(project, root / "anki")
     web = root / "web"
-    web.mkdir()
-    for page in ("desktop.html", "desktop-mathjax.html"):
-        shutil.copy(HERE / "browser" / page, web / page)
     if AQT_JS is not None:
-        (web / "_anki").mkdir()
+        # Anki desktop's own MathJax, where the reviewer finds it
+        (web / "_anki").mkdir(parents=True)
         (web / "_anki" / "js").symlink_to(AQT_JS)
-    (web / "favicon.ico").write_bytes(b"")
-    for item_id, (question, answer) in sides.items():
-        for side, markup in (("front", question), ("back", answer)):
-            (web / f"{side}-{item_id}.html").write_text(
-                '<!doctype html><html><head><meta charset="utf-8">'
-                '<meta name="viewport" content="width=device-width, initial-scale=1"></head>'
-                f'<body class="card card1">{markup}</body></html>',
-                encoding="utf-8",
-            )
-    handler = functools.partial(QuietHandler, directory=str(web))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", sides
-    finally:
-        server.shutdown()
-        server.server_close()
+    with serve_cards(web, sides, ["desktop.html", "desktop-mathjax.html"]) as base:
+        yield base, sides
 
 
 @pytest.fixture(scope="module")
 def browser() -> Iterator[Any]:
-    with playwright_api.sync_playwright() as p:
-        chromium = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+    with headless_chromium() as chromium:
         yield chromium
-        chromium.close()
 
 
 @pytest.fixture

@@ -20,10 +20,8 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import invoke
-from tests.helpers import item, write_bank
+from tests.helpers import item, shared_path, write_bank
 from tests.test_push import free_port
-
-ANKICONNECT = Path(__file__).parent.parent.parent / "shared" / "vendor" / "anki-connect" / "plugin"
 
 
 def ask(url: str, action: str, **params: Any) -> Any:
@@ -41,8 +39,7 @@ def test_push_into_the_real_ankiconnect_in_anki_desktop(
         "tests.desktop.harness",
         reason="the real Anki desktop harness (tests/desktop/harness.py) is not in this tree",
     )
-    if not ANKICONNECT.is_dir():
-        pytest.skip(f"the AnkiConnect add-on is missing: {ANKICONNECT} (shared/ is not beside)")
+    ankiconnect = shared_path("vendor/anki-connect/plugin")
     lacking = harness.missing()
     if lacking:
         if os.environ.get("ANKIGEN_DESKTOP_TESTS") == "skip":
@@ -51,7 +48,7 @@ def test_push_into_the_real_ankiconnect_in_anki_desktop(
 
     port = free_port()
     addon = tmp_path / "addons" / "2055492159"  # AnkiConnect's folder name when installed
-    shutil.copytree(ANKICONNECT, addon)
+    shutil.copytree(ankiconnect, addon)
     config = json.loads((addon / "config.json").read_text(encoding="utf-8"))
     (addon / "config.json").write_text(json.dumps(config | {"webBindPort": port}), encoding="utf-8")
     url = f"http://127.0.0.1:{port}"

@@ -24,7 +24,7 @@ from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.lint import Checked, check_sources
-from ankigen.lock import LOCK_NAME, DeckLock, Lock, parse_lock, read_lock_bytes
+from ankigen.lock import LOCK_NAME, DeckLock, KeyLines, Lock, parse_lock, read_lock_bytes
 from ankigen.media import Prepared, Settings, image_refs, prepare, unchanged_images
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
@@ -817,7 +817,7 @@ def _orphan_warnings(
 ) -> list[Diagnostic]:
     """Decks in the lock with no bank: kept and named, and matched to renamed banks."""
     found = []
-    lines = _lock_lines(inputs.lock_bytes or b"")
+    lines = KeyLines.of(inputs.lock_bytes)
     lock_path = inputs.lock_path
     for key in orphan_keys:
         entry = lock.decks[key]
@@ -831,7 +831,7 @@ def _orphan_warnings(
         found.append(
             Diagnostic(
                 shown_path(lock_path),
-                lines.get(key, 0),
+                lines.find(key),
                 "warning",
                 f"deck {key!r} ({entry.name!r}) has no bank any more; it was last built from "
                 f"{where}: {remedy}",
@@ -852,13 +852,3 @@ def _orphan_warnings(
             )
         )
     return found
-
-
-def _lock_lines(lock_bytes: bytes) -> dict[str, int]:
-    text = lock_bytes.decode("utf-8", "replace")
-    lines: dict[str, int] = {}
-    for number, line in enumerate(text.splitlines(), start=1):
-        stripped = line.strip()
-        if stripped.startswith('"') and stripped.endswith(": {"):
-            lines.setdefault(stripped[1 : stripped.index('"', 1)], number)
-    return lines

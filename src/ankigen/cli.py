@@ -135,7 +135,8 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 
     paths, unusable = find_banks(banks)
     project, problems = load_project(banks)
-    checked = check_paths(paths, media or default_media_dir(banks), reference=project.reference)
+    media_dir = media or default_media_dir(banks, project)
+    checked = check_paths(paths, media_dir, reference=project.reference)
     diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
     for diagnostic in diagnostics:
         click.echo(str(diagnostic))

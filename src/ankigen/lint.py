@@ -7,7 +7,6 @@ same problems wherever they look.
 from __future__ import annotations
 
 import functools
-import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -22,7 +21,7 @@ from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
 from ankigen.parallel import parallel_map
-from ankigen.sources import Source
+from ankigen.sources import Source, read_files
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed
@@ -94,15 +93,7 @@ def check_paths(
     reference: str = "",
 ) -> Checked:
     """Read, load and check banks (for lint, status and preview)."""
-    sources: list[Source] = []
-    unreadable: list[Diagnostic] = []
-    for path in paths:
-        try:
-            data = path.read_bytes()
-        except OSError as exc:
-            unreadable.append(Diagnostic(str(path), 0, "error", f"cannot read: {exc.strerror}"))
-            continue
-        sources.append(Source(path, data, hashlib.sha256(data).hexdigest()))
+    sources, unreadable = read_files(list(paths))
     checked = check_sources(sources, media_dir, pool, reference=reference)
     if not unreadable:
         return checked

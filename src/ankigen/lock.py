@@ -122,7 +122,7 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
             f"reads ({', '.join(map(str, READABLE_VERSIONS))}); it was written by another ankigen"
         )
     text = raw.decode("utf-8", "replace")
-    indexed: list[_Lines] = []
+    indexed: list[KeyLines] = []
     problems: list[Diagnostic] = []
     now = clock()
 
@@ -130,7 +130,7 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         """The line of `key` (within `deck`'s entry); the text is indexed only when a
         problem needs a line."""
         if not indexed:
-            indexed.append(_Lines(text))
+            indexed.append(KeyLines(text))
         return indexed[0].find(key, indexed[0].find(deck) if deck is not None else 0)
 
     def check_time(value: object, key: str, deck: str | None, what: str) -> int:
@@ -191,8 +191,12 @@ def _text(value: object) -> str:
     return value
 
 
-class _Lines:
+class KeyLines:
     """Line numbers of keys in the lock's text, for messages (the JSON parser has none)."""
+
+    @classmethod
+    def of(cls, raw: bytes | None) -> KeyLines:
+        return cls((raw or b"").decode("utf-8", "replace"))
 
     def __init__(self, text: str) -> None:
         self.lines = text.splitlines()

@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks
+from ankigen.errors import AnkigenError, Diagnostic
 
 BANK_SUFFIXES = (".yaml", ".yml")
 
@@ -99,15 +99,10 @@ def read_bank_file(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def read_sources(
-    banks_dir: Path, bank_paths: Sequence[Path] | None = None
-) -> tuple[list[Source], list[Diagnostic]]:
-    """Every bank file, read once, with the problems of paths that could not be read."""
-    if bank_paths is None:
-        paths, problems = find_banks(banks_dir)
-    else:
-        paths, problems = list(bank_paths), []
+def read_files(paths: Sequence[Path]) -> tuple[list[Source], list[Diagnostic]]:
+    """Each file read once, with a problem for each that could not be read."""
     sources = []
+    problems = []
     for path in paths:
         try:
             data = read_bank_file(path)
@@ -120,8 +115,13 @@ def read_sources(
     return sources, problems
 
 
-def read_sources_or_fail(banks_dir: Path, bank_paths: Sequence[Path] | None = None) -> list[Source]:
-    sources, problems = read_sources(banks_dir, bank_paths)
-    if problems:
-        raise InvalidBanks(problems)
-    return sources
+def read_sources(
+    banks_dir: Path, bank_paths: Sequence[Path] | None = None
+) -> tuple[list[Source], list[Diagnostic]]:
+    """Every bank file, read once, with the problems of paths that could not be read."""
+    if bank_paths is None:
+        paths, problems = find_banks(banks_dir)
+    else:
+        paths, problems = list(bank_paths), []
+    sources, unreadable = read_files(paths)
+    return sources, [*problems, *unreadable]
