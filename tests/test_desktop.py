@@ -9,18 +9,15 @@ tests/desktop/ imports the packages, opens the reviewer and reads the DOM back.
 from __future__ import annotations
 
 import json
-import os
 import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from tests.conftest import invoke
-from tests.desktop.harness import NEEDS, AnkiDesktop, AnkiDesktopError, missing
-from tests.helpers import item, write_bank
+from tests.desktop.harness import AnkiDesktop, AnkiDesktopError, require, with_decks
+from tests.helpers import item
 
 LONG_EXPLANATION = " ".join(
     f"Sentence {n} of a long explanation, so that the back is taller than the window."
@@ -43,26 +40,7 @@ LOOK = ["borderTopWidth", "borderTopStyle", "borderLeftWidth", "borderRadius", "
 
 @pytest.fixture(scope="module")
 def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AnkiDesktop]:
-    lacking = missing()
-    if lacking:
-        if os.environ.get("ANKIGEN_DESKTOP_TESTS") == "skip":
-            pytest.skip(f"ANKIGEN_DESKTOP_TESTS=skip and this machine lacks {', '.join(lacking)}")
-        pytest.fail(f"the real Anki desktop tests need {', '.join(lacking)}: {NEEDS}")
-    root = tmp_path_factory.mktemp("desktop")
-    project = root / "project"
-    for topic, (language, data) in DECKS.items():
-        write_bank(project / "banks", topic, language, items=[data])
-    old = Path.cwd()
-    os.chdir(project)
-    try:
-        assert invoke(CliRunner(), "build").exit_code == 0
-    finally:
-        os.chdir(old)
-    with AnkiDesktop(root / "base") as desktop:
-        for package in sorted((project / "out").glob("*.apkg")):
-            assert desktop.import_package(package)["new"] == 1
-        desktop.window(800, 560)
-        yield desktop
+    yield from with_decks(tmp_path_factory.mktemp("desktop"), DECKS, 800, 560)
 
 
 # the window's size, the page's height and scroll, where the card's last element is
@@ -301,8 +279,7 @@ def test_english_question_in_an_urdu_deck_reads_left_to_right(anki: AnkiDesktop)
 
 
 def test_an_anki_that_does_not_start_fails_in_time_with_its_log(tmp_path: Path) -> None:
-    if missing():
-        pytest.fail(f"the real Anki desktop tests need {', '.join(missing())}: {NEEDS}")
+    require()
     hangs = tmp_path / "hangs"
     hangs.write_text("#!/bin/sh\necho stuck before the profile opened\nexec sleep 600\n")
     hangs.chmod(0o755)

@@ -6,17 +6,11 @@ X input through xdotool); see tests/test_desktop.py for how it works.
 
 from __future__ import annotations
 
-import os
 import time
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
-
-from tests.conftest import invoke
-from tests.helpers import write_bank
 
 harness = pytest.importorskip("tests.desktop.harness", reason="needs the desktop harness")
 
@@ -57,26 +51,7 @@ DECKS: dict[str, tuple[str, dict[str, Any]]] = {
 
 @pytest.fixture(scope="module")
 def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    lacking = harness.missing()
-    if lacking:
-        if os.environ.get("ANKIGEN_DESKTOP_TESTS") == "skip":
-            pytest.skip(f"ANKIGEN_DESKTOP_TESTS=skip and this machine lacks {', '.join(lacking)}")
-        pytest.fail(f"the real Anki desktop tests need {', '.join(lacking)}: {harness.NEEDS}")
-    root = tmp_path_factory.mktemp("desktop-rich")
-    project = root / "project"
-    for topic, (language, data) in DECKS.items():
-        write_bank(project / "banks", topic, language, items=[data])
-    old = Path.cwd()
-    os.chdir(project)
-    try:
-        assert invoke(CliRunner(), "build").exit_code == 0
-    finally:
-        os.chdir(old)
-    with harness.AnkiDesktop(root / "base") as desktop:
-        for package in sorted((project / "out").glob("*.apkg")):
-            assert desktop.import_package(package)["new"] == 1
-        desktop.window(800, 700)
-        yield desktop
+    yield from harness.with_decks(tmp_path_factory.mktemp("desktop-rich"), DECKS, 800, 700)
 
 
 def review(anki: Any, topic: str) -> None:

@@ -10,7 +10,6 @@ absent, the test is skipped with a message naming what is missing.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import time
 from pathlib import Path
@@ -40,11 +39,7 @@ def test_push_into_the_real_ankiconnect_in_anki_desktop(
         reason="the real Anki desktop harness (tests/desktop/harness.py) is not in this tree",
     )
     ankiconnect = shared_path("vendor/anki-connect/plugin")
-    lacking = harness.missing()
-    if lacking:
-        if os.environ.get("ANKIGEN_DESKTOP_TESTS") == "skip":
-            pytest.skip(f"ANKIGEN_DESKTOP_TESTS=skip and this machine lacks {', '.join(lacking)}")
-        pytest.fail(f"the real Anki desktop tests need {', '.join(lacking)}: {harness.NEEDS}")
+    harness.require()
 
     port = free_port()
     addon = tmp_path / "addons" / "2055492159"  # AnkiConnect's folder name when installed

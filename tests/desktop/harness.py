@@ -20,7 +20,7 @@ import subprocess
 import sys
 import textwrap
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -224,7 +224,9 @@ class AnkiDesktop:
                     print(f"ankigen desktop: waited {took:.1f} s for {what or js}", file=sys.stderr)
                 return value
             if time.monotonic() > deadline:
-                raise AnkiDesktopError(f"timed out after {timeout:.0f} s waiting for {what or js}")
+                raise AnkiDesktopError(
+                    f"timed out after {timeout:.0f} s waiting for {what or js}\n{self.log_tail()}"
+                )
             time.sleep(0.1)
 
     def settle(self, js: str, timeout: float = 15, what: str = "") -> Any:
@@ -244,7 +246,18 @@ class AnkiDesktop:
         return result
 
     def review(self, deck: str) -> None:
-        self.call("review", deck=deck)
+        """Open a deck in the reviewer, with a console emptied of what came before."""
+        self.console()
+        result = self.call("review", deck=deck)
+        for reload in result["reloads"]:
+            print(
+                f"ankigen desktop: Anki's reviewer page lacked its scripts: {reload}",
+                file=sys.stderr,
+            )
+        if "error" in result:
+            raise AnkiDesktopError(f"review: {result['error']}\n{self.log_tail()}")
+        if result["state"] != "review":
+            raise AnkiDesktopError(f"review: {deck!r} has nothing to review ({result['state']})")
 
     def theme(self, dark: bool) -> None:
         self.call("theme", dark=dark)
@@ -315,3 +328,41 @@ class AnkiDesktop:
 
     def key(self, *keys: str) -> None:
         self.xdotool("key", "--delay", "50", *keys)
+
+
+def require() -> None:
+    """Fail (or, with ANKIGEN_DESKTOP_TESTS=skip, skip) when the machine can't run Anki."""
+    import pytest
+
+    lacking = missing()
+    if lacking:
+        if os.environ.get("ANKIGEN_DESKTOP_TESTS") == "skip":
+            pytest.skip(f"ANKIGEN_DESKTOP_TESTS=skip and this machine lacks {', '.join(lacking)}")
+        pytest.fail(f"the real Anki desktop tests need {', '.join(lacking)}: {NEEDS}")
+
+
+def with_decks(
+    root: Path, decks: dict[str, tuple[str, dict[str, Any]]], width: int, height: int
+) -> Iterator[AnkiDesktop]:
+    """A running Anki with one imported deck per bank (topic: (language, item)), built by
+    ankigen's own CLI; its main window width x height. For a module's fixture."""
+    from click.testing import CliRunner
+
+    from tests.conftest import invoke
+    from tests.helpers import write_bank
+
+    require()
+    project = root / "project"
+    for topic, (language, data) in decks.items():
+        write_bank(project / "banks", topic, language, items=[data])
+    old = Path.cwd()
+    os.chdir(project)
+    try:
+        assert invoke(CliRunner(), "build").exit_code == 0
+    finally:
+        os.chdir(old)
+    with AnkiDesktop(root / "base") as desktop:
+        for package in sorted((project / "out").glob("*.apkg")):
+            assert desktop.import_package(package)["new"] == 1
+        desktop.window(width, height)
+        yield desktop

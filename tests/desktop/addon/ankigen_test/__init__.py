@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import socket
 import threading
 import time
@@ -81,14 +82,84 @@ def cmd_import(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     done({"new": len(log.new), "updated": len(log.updated)})
 
 
+# Functions that Anki's reviewer page and its bottom bar define in their own scripts
+# (reviewer.js, reviewer-bottom.js) and that Anki's Python calls right after loading them.
+_REVIEWER_PROBE = "typeof _showQuestion === 'function' && typeof _drawFlag === 'function'"
+_BOTTOM_PROBE = "typeof showQuestion === 'function'"
+_ANKI_OWN = re.compile(
+    r"Uncaught ReferenceError: (_showQuestion|_showAnswer|_drawFlag|_drawMark|"
+    r"_blockDefaultDragDropBehavior|showQuestion|showAnswer) is not defined"
+)
+_PAGE_FACTS = """JSON.stringify({url: location.href, title: document.title,
+    body: document.body ? document.body.innerText.slice(0, 300) : null,
+    resources: performance.getEntriesByType('resource').map(function (e) {
+        return [e.name, e.responseStatus, Math.round(e.duration)]; })})"""
+
+
 def cmd_review(args: dict[str, Any], done: Callable[[Any], None]) -> None:
+    """Open a deck in the reviewer; answer once Anki's own page has its scripts.
+
+    On a loaded machine Anki's reviewer page sometimes finishes loading without its
+    own scripts (every call Anki then makes into it is a ReferenceError, and no card
+    ever shows). That is Anki's page, before any card is drawn: reload it, at most
+    twice, and say so in the answer with what the broken page held.
+    """
     assert mw is not None and mw.col is not None
     deck = mw.col.decks.id_for_name(args["deck"])
     if not deck:
         raise Reply(f"no deck named {args['deck']!r}")
     mw.col.decks.select(deck)
     mw.moveToState("review")
-    done(mw.state)
+    if mw.state != "review":  # nothing due: the overview stays, and there is no reviewer page
+        done({"state": mw.state, "reloads": []})
+        return
+    _when_reviewer_loaded(done, reloads=[])
+
+
+def _when_reviewer_loaded(done: Callable[[Any], None], reloads: list[Any]) -> None:
+    assert mw is not None
+    reviewer = mw.reviewer
+    attempt: dict[str, Any] = {}  # what each page answered; "over" once this attempt is decided
+
+    def decide() -> None:
+        if "over" in attempt:
+            return
+        attempt["over"] = True
+        main_ok, main_facts = attempt.get("main", [False, "no answer in time"])
+        bottom_ok, bottom_facts = attempt.get("bottom", [False, "no answer in time"])
+        if main_ok and bottom_ok:
+            done({"state": mw.state if mw else None, "reloads": reloads})
+            return
+        # the ReferenceErrors of Anki's own calls into its broken page: no card was drawn
+        CONSOLE[:] = [m for m in CONSOLE if not _ANKI_OWN.fullmatch(m["message"])]
+        broken = {"reviewer": None if main_ok else main_facts}
+        broken["bottom bar"] = None if bottom_ok else bottom_facts
+        reloads.append(broken)
+        print(f"ankigen test: Anki's reviewer page came without its scripts: {broken}")
+        if len(reloads) > 2:
+            done({"error": "Anki's reviewer page came without its scripts three times",
+                  "reloads": reloads})  # fmt: skip
+            return
+        assert mw is not None
+        mw.moveToState("review")  # from review to review: Anki loads both pages again
+        _when_reviewer_loaded(done, reloads)
+
+    def answered(name: str, value: str | None) -> None:
+        attempt[name] = json.loads(value) if value else [False, None]
+        if "main" in attempt and "bottom" in attempt:
+            decide()
+
+    # evals wait in Anki's queue until the page is loaded, after Anki's own calls into it
+    reviewer.web.evalWithCallback(
+        f"JSON.stringify([{_REVIEWER_PROBE}, {_PAGE_FACTS}])",
+        lambda value: answered("main", value),
+    )
+    reviewer.bottom.web.evalWithCallback(
+        f"JSON.stringify([{_BOTTOM_PROBE}, {_PAGE_FACTS}])",
+        lambda value: answered("bottom", value),
+    )
+    # a page that never finishes loading never answers
+    mw.progress.single_shot(15_000, decide, False)
 
 
 def cmd_eval(args: dict[str, Any], done: Callable[[Any], None]) -> None:
