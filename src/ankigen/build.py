@@ -40,7 +40,7 @@ from ankigen.package import (
 from ankigen.parallel import parallel_map, worker_pool
 from ankigen.project import Project, load_project, parent_decks, parse_project, project_path
 from ankigen.size import check_package
-from ankigen.sources import NoBanks, Source, find_banks, read_sources, shown_path
+from ankigen.sources import NoBanks, SourceDigest, find_banks, read_sources, shown_path
 from ankigen.version import lock_version, note_version, with_card_version
 
 __all__ = ["NoBanks", "build", "find_bank_paths"]
@@ -123,13 +123,26 @@ def package_name(bank: Bank) -> str:
 
 @dataclass(frozen=True)
 class DeckPlan:
-    bank: Bank
-    package: PackageDeck
+    key: str
+    """The bank's key: a plan made in a worker comes back without the bank it was made from."""
+    package: PackageDeck | None
+    """Without its parent decks, which need every deck's version; None once packaged."""
     lock: DeckLock
     report: DeckReport
     warnings: tuple[Diagnostic, ...]
     media: tuple[tuple[str, bytes], ...] = ()
-    """The package is without its parent decks, which need every deck's version."""
+    packaged: Packaged | None = None
+    """The package, when the job knew the deck's parents and so made it too."""
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A deck's package, made where the deck was planned."""
+
+    key: str
+    """`package_key` of its content."""
+    data: bytes | None
+    """The package file; None when the package in place already has this content."""
 
 
 def plan_deck(
@@ -199,7 +212,7 @@ def plan_deck(
     )
     media = tuple(images.for_bank(bank)) if images else ()
     warnings = tuple(_deck_warnings(bank, ident, deck_lock, contents, restored))
-    return DeckPlan(bank, package, deck_lock, report, warnings, media)
+    return DeckPlan(bank.key, package, deck_lock, report, warnings, media)
 
 
 def relative_bank_path(bank: Bank, banks_dir: Path) -> str:
@@ -417,7 +430,7 @@ class BuildCache:
 
 
 def reuse_key(
-    source: Source | None,
+    source: SourceDigest | None,
     ident: DeckIdentity,
     issued: Issued,
     notetype_stamp: Stamp,
@@ -459,7 +472,7 @@ def unchanged_report(bank: Bank, lock: DeckLock) -> DeckReport:
 
 
 def inputs_fingerprint(
-    sources: Sequence[Source],
+    sources: Sequence[SourceDigest],
     lock_bytes: bytes | None,
     media_dir: Path,
     settings: Settings,
@@ -496,11 +509,23 @@ class DeckJob:
     now: int
     images: Prepared
     bank_path: str
+    parents: Parents | None = None
+    """The deck's parent decks, when known before every deck is planned: the job then
+    makes the package too, so its notes never travel between processes."""
+    in_place: str | None = None
+    """`package_key` of the deck's package in the output folder, if any."""
 
 
 def run_deck_job(job: DeckJob) -> DeckPlan:
-    """Plan one deck: its notes, lock entry, version and package content."""
-    return plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
+    """Plan one deck: its notes, lock entry, version and package content; and make the
+    package when the job knows the parents."""
+    plan = plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
+    if job.parents is None or plan.package is None:
+        return plan
+    package = replace(plan.package, parents=job.parents)
+    key = package_key(package)
+    data = None if key == job.in_place else apkg_bytes(package, plan.media)
+    return replace(plan, package=None, media=(), packaged=Packaged(key, data))
 
 
 @dataclass(frozen=True)
@@ -539,6 +564,7 @@ def build(
     image_settings = image_settings or Settings()
     lock_path = banks_dir / LOCK_NAME
     sources, problems = read_sources(banks_dir, bank_paths)
+    seen = [source.seen for source in sources]
     project_bytes = _read_project_bytes(banks_dir)
     project, project_problems = (
         parse_project(shown_path(project_path(banks_dir)), project_bytes, banks_dir)
@@ -550,7 +576,7 @@ def build(
     media_dir = media_dir or default_media_dir(banks_dir, project)
     lock_bytes = read_lock_bytes(lock_path)
     fingerprint = inputs_fingerprint(
-        sources, lock_bytes, media_dir, image_settings, prune, project_bytes
+        seen, lock_bytes, media_dir, image_settings, prune, project_bytes
     )
     if (out_dir / CACHE_NAME).is_file():
         with exclusive(out_dir):
@@ -562,6 +588,7 @@ def build(
     size = sum(len(source.data) for source in sources)
     with worker_pool(size, len(sources)) as pool:
         checked = check_sources(sources, pool=pool, cache=bank_cache, reference=project.reference)
+        del sources  # the banks' bytes, the build's largest input: their digests suffice now
         if checked.errors or lock_problems:
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
         checked = replace(checked, banks=project.apply_all(checked.banks))
@@ -575,7 +602,7 @@ def build(
                     lock_path,
                     lock_bytes,
                     old_lock,
-                    sources,
+                    seen,
                     project,
                     project_bytes,
                 ),
@@ -610,7 +637,7 @@ class _Inputs:
     lock_path: Path
     lock_bytes: bytes | None
     lock: Lock
-    sources: Sequence[Source]
+    sources: Sequence[SourceDigest]
     project: Project
     project_bytes: bytes | None
 
@@ -690,7 +717,7 @@ def _build_locked(
         for bank in banks
     }
 
-    def job(bank: Bank) -> DeckJob:
+    def job(bank: Bank, parents: Parents | None) -> DeckJob:
         return DeckJob(
             bank=bank,
             ident=decks[bank.key],
@@ -698,7 +725,13 @@ def _build_locked(
             now=now,
             images=subsets[bank.key],
             bank_path=relative_bank_path(bank, inputs.banks_dir),
+            parents=parents,
+            in_place=None if parents is None else cache.key_if_fresh(out_dir / package_name(bank)),
         )
+
+    # a deck without a generated parent deck needs no sibling's version: planned and
+    # packaged in one step
+    has_parents = parent_decks(banks, {}, inputs.project.reference)
 
     # 1. decks whose bank bytes, lock entry and evidence are those of the package in
     # place keep their lock entry; every other deck is planned
@@ -713,9 +746,13 @@ def _build_locked(
         ):
             same_content.add(bank.key)
     plans: dict[str, DeckPlan] = {}
-    to_plan = [job(by_key[k]) for k in sorted(by_key) if k not in same_content]
+    to_plan = [
+        job(by_key[k], None if k in has_parents else ())
+        for k in sorted(by_key)
+        if k not in same_content
+    ]
     for plan in parallel_map(run_deck_job, to_plan, pool):
-        plans[plan.bank.key] = plan
+        plans[plan.key] = plan
 
     # 2. parent decks list every child's version, so a sibling's new version changes them
     versions = {key: plan.report.version for key, plan in plans.items()}
@@ -729,8 +766,9 @@ def _build_locked(
         for key in sorted(same_content)
         if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
     ]
-    for plan in parallel_map(run_deck_job, [job(by_key[k]) for k in stale], pool):
-        plans[plan.bank.key] = plan
+    again = [job(by_key[k], parents.get(k, ())) for k in stale]
+    for plan in parallel_map(run_deck_job, again, pool):
+        plans[plan.key] = plan
 
     # 3. packages, for planned decks whose package in place differs
     reports: dict[str, DeckReport] = {}
@@ -740,25 +778,37 @@ def _build_locked(
         new_lock.decks[key] = previous
         reports[key] = unchanged_report(by_key[key], previous)
     packaging: list[tuple[DeckPlan, PackageDeck]] = []
+    package_keys: dict[str, str] = {}
+    made: list[tuple[DeckPlan, bytes]] = []
     for key, plan in sorted(plans.items()):
         new_lock.decks[key] = plan.lock
         changes.extend(plan.warnings)
-        package = replace(plan.package, parents=parents.get(key, ()))
-        path = out_dir / plan.report.path
-        if cache.key_if_fresh(path) == package_key(package):
-            reports[key] = replace(plan.report, written=False)
+        if plan.packaged is not None:
+            package_keys[key] = plan.packaged.key
+            in_place = plan.packaged.data is None
+            if plan.packaged.data is not None:
+                made.append((plan, plan.packaged.data))
         else:
-            packaging.append((plan, package))
-            reports[key] = plan.report
-    writes: list[tuple[Path, bytes]] = []
+            assert plan.package is not None
+            package = replace(plan.package, parents=parents.get(key, ()))
+            package_keys[key] = package_key(package)
+            in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
+            if not in_place:
+                packaging.append((plan, package))
+        reports[key] = replace(plan.report, written=False) if in_place else plan.report
     jobs = [PackageJob(package, plan.media) for plan, package in packaging]
-    for done, ((plan, _), data) in enumerate(
-        zip(packaging, parallel_map(run_package_job, jobs, pool), strict=True), start=1
-    ):
-        changes.extend(check_package(plan.bank, plan.report.path, data))
+    made.extend(
+        zip((plan for plan, _ in packaging), parallel_map(run_package_job, jobs, pool), strict=True)
+    )
+    writes: list[tuple[Path, bytes]] = []
+    for done, (plan, data) in enumerate(sorted(made, key=lambda m: m[0].key), start=1):
+        changes.extend(check_package(by_key[plan.key], plan.report.path, data))
         writes.append((out_dir / plan.report.path, data))
         if progress:
-            progress(done, len(jobs))
+            progress(done, len(made))
+    # the notes of every deck are the build's largest data: gone before the writing
+    written = {key: plan.report.path for key, plan in plans.items()}
+    del plans, packaging, jobs
     for deck in new_lock.decks.values():
         for item_id, stamp in deck.items.items():
             issued.note(deck.guids[item_id], stamp)
@@ -783,18 +833,17 @@ def _build_locked(
     )
     for path in removals:
         cache.packages.pop(path.name, None)
-    for key, plan in plans.items():
+    for key, name in written.items():
         content = reuse_key(
-            source_of.get(plan.bank.path),
+            source_of.get(by_key[key].path),
             decks[key],
             issued,
             nt_stamp,
             subsets[key],
-            plan.lock,
+            new_lock.decks[key],
             project_digest,
         )
-        package = replace(plan.package, parents=parents.get(key, ()))
-        cache.record(out_dir / plan.report.path, package_key(package), content, package.parents)
+        cache.record(out_dir / name, package_keys[key], content, parents.get(key, ()))
     ordered_reports = [reports[key] for key in sorted(reports)]
     pruned = tuple(orphan_keys) if prune else ()
     result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)

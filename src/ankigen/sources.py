@@ -35,6 +35,18 @@ class Source:
     def shown(self) -> str:
         return str(self.path)
 
+    @property
+    def seen(self) -> SourceDigest:
+        return SourceDigest(self.path, self.digest)
+
+
+@dataclass(frozen=True)
+class SourceDigest:
+    """What a build keeps of a bank file once its bytes are checked: path and SHA-256."""
+
+    path: Path
+    digest: str
+
 
 def shown_path(path: Path | str) -> str:
     """A path for messages; bytes that are not UTF-8 are shown escaped (\\xff)."""
