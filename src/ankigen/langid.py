@@ -103,7 +103,7 @@ def mask(text: str) -> str:
 
 
 def words(text: str) -> list[str]:
-    return [w.lower() for w in _WORD.findall(text)]
+    return list(map(str.lower, _WORD.findall(text)))
 
 
 def grammar_share(tokens: list[str], language: str) -> float:
@@ -163,12 +163,18 @@ def identify(text: str, bank_language: str, sources: tuple[str, ...]) -> str | N
     candidates = _candidates(bank_language, sources)
     if not candidates:
         return None
-    lists = [FUNCTION_WORDS[c] for c in candidates if c in FUNCTION_WORDS]
-    if len(lists) == len(candidates) and not any(
-        w in known_words for w in words(text) for known_words in lists
-    ):
+    function_words = _all_function_words(candidates)
+    if function_words is not None and function_words.isdisjoint(words(text)):
         return None  # masking only removes words: without a function word now, none later
     return identify_masked(mask(text), bank_language, sources)
+
+
+@functools.cache
+def _all_function_words(candidates: tuple[str, ...]) -> frozenset[str] | None:
+    """Every candidate's function words, if each candidate has a list."""
+    if not all(c in FUNCTION_WORDS for c in candidates):
+        return None
+    return frozenset().union(*(FUNCTION_WORDS[c] for c in candidates))
 
 
 @functools.cache
