@@ -75,7 +75,14 @@ def show_answer(anki: AnkiDesktop, key: str) -> None:
 
 
 def pick(anki: AnkiDesktop, choice: int) -> None:
-    anki.click(f'.ag-front button.ag-choice[data-choice="{choice}"]')
+    """Click a choice and wait until the card has taken the pick, before any key."""
+    button = f'.ag-front button.ag-choice[data-choice="{choice}"]'
+    anki.click(button)
+    anki.wait_for(
+        f"document.querySelector({json.dumps(button)}).getAttribute('aria-checked') === 'true'",
+        timeout=10,
+        what=f"choice {choice} picked",
+    )
 
 
 def back(anki: AnkiDesktop) -> dict[str, Any]:
