@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -149,7 +150,53 @@ def test_gift_unclosed_brace_is_an_error_at_its_line(runner: CliRunner, tmp_path
     ],
 )
 def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
-    path = tmp_path / "q.gift"
+    check_import(tmp_path / "q.gift", text, message)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        # Python-Markdown recurses once per nested list level
+        (
+            "q.gift",
+            "::a::[markdown]" + "- " * 500 + "x {=x ~y}",
+            "1: error: a Markdown text nested",
+        ),
+        # and its time grows faster than linearly with the nesting
+        (
+            "q.gift",
+            "::a::[markdown]" + "".join("  " * i + "- a\\n" for i in range(400)) + " {=x ~y}",
+            "1: error: a Markdown text of ",
+        ),
+        (
+            "q.xml",
+            '<quiz><question type="multichoice"><questiontext format="markdown"><text>'
+            + "- " * 600
+            + "x</text></questiontext></question></quiz>",
+            "1: error: a Markdown text nested",
+        ),
+        (
+            "q.xml",
+            '<?xml version="1.0" encoding="x-bogus"?>\n<quiz/>',
+            "1: error: the file declares the encoding 'x-bogus', which can't be read",
+        ),
+        ("q.xml", '<?xml version="1.0" encoding="utf-7"?>\n<quiz/>', "1: error: the file declares"),
+    ],
+)
+def test_hostile_markdown_and_encodings(tmp_path: Path, name: str, text: str, message: str) -> None:
+    check_import(tmp_path / name, text, message)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, runner: CliRunner) -> None:
+    fifo = tmp_path / "q.gift"
+    os.mkfifo(fifo)
+    for options in (["--from", "gift"], []):
+        result = invoke(runner, "import", str(fifo), "--topic", "t", "--lang", "en", *options)
+        assert result.exit_code == 1
+        assert result.stderr == f"error: {fifo}: not a regular file\n"
+
+
+def check_import(path: Path, text: str, message: str) -> None:
     path.write_text(text, encoding="utf-8")
     try:
         found = [str(d) for d in import_file(path, "t", "en").diagnostics]
@@ -380,6 +427,11 @@ def test_csv_row_with_nine_choices_is_an_error(runner: CliRunner) -> None:
         ('question,choice1,choice2\nQ,"a,b\n', "2: error: not valid CSV: unexpected end of data"),
         ("question,choice1,choice2,choice3\nQ,a,,c\n", "2: error: choice2 is empty but choice3"),
         ("question,choice1,choice2\n\n\nQ,a\n", "4: error: this row has 1 choices"),
+        # digits to str.isdigit() that int() refuses, and more digits than int() converts
+        ("question,choice1,choice2,answer\nQ,a,b,\u00b2\n", "2: error: answer '\u00b2' is not a"),
+        ("question,choice1,choice2,answer\nQ,a,b,\u2460\n", "2: error: answer '\u2460' is not a"),
+        ("question,choice1,choice2,answer\nQ,a,b,\u0662\n", "2: error: answer '\u0662' is not a"),
+        ("question,choice1,choice2,answer\nQ,a,b," + "9" * 5000 + "\n", "2: error: answer '99"),
     ],
 )
 def test_bad_csv(tmp_path: Path, content: str, message: str) -> None:

@@ -129,3 +129,25 @@ def test_parent_decks_describe_their_languages_and_versions(
     parent = collection.col.decks.by_name("Training::Demo")
     assert parent is not None and second["de"] in parent["desc"]
     assert first["de"] not in parent["desc"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (
+            "deck = " + "9" * 5000 + "\n",
+            "banks/ankigen.toml:1: error: TOML: a number too long to read",
+        ),
+        ("x = " + "[" * 1000 + "]" * 1000 + "\n", "banks/ankigen.toml:1: error: TOML: arrays or"),
+        ('reference = "en"\nmedia = "a\\u0000b"\n', "banks/ankigen.toml:2: error: media must be a"),
+    ],
+)
+def test_hostile_project_files(
+    project: Path, runner: CliRunner, content: str, message: str
+) -> None:
+    write_bank(project / "banks")
+    (project / "banks" / "ankigen.toml").write_text(content, encoding="utf-8")
+    for command in ("lint", "build", "status"):
+        result = invoke(runner, command)
+        assert result.exit_code == 1
+        assert message in result.output, (command, result.output)

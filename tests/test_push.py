@@ -162,28 +162,40 @@ def test_a_web_server_that_is_not_ankiconnect(project: Path, runner: CliRunner) 
 
 
 class HtmlEverywhere(BaseHTTPRequestHandler):
+    body = b"<html>router login</html>"
+
     def log_message(self, format: str, *args: Any) -> None:
         pass
 
     def do_POST(self) -> None:
-        body = b"<html>router login</html>"
+        body = self.body
         self.send_response(200)
         self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
 
-def test_a_server_that_answers_but_not_as_ankiconnect(project: Path, runner: CliRunner) -> None:
+class DeepJson(HtmlEverywhere):
+    body = b'{"result": ' + b"[" * 10_000 + b"]" * 10_000 + b', "error": null}'
+
+
+@pytest.mark.parametrize(
+    ("handler", "replied"),
+    [(HtmlEverywhere, " (it replied '<html>router login</html>')"), (DeepJson, "")],
+    ids=["html", "nested-json"],
+)
+def test_a_server_that_answers_but_not_as_ankiconnect(
+    project: Path, runner: CliRunner, handler: type[HtmlEverywhere], replied: str
+) -> None:
     write_bank(project / "banks")
-    serving = Serving(HTTPServer(("127.0.0.1", 0), HtmlEverywhere))
+    serving = Serving(HTTPServer(("127.0.0.1", 0), handler))
     try:
         result = invoke(runner, "push", "--url", serving.url)
     finally:
         serving.close()
     assert result.exit_code == 1
     assert result.output.startswith(
-        f"error: something answers at {serving.url}, but not AnkiConnect "
-        "(it replied '<html>router login</html>'). Install AnkiConnect"
+        f"error: something answers at {serving.url}, but not AnkiConnect{replied}"
     )
 
 

@@ -213,12 +213,22 @@ def test_unwritable_output_is_a_clear_error_not_a_traceback(project: Path) -> No
     assert "Traceback" not in done.stderr
 
 
-def test_damaged_lock_file_is_a_clear_error(project: Path, runner: CliRunner) -> None:
+@pytest.mark.parametrize("content", ["{not json", "[" * 100_000 + "]" * 100_000])
+def test_damaged_lock_file_is_a_clear_error(project: Path, runner: CliRunner, content: str) -> None:
     write_bank(project / "banks")
-    (project / "banks" / "ankigen.lock").write_text("{not json")
+    (project / "banks" / "ankigen.lock").write_text(content)
     result = invoke(runner, "build")
     assert result.exit_code == 1
     assert result.output.startswith("error: banks/ankigen.lock: the lock file is damaged")
+
+
+def test_a_nul_in_an_image_path_is_an_error_at_its_line(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", items=[item("a", image="a\0b.png", image_alt="x")])
+    for command in ("lint", "build"):
+        result = invoke(runner, command)
+        assert result.exit_code == 1
+        assert "banks/demo/en.yaml:" in result.output
+        assert "error: item 'a': image path 'a\\x00b.png' contains a NUL character" in result.output
 
 
 def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:

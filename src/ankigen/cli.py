@@ -296,8 +296,9 @@ def import_(
                 raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
     if format_name is None:
         from ankigen.formats import detect
+        from ankigen.formats.convert import read_quiz_file
 
-        fmt, chosen_by = detect(str(file), file.read_bytes())
+        fmt, chosen_by = detect(str(file), read_quiz_file(file))
         format_name = fmt.name
         click.echo(
             f"reading {file} as {format_name} (chosen by {chosen_by}; --from sets it)", err=True

@@ -112,7 +112,7 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         return Lock(), []
     try:
         data = json.loads(raw)
-    except ValueError:
+    except (ValueError, RecursionError):  # RecursionError: arrays nested without end
         raise _damaged(shown) from None
     if not isinstance(data, dict):
         raise _damaged(shown)

@@ -81,6 +81,8 @@ def image_refs(banks: Iterable[Bank]) -> list[ImageRef]:
 
 def resolve(media_dir: Path, relative: str) -> Path:
     """The file a bank's image path names, which must lie inside the media folder."""
+    if "\0" in relative:  # no file name holds one; the OS refuses it
+        raise ImageProblem(f"image path {relative!r} contains a NUL character")
     candidate = Path(relative)
     if (
         not candidate.parts

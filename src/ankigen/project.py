@@ -161,6 +161,10 @@ def parse_project(shown: str, data: bytes, banks_dir: Path) -> tuple[Project, li
         message = _TOML_AT.sub("", str(exc)).replace("(at end of document)", "").strip()
         line = int(found[1]) if found else text.rstrip("\n").count("\n") + 1
         return Project(), [Diagnostic(shown, line, "error", f"TOML syntax: {message}")]
+    except ValueError:  # an integer of more digits than Python converts (over 4,300)
+        return Project(), [Diagnostic(shown, 1, "error", "TOML: a number too long to read")]
+    except RecursionError:
+        return Project(), [Diagnostic(shown, 1, "error", "TOML: arrays or tables nested too deep")]
     return _read(shown, text, raw, banks_dir, hashlib.sha256(data).hexdigest()[:16])
 
 
@@ -207,7 +211,7 @@ def _read(
         report("tags", "tags must be a list of tags without white space")
         tags = []
     media = raw.get("media")
-    if media is not None and not isinstance(media, str):
+    if media is not None and (not isinstance(media, str) or not media or "\0" in media):
         report("media", "media must be a folder path")
         media = None
     topics = raw.get("topics", {})

@@ -65,7 +65,7 @@ class AnkiConnect:
             )
         try:
             reply = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError):
+        except (UnicodeDecodeError, ValueError, RecursionError):
             reply = None
         if not (isinstance(reply, dict) and set(reply) == {"result", "error"}):
             shown = raw[:80].decode("utf-8", "replace")

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -10,7 +11,15 @@ from ankigen.bank import load_bank
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.formats import detect, get
 from ankigen.formats.bankyaml import bank_yaml
-from ankigen.formats.model import Format, Problems, ReadOptions, Source, assign_ids, from_bank
+from ankigen.formats.model import (
+    Format,
+    FormatError,
+    Problems,
+    ReadOptions,
+    Source,
+    assign_ids,
+    from_bank,
+)
 
 
 @dataclass(frozen=True)
@@ -24,6 +33,17 @@ class Imported:
     diagnostics: tuple[Diagnostic, ...]
 
 
+def read_quiz_file(path: Path) -> bytes:
+    """A quiz file's bytes; a FIFO or a device is refused, never waited on."""
+    try:
+        regular = stat.S_ISREG(path.stat().st_mode)
+    except OSError as exc:
+        raise FormatError(f"{path}: cannot read: {exc.strerror}") from None
+    if not regular:
+        raise FormatError(f"{path}: not a regular file")
+    return path.read_bytes()
+
+
 def import_file(
     path: Path,
     topic: str,
@@ -33,7 +53,7 @@ def import_file(
     answers: str | None = None,
 ) -> Imported:
     """Read a file in a quiz format into a bank; raises InvalidBanks if it has errors."""
-    data = path.read_bytes()
+    data = read_quiz_file(path)
     shown = str(path)
     if format_name is None:
         fmt, chosen_by = detect(shown, data)

@@ -48,7 +48,8 @@ COLUMNS = [
     "shuffle",
     *WHYS,
 ]
-_EXTRA_CHOICE = re.compile(r"(choice|why)(\d+)")
+_EXTRA_CHOICE = re.compile(r"(choice|why)([0-9]{1,3})")
+_NUMBER = re.compile(r"[0-9]+")
 _TRUE = {"true", "yes", "1", "y"}
 _FALSE = {"false", "no", "0", "n"}
 
@@ -171,10 +172,13 @@ def _row(
     picks: list[int] = []
     if answer:
         parts = [p for p in re.split(r"[,;+\s]+", answer) if p]
-        if not all(p.isdigit() for p in parts) or not parts:
+        # ASCII digits only: str.isdigit() also takes "²" and "①", which int() refuses
+        if not parts or not all(_NUMBER.fullmatch(p) for p in parts):
             problems.add(line, f"answer {answer!r} is not a choice number such as 2 or 1,3")
             return None
-        picks = [int(p) for p in parts]
+        # no choice number has more than a few digits: a longer one is out of range, and
+        # never handed to int(), which refuses strings of over 4,300 digits
+        picks = [int(p.lstrip("0") or "0") if len(p.lstrip("0")) <= 3 else 0 for p in parts]
         if not all(1 <= p <= last for p in picks):
             problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
             return None

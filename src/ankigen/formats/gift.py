@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen import l10n
-from ankigen.formats.htmltext import html_to_text, markdown_to_text
+from ankigen.formats.htmltext import MarkdownProblem, html_to_text, markdown_to_text
 from ankigen.formats.model import (
     Choice,
     Format,
@@ -102,7 +102,11 @@ class _Text:
         text = _restore(text).strip()
         if fmt in ("moodle", "plain"):
             return text
-        converted = html_to_text(text) if fmt == "html" else markdown_to_text(text)
+        try:
+            converted = html_to_text(text) if fmt == "html" else markdown_to_text(text)
+        except MarkdownProblem as problem:
+            self.problems.add(line, str(problem))
+            return ""
         if converted.images:
             self.problems.warn(
                 line, "an image in GIFT text was dropped: GIFT files carry no images"

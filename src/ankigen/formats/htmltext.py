@@ -120,8 +120,26 @@ def text_to_html(text: str) -> str:
     return inline_html(text)
 
 
+MAX_MARKDOWN = 32 * 1024
+"""Longest Markdown text rendered: Python-Markdown's time grows faster than linearly with
+list nesting (4 MB of nested list took over a minute), and no question is this long."""
+
+
+class MarkdownProblem(Exception):
+    """A Markdown text too long or nested too deep to render."""
+
+
 def markdown_to_text(source: str) -> Converted:
-    """Markdown (GIFT `[markdown]`, Moodle `format="markdown"`) rendered, then reduced."""
+    """Markdown (GIFT `[markdown]`, Moodle `format="markdown"`) rendered, then reduced;
+    MarkdownProblem if it is too long or nested too deep."""
     import markdown
 
-    return html_to_text(markdown.markdown(source))
+    if len(source) > MAX_MARKDOWN:
+        raise MarkdownProblem(
+            f"a Markdown text of {len(source):,} characters; at most {MAX_MARKDOWN:,} are read"
+        )
+    try:
+        rendered = markdown.markdown(source)
+    except RecursionError:
+        raise MarkdownProblem("a Markdown text nested too deep to render") from None
+    return html_to_text(rendered)

@@ -28,7 +28,12 @@ import defusedxml
 import defusedxml.sax
 
 from ankigen import l10n
-from ankigen.formats.htmltext import html_to_text, markdown_to_text, text_to_html
+from ankigen.formats.htmltext import (
+    MarkdownProblem,
+    html_to_text,
+    markdown_to_text,
+    text_to_html,
+)
 from ankigen.formats.model import (
     MAX_FILE_BYTES,
     Choice,
@@ -132,6 +137,14 @@ def parse_xml(path: str, data: bytes) -> Node:
             path,
             error.getLineNumber() or 1,
             f"not well-formed XML ({message}); is the file truncated?",
+        ) from None
+    except (LookupError, ValueError):  # UnicodeError too: an encoding expat can't read
+        declared = re.match(rb"\s*<\?xml[^>]*encoding=[\"']([^\"']*)", data)
+        name = declared[1].decode("ascii", "replace") if declared else "its encoding"
+        raise fatal(
+            path,
+            1,
+            f"the file declares the encoding {name!r}, which can't be read; save it as UTF-8",
         ) from None
     if builder.root is None:
         raise fatal(path, 1, "no XML element found")
@@ -380,7 +393,11 @@ def _convert(
     if fmt in ("plain_text", "wiki_like"):
         return _Text(raw)
     if fmt == "markdown":
-        converted = markdown_to_text(raw)
+        try:
+            converted = markdown_to_text(raw)
+        except MarkdownProblem as problem:
+            problems.add(line, str(problem))
+            return _Text("")
     else:
         # moodle_auto_format is HTML whose line breaks are breaks
         markup = raw.replace("\n", "<br>") if fmt == "moodle_auto_format" else raw
