@@ -222,6 +222,15 @@ def test_damaged_lock_file_is_a_clear_error(project: Path, runner: CliRunner, co
     assert result.output.startswith("error: banks/ankigen.lock: the lock file is damaged")
 
 
+def test_a_lock_of_another_version_is_refused(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    for version in ("true", "1.0", '"2"', "99"):
+        (project / "banks" / "ankigen.lock").write_text(f'{{"version": {version}, "decks": {{}}}}')
+        result = invoke(runner, "build")
+        assert result.exit_code == 1
+        assert result.output.startswith("error: banks/ankigen.lock: lock file version "), version
+
+
 def test_a_nul_in_an_image_path_is_an_error_at_its_line(project: Path, runner: CliRunner) -> None:
     write_bank(project / "banks", items=[item("a", image="a\0b.png", image_alt="x")])
     for command in ("lint", "build"):

@@ -116,7 +116,8 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         raise _damaged(shown) from None
     if not isinstance(data, dict):
         raise _damaged(shown)
-    if data.get("version") not in READABLE_VERSIONS:
+    # `type(...) is int`: JSON's true would otherwise pass as version 1
+    if type(data.get("version")) is not int or data["version"] not in READABLE_VERSIONS:
         raise LockError(
             f"{shown}: lock file version {data.get('version')!r} is not one this ankigen "
             f"reads ({', '.join(map(str, READABLE_VERSIONS))}); it was written by another ankigen"
