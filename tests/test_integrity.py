@@ -144,6 +144,25 @@ def test_build_caches_of_the_wrong_shape_are_ignored(
     assert result.stdout.startswith(("wrote out/demo.en.apkg", "up to date out/demo.en.apkg"))
 
 
+@pytest.mark.parametrize(
+    "name", [".ankigen-cache.json", ".ankigen-issued.json", ".ankigen-banks/*"]
+)
+def test_json_nested_without_end_in_the_output_folder_is_ignored(
+    project: Path, runner: CliRunner, name: str
+) -> None:
+    write_bank(project / "banks")
+    assert invoke(runner, "build").exit_code == 0
+    good = (project / "out" / "demo.en.apkg").read_bytes()
+    found = list((project / "out").glob(name))
+    assert found
+    for path in found:
+        path.write_text("[" * 100_000 + "]" * 100_000)  # past Python's JSON recursion limit
+    (project / "out" / "demo.en.apkg").unlink()
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+
+
 def test_a_same_size_image_copied_with_its_time_is_not_stale(
     project: Path, runner: CliRunner
 ) -> None:

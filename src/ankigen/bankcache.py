@@ -22,6 +22,7 @@ from typing import Any
 from ankigen import __version__
 from ankigen.bank import Bank, Item
 from ankigen.errors import Diagnostic
+from ankigen.jsondata import parse_json
 from ankigen.package import write_atomic
 from ankigen.sources import Source
 
@@ -203,7 +204,7 @@ def load(source: Source, raw: bytes) -> Loaded:
     """The cached result for exactly these bytes; BadEntry for anything else."""
     head, _, payload = raw.partition(b"\n")
     try:
-        header = json.loads(head)
+        header = parse_json(head)
     except ValueError:
         raise BadEntry("not JSON") from None
     expected = {
@@ -216,7 +217,7 @@ def load(source: Source, raw: bytes) -> Loaded:
     if header != expected:
         raise BadEntry("for other bytes, another version, or changed since written")
     try:
-        data = json.loads(zlib.decompress(payload))
+        data = parse_json(zlib.decompress(payload))
     except (ValueError, zlib.error):
         raise BadEntry("not JSON") from None
     if not isinstance(data, dict) or set(data) != {"bank", "diagnostics"}:

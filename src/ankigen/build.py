@@ -23,6 +23,7 @@ from ankigen.deckinfo import deck_description
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
+from ankigen.jsondata import parse_json
 from ankigen.lint import Checked, check_sources
 from ankigen.lock import LOCK_NAME, DeckLock, KeyLines, Lock, parse_lock, read_lock_bytes
 from ankigen.media import Prepared, Settings, image_refs, prepare, unchanged_images
@@ -308,7 +309,7 @@ class BuildCache:
     def __init__(self, out_dir: Path) -> None:
         self.path = out_dir / CACHE_NAME
         try:
-            loaded = json.loads(self.path.read_text(encoding="utf-8"))
+            loaded = parse_json(self.path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             loaded = {}
         if not isinstance(loaded, dict) or loaded.get("version") != __version__:

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen.errors import AnkigenError
+from ankigen.jsondata import parse_json
 
 if TYPE_CHECKING:
     from ankigen.bank import Bank
@@ -184,7 +185,7 @@ class Issued:
 
     def _load(self) -> None:
         try:
-            data = json.loads(self.path.read_bytes())
+            data = parse_json(self.path.read_bytes())
         except (OSError, ValueError):
             return
         if not isinstance(data, dict) or data.get("version") != ISSUED_VERSION:
@@ -241,7 +242,7 @@ def stamps_in_lock_text(text: bytes) -> Iterable[tuple[str, Stamp]]:
     clock must not push every later time into the future.
     """
     try:
-        data = json.loads(text)
+        data = parse_json(text)
         decks = data["decks"]
         items_of = {key: deck["items"] for key, deck in decks.items()}
     except (ValueError, KeyError, TypeError, AttributeError):

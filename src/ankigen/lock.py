@@ -16,6 +16,7 @@ from pathlib import Path
 
 from ankigen.errors import AnkigenError, Diagnostic
 from ankigen.identity import GUID, Stamp, clock, note_guid, split_deck_key, time_problem
+from ankigen.jsondata import parse_json
 
 LOCK_NAME = "ankigen.lock"
 LOCK_VERSION = 2
@@ -111,8 +112,8 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     if raw is None:
         return Lock(), []
     try:
-        data = json.loads(raw)
-    except (ValueError, RecursionError):  # RecursionError: arrays nested without end
+        data = parse_json(raw)
+    except ValueError:
         raise _damaged(shown) from None
     if not isinstance(data, dict):
         raise _damaged(shown)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ankigen.errors import AnkigenError
+from ankigen.jsondata import parse_json
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 API_VERSION = 6
@@ -64,8 +65,8 @@ class AnkiConnect:
                 "--url with AnkiConnect's address"
             )
         try:
-            reply = json.loads(raw.decode("utf-8"))
-        except (UnicodeDecodeError, ValueError, RecursionError):
+            reply = parse_json(raw.decode("utf-8"))
+        except ValueError:  # UnicodeDecodeError too
             reply = None
         if not (isinstance(reply, dict) and set(reply) == {"result", "error"}):
             shown = raw[:80].decode("utf-8", "replace")
@@ -151,7 +152,7 @@ def _digest(path: Path) -> str:
 
 def _read_record(out_dir: Path) -> dict[str, dict[str, str]]:
     try:
-        data = json.loads((out_dir / RECORD_NAME).read_text(encoding="utf-8"))
+        data = parse_json((out_dir / RECORD_NAME).read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {}
     return data if isinstance(data, dict) else {}

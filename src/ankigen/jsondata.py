@@ -1,0 +1,15 @@
+"""JSON read from files and replies that ankigen did not necessarily write."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+
+def parse_json(data: str | bytes) -> Any:
+    """`json.loads`, where input nested too deep for Python's parser is a ValueError like
+    any other malformed JSON (json raises RecursionError for it)."""
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deep") from None
