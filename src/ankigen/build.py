@@ -126,14 +126,13 @@ def package_name(bank: Bank) -> str:
 class DeckPlan:
     key: str
     """The bank's key: a plan made in a worker comes back without the bank it was made from."""
-    package: PackageDeck | None
-    """Without its parent decks, which need every deck's version; None once packaged."""
+    package: PackageDeck | Packaged
+    """The content without its parent decks, which need every deck's version; or the
+    package itself, when the job knew the parents and so made it too."""
     lock: DeckLock
     report: DeckReport
     warnings: tuple[Diagnostic, ...]
     media: tuple[tuple[str, bytes], ...] = ()
-    packaged: Packaged | None = None
-    """The package, when the job knew the deck's parents and so made it too."""
 
 
 @dataclass(frozen=True)
@@ -521,12 +520,13 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
     plan = plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
-    if job.parents is None or plan.package is None:
+    if job.parents is None:
         return plan
+    assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
     package = replace(plan.package, parents=job.parents)
     key = package_key(package)
     data = None if key == job.in_place else apkg_bytes(package, plan.media)
-    return replace(plan, package=None, media=(), packaged=Packaged(key, data))
+    return replace(plan, package=Packaged(key, data), media=())
 
 
 @dataclass(frozen=True)
@@ -778,38 +778,35 @@ def _build_locked(
         assert previous is not None
         new_lock.decks[key] = previous
         reports[key] = unchanged_report(by_key[key], previous)
-    packaging: list[tuple[DeckPlan, PackageDeck]] = []
+    jobs: dict[str, PackageJob] = {}
     package_keys: dict[str, str] = {}
-    made: list[tuple[DeckPlan, bytes]] = []
+    made: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
         new_lock.decks[key] = plan.lock
         changes.extend(plan.warnings)
-        if plan.packaged is not None:
-            package_keys[key] = plan.packaged.key
-            in_place = plan.packaged.data is None
-            if plan.packaged.data is not None:
-                made.append((plan, plan.packaged.data))
+        if isinstance(plan.package, Packaged):
+            package_keys[key] = plan.package.key
+            if plan.package.data is not None:
+                made[key] = plan.package.data
+            in_place = plan.package.data is None
         else:
-            assert plan.package is not None
             package = replace(plan.package, parents=parents.get(key, ()))
             package_keys[key] = package_key(package)
             in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
             if not in_place:
-                packaging.append((plan, package))
+                jobs[key] = PackageJob(package, plan.media)
         reports[key] = replace(plan.report, written=False) if in_place else plan.report
-    jobs = [PackageJob(package, plan.media) for plan, package in packaging]
-    made.extend(
-        zip((plan for plan, _ in packaging), parallel_map(run_package_job, jobs, pool), strict=True)
-    )
+    # the notes of every deck are the build's largest data: gone once packaged
+    written = {key: plan.report.path for key, plan in plans.items()}
+    del plans
+    made.update(zip(jobs, parallel_map(run_package_job, list(jobs.values()), pool), strict=True))
+    del jobs
     writes: list[tuple[Path, bytes]] = []
-    for done, (plan, data) in enumerate(sorted(made, key=lambda m: m[0].key), start=1):
-        changes.extend(check_package(by_key[plan.key], plan.report.path, data))
-        writes.append((out_dir / plan.report.path, data))
+    for done, (key, data) in enumerate(sorted(made.items()), start=1):
+        changes.extend(check_package(by_key[key], written[key], data))
+        writes.append((out_dir / written[key], data))
         if progress:
             progress(done, len(made))
-    # the notes of every deck are the build's largest data: gone before the writing
-    written = {key: plan.report.path for key, plan in plans.items()}
-    del plans, packaging, jobs
     for deck in new_lock.decks.values():
         for item_id, stamp in deck.items.items():
             issued.note(deck.guids[item_id], stamp)

@@ -211,7 +211,7 @@ def _read(
         report("tags", "tags must be a list of tags without white space")
         tags = []
     media = raw.get("media")
-    if media is not None and (not isinstance(media, str) or not media or "\0" in media):
+    if media is not None and (not isinstance(media, str) or "\0" in media):
         report("media", "media must be a folder path")
         media = None
     topics = raw.get("topics", {})

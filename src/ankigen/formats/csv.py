@@ -54,6 +54,13 @@ _TRUE = {"true", "yes", "1", "y"}
 _FALSE = {"false", "no", "0", "n"}
 
 
+def _choice_number(digits: str) -> int:
+    """An answer's choice number; 0 (out of range) for one of more digits than any choice
+    number has, which int() is never given: it refuses strings of over 4,300 digits."""
+    significant = digits.lstrip("0")
+    return int(significant) if len(significant) <= 3 else 0
+
+
 def _delimiter(path: str, first_line: str) -> str:
     if Path(path).suffix.lower() in (".tsv", ".tab") or "\t" in first_line:
         return "\t"
@@ -176,9 +183,7 @@ def _row(
         if not parts or not all(_NUMBER.fullmatch(p) for p in parts):
             problems.add(line, f"answer {answer!r} is not a choice number such as 2 or 1,3")
             return None
-        # no choice number has more than a few digits: a longer one is out of range, and
-        # never handed to int(), which refuses strings of over 4,300 digits
-        picks = [int(p.lstrip("0") or "0") if len(p.lstrip("0")) <= 3 else 0 for p in parts]
+        picks = [_choice_number(p) for p in parts]
         if not all(1 <= p <= last for p in picks):
             problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
             return None

@@ -140,7 +140,9 @@ def parse_xml(path: str, data: bytes) -> Node:
         ) from None
     except (LookupError, ValueError):  # UnicodeError too: an encoding expat can't read
         declared = re.match(rb"\s*<\?xml[^>]*encoding=[\"']([^\"']*)", data)
-        name = declared[1].decode("ascii", "replace") if declared else "its encoding"
+        if declared is None:
+            raise  # not the encoding: a bug, reported as one
+        name = declared[1].decode("ascii", "replace")
         raise fatal(
             path,
             1,
