@@ -62,14 +62,19 @@ def dump(source: Source, loaded: Loaded) -> bytes:
         ).encode(),
         COMPRESSION,
     )
-    header = {
+    header = _header(source, payload)
+    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
+
+
+def _header(source: Source, payload: bytes) -> dict[str, str | int]:
+    """What an entry is for (these bank bytes, this version), and its payload's checksum."""
+    return {
         "version": __version__,
         "format": FORMAT,
         "digest": source.digest,
         "path": str(source.path),
         "checksum": hashlib.sha256(payload).hexdigest(),
     }
-    return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
 
 
 class BadEntry(Exception):
@@ -207,14 +212,7 @@ def load(source: Source, raw: bytes) -> Loaded:
         header = parse_json(head)
     except ValueError:
         raise BadEntry("not JSON") from None
-    expected = {
-        "version": __version__,
-        "format": FORMAT,
-        "digest": source.digest,
-        "path": str(source.path),
-        "checksum": hashlib.sha256(payload).hexdigest(),
-    }
-    if header != expected:
+    if header != _header(source, payload):
         raise BadEntry("for other bytes, another version, or changed since written")
     try:
         data = parse_json(zlib.decompress(payload))
