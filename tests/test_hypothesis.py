@@ -543,3 +543,91 @@ def test_code_blocks_only_ever_hold_pygments_classes_and_math_survives(text: str
     prose = "".join(s.text for s in segments(text) if s.language is None)
     for delimiter in ("\\(", "\\)", "\\[", "\\]"):
         assert html.count(delimiter) >= prose.count(delimiter)
+
+
+# Bank text built from pieces that stress splitting `items:` by its lines: values that
+# run over several lines (quoted, flow, block, plain) with lines that look like the
+# next item or the end of the list, comments at any indentation, other line breaks,
+# document markers, tabs, anchors and tags; most of them valid YAML, some not.
+WELL_FORMED_VALUES = [
+    "why",
+    '"one\n{pad}- looks like the next item\n{pad}  two"',
+    '"one\n# looks like a comment\ntwo at the margin"',
+    "'one\n{pad}- looks like the next item'",
+    "[a,\n{pad}  b]",
+    "{{x: 1,\n{pad}y: 2}}",
+    "|\n{pad}    block\n\n{pad}    # not a comment\n{pad}    - not an item",
+    ">-\n{pad}    folded\n{pad}     - deeper",
+    "plain\n{pad}    continued",
+    "why # a comment\n# at the margin\n{pad}  # at the keys\n\n",
+    '"one\u2028two"',
+    '"one\x85two"',
+    '"one\rtwo"',
+    "&anchor why",
+    "!!str why",
+    "why\n{pad}  tags: [a, b]\n{pad}  shuffle: no",
+    "why\n{pad}  bogus: key",
+]
+RISKY_LINES = st.lists(
+    st.sampled_from(
+        ['"open', "- ", "-", "  -", "---", "...", "\ttab", "items:", "tags: [x]", "*alias", "]"]
+    )
+    | st.text(alphabet=st.sampled_from(list(" -:\"'#[]|\r\u2028\x85ab")), max_size=8),
+    max_size=2,
+)
+
+
+def _risky_item(number: int, value: str, extra: list[str], indent: int) -> str:
+    pad = " " * indent
+    lines = [
+        f"{pad}- id: item-{number}",
+        f'{pad}  question: "Question {number}?"',
+        f"{pad}  choices: [a, b, c]",
+        f"{pad}  answer: {number % 3 + 1}",
+        f"{pad}  explanation: {value.format(pad=pad)}",
+        *extra,
+    ]
+    return "\n".join(lines) + "\n"
+
+
+ITEM_PIECES = st.tuples(
+    st.sampled_from(WELL_FORMED_VALUES), st.just([]) | st.just([]) | st.just([]) | RISKY_LINES
+)
+
+
+@settings(max_examples=500, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(ITEM_PIECES, min_size=1, max_size=8),
+    st.sampled_from([0, 2, 4]),
+    st.integers(1, 400),
+    st.sampled_from(["", "---\n", "# head\n", "%YAML 1.1\n---\n"]),
+    st.sampled_from(["", "license: CC0\n", "# the end\n", "...\n"]),
+    st.sampled_from(["\n", "\r\n"]),
+)
+def test_items_composed_a_slice_at_a_time_read_as_the_whole_document(
+    items: list[tuple[str, list[str]]],
+    indent: int,
+    batch_bytes: int,
+    start: str,
+    tail: str,
+    newline: str,
+) -> None:
+    """Whatever the text, reading a bank's items a slice at a time gives the bank, the
+    diagnostics and every line number that composing the document whole gives."""
+    from unittest import mock
+
+    from ankigen import yamltree
+
+    text = start + 'topic: demo\nlanguage: en\ntitle: "Demo"\nitems:\n'
+    text += "".join(_risky_item(n, *piece, indent) for n, piece in enumerate(items)) + tail
+    data = text.replace("\n", newline).encode("utf-8")
+    with mock.patch.object(yamltree, "BATCH_BYTES", batch_bytes):
+        sliced, sliced_problems = parse_bank("x.yaml", data)
+    with mock.patch.object(yamltree, "items_layout", lambda text: None):
+        whole, whole_problems = parse_bank("x.yaml", data)
+    assert sliced_problems == whole_problems
+    assert sliced == whole
+    if sliced is not None and whole is not None:
+        assert sliced.lines == whole.lines
+        assert [item.lines for item in sliced.items] == [item.lines for item in whole.items]
+        assert [item.line for item in sliced.items] == [item.line for item in whole.items]

@@ -19,7 +19,7 @@ import yaml
 from ankigen import lang, markup, yamltree
 from ankigen.errors import Diagnostic, Severity
 from ankigen.html import INVISIBLE, visible_text
-from ankigen.yamltree import YamlProblem, compose_file, line_of
+from ankigen.yamltree import YamlProblem, line_of
 
 SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MIN_CHOICES = 2
@@ -176,11 +176,11 @@ class _Reader:
     def __init__(self, path: str) -> None:
         self.path = path
         self.diagnostics: list[Diagnostic] = []
-        self._key_lines: dict[int, int] = {}
+        self.key_lines: dict[int, int] = {}
 
     def key_line(self, value: yaml.Node) -> int:
         """The line of the key that `value` belongs to (a block list starts a line later)."""
-        return self._key_lines.get(id(value), line_of(value))
+        return self.key_lines.get(id(value), line_of(value))
 
     def report(
         self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error"
@@ -209,7 +209,7 @@ class _Reader:
                 self.report(key_node, f"{what}: unknown key {key!r}{suggestion}")
                 continue
             out[key] = value_node
-            self._key_lines[id(value_node)] = line_of(key_node)
+            self.key_lines[id(value_node)] = line_of(key_node)
         return out
 
     def text(
@@ -292,20 +292,36 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
 
 
 def parse_bank(path: str, data: bytes) -> tuple[Bank | None, list[Diagnostic]]:
-    reader = _Reader(path)
     try:
-        root = compose_file(path, data)
+        text = yamltree.decode(path, data)
     except YamlProblem as problem:
         return None, [problem.diagnostic]
+    layout = yamltree.items_layout(text)
+    if layout is not None:
+        try:
+            return _parse_text(path, layout.head, layout)
+        except (YamlProblem, yamltree.Unsplit):
+            pass  # composed whole, the document says what is wrong with it
+    try:
+        return _parse_text(path, text, None)
+    except YamlProblem as problem:
+        return None, [problem.diagnostic]
+
+
+def _parse_text(
+    path: str, text: str, layout: yamltree.ItemsLayout | None
+) -> tuple[Bank | None, list[Diagnostic]]:
+    reader = _Reader(path)
+    root = yamltree.compose_text(path, text)
     if root is None:
         reader.report(1, "empty file: a bank needs topic, language, title and items")
         return None, reader.diagnostics
-    bank = _read_bank(reader, root)
+    bank = _read_bank(reader, root, layout)
     has_errors = any(d.severity == "error" for d in reader.diagnostics)
     return (None if has_errors else bank), sorted(reader.diagnostics)
 
 
-def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
+def _read_bank(r: _Reader, root: yaml.Node, layout: yamltree.ItemsLayout | None) -> Bank | None:
     keys = r.mapping(root, BANK_KEYS, "bank")
     if keys is None:
         return None
@@ -350,7 +366,13 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
     items: list[Item] = []
     if "items" in keys:
         items = list(
-            _read_items(r, keys["items"], shuffle if shuffle is not None else True, bool(recall))
+            _read_items(
+                r,
+                keys["items"],
+                layout,
+                shuffle if shuffle is not None else True,
+                bool(recall),
+            )
         )
     if topic is None or language is None or values.get("title") is None or formerly is None:
         return None
@@ -375,29 +397,49 @@ def _read_bank(r: _Reader, root: yaml.Node) -> Bank | None:
 
 
 def _read_items(
-    r: _Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool = False
+    r: _Reader,
+    node: yaml.Node,
+    layout: yamltree.ItemsLayout | None,
+    default_shuffle: bool,
+    default_recall: bool,
 ) -> Iterator[Item]:
-    if not isinstance(node, yaml.SequenceNode):
+    if layout is not None:
+        count, where = len(layout.starts), layout.lines[0]
+        batches = _item_batches(r, layout)
+    elif isinstance(node, yaml.SequenceNode):
+        count, where = len(node.value), line_of(node)
+        batches = iter([node.value])
+    else:
         r.report(node, "items must be a list of items")
         return
-    if not node.value:
-        r.report(node, "items: the bank has no items")
-    if len(node.value) > MAX_ITEMS:
-        r.report(node, f"items: {len(node.value)} items; a bank holds at most {MAX_ITEMS}")
+    if not count:
+        r.report(where, "items: the bank has no items")
+    if count > MAX_ITEMS:
+        r.report(where, f"items: {count} items; a bank holds at most {MAX_ITEMS}")
         return
     seen: dict[str, int] = {}
-    for item_node in node.value:
-        item = _read_item(r, item_node, default_shuffle, default_recall)
-        if item is None:
-            continue
-        if item.id in seen:
-            r.report(
-                item.lines["id"],
-                f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
-            )
-            continue
-        seen[item.id] = item.lines["id"]
-        yield item
+    for batch in batches:
+        for item_node in batch:
+            item = _read_item(r, item_node, default_shuffle, default_recall)
+            if item is None:
+                continue
+            if item.id in seen:
+                r.report(
+                    item.lines["id"],
+                    f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
+                )
+                continue
+            seen[item.id] = item.lines["id"]
+            yield item
+
+
+def _item_batches(r: _Reader, layout: yamltree.ItemsLayout) -> Iterator[list[yaml.Node]]:
+    """The items a slice at a time; a slice's nodes are gone once the next is composed,
+    so the key lines recorded for them go too (their ids will be reused)."""
+    bank_keys = dict(r.key_lines)
+    for batch in yamltree.compose_items(r.path, layout):
+        yield batch
+        r.key_lines = dict(bank_keys)
 
 
 def _peek_id(node: yaml.Node) -> str | None:

@@ -8,6 +8,7 @@ standard scalar and collection tags, anchors and aliases are refused.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -114,6 +115,11 @@ def line_of(node: yaml.Node) -> int:
 
 def compose_file(path: str, data: bytes) -> yaml.Node | None:
     """Compose the single YAML document in `data`; raise YamlProblem if unsafe or invalid."""
+    return compose_text(path, decode(path, data))
+
+
+def decode(path: str, data: bytes) -> str:
+    """The text of a YAML file: UTF-8 within the size limit, without NUL or byte order mark."""
     if len(data) > MAX_FILE_BYTES:
         raise _problem(
             path, 1, f"file is {len(data)} bytes; banks are limited to {MAX_FILE_BYTES} bytes"
@@ -139,10 +145,13 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
         raise _problem(path, line, f"not UTF-8 text (byte {exc.start}){hint}") from None
     if "\x00" in text:
         raise _problem(path, text[: text.index("\x00")].count("\n") + 1, "file contains NUL bytes")
-    text = text.removeprefix("\ufeff")
+    return text.removeprefix("\ufeff")
+
+
+def compose_text(path: str, text: str) -> yaml.Node | None:
+    """Compose the single YAML document in `text`; raise YamlProblem if unsafe or invalid."""
     if "&" in text or "*" in text:
         _refuse_anchors(path, text)
-    explicit_tags = "!" in text
     try:
         loader = _Loader(text)
         try:
@@ -167,9 +176,117 @@ def compose_file(path: str, data: bytes) -> yaml.Node | None:
         ) from None
     except yaml.YAMLError as exc:
         raise _problem(path, 1, f"YAML: {exc}") from None
-    if node is not None and explicit_tags:  # a tag needs a '!' in the source
+    if node is not None and "!" in text:  # a tag needs a '!' in the source
         _check_tags(path, node)
     return cast(yaml.Node | None, node)
+
+
+# Items are composed a slice of the file at a time: libyaml's node tree for a whole
+# 10,000-item bank takes about 100 MiB, and what it leaves in the allocator stays.
+BATCH_BYTES = 128 * 1024
+
+_ITEMS_KEY = re.compile(r"^items:[ \t]*(?:#[^\n]*)?\r?$", re.M)
+# line breaks YAML counts that `\n` does not, and markers that end a document
+_OTHER_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_DOCUMENT_MARK = re.compile(r"^(?:---|\.\.\.)(?:[ \t\r\n]|$)", re.M)
+_DASH = re.compile(r"-(?:[ \t\r\n]|$)")
+_CONTENT_LINE = re.compile(r"^( *)([^ \r\n])", re.M)
+
+
+class Unsplit(Exception):
+    """The items could not be composed apart from the document: compose it whole."""
+
+
+@dataclass(frozen=True)
+class ItemsLayout:
+    """Where a bank's top-level block list `items:` lies, found from its lines alone.
+
+    Every item starts with a dash at the list's indentation; nothing less indented
+    but comments lies inside the list. The split is trusted only as far as libyaml
+    confirms it: each slice must compose on its own into exactly its items, else
+    the document is composed whole. A wrong split cuts a quoted scalar or a flow
+    collection open, which no slice composes.
+    """
+
+    text: str
+    head: str  # the document with `items: []` and the list's lines blank
+    starts: tuple[int, ...]  # offset of each item's first line
+    lines: tuple[int, ...]  # its line number
+    end: int  # offset just past the list
+
+
+def items_layout(text: str) -> ItemsLayout | None:
+    """The items' layout, or None where the text is not plainly laid out."""
+    keys = _ITEMS_KEY.findall(text)
+    if len(keys) != 1 or _OTHER_BREAK.search(text):
+        return None
+    key = _ITEMS_KEY.search(text)
+    assert key is not None
+    body = text.find("\n", key.end()) + 1
+    if body == 0 or _DOCUMENT_MARK.search(text, body):
+        return None
+    first = _CONTENT_LINE.search(text, body)
+    while first is not None and first.group(2) == "#":
+        first = _CONTENT_LINE.search(text, first.end())
+    if first is None or not _DASH.match(text, first.start(2)):
+        return None
+    indent = len(first.group(1))
+    # lines no deeper than the items' dashes, other than blank lines and comments
+    shallow = re.compile(rf"^ {{0,{indent}}}(?=[^ \r\n#])", re.M)
+    starts: list[int] = []
+    lines: list[int] = []
+    end = len(text)
+    line, counted = text.count("\n", 0, first.start()) + 1, first.start()
+    for match in shallow.finditer(text, first.start()):
+        at = match.end()
+        if text[at] == "\t":
+            return None
+        if at - match.start() != indent or not _DASH.match(text, at):
+            end = match.start()
+            break
+        line += text.count("\n", counted, at)
+        counted = at
+        starts.append(match.start())
+        lines.append(line)
+    blank = "\n" * text.count("\n", body, end)
+    head = text[: key.start()] + "items: []" + text[key.start() + 6 : body] + blank + text[end:]
+    return ItemsLayout(text, head, tuple(starts), tuple(lines), end)
+
+
+def compose_items(path: str, layout: ItemsLayout) -> Iterator[list[yaml.Node]]:
+    """The item nodes of a laid-out bank, a slice of the file at a time, each node
+    marked with its line in the file; raise Unsplit where a slice does not compose
+    into just its own items."""
+    starts, count = layout.starts, len(layout.starts)
+    first = 0
+    while first < count:
+        last = first + 1
+        limit = starts[first] + BATCH_BYTES
+        while last < count and starts[last] < limit:
+            last += 1
+        stop = starts[last] if last < count else layout.end
+        # padded so that libyaml's marks are the lines of the file
+        padded = "\n" * (layout.lines[first] - 2) + "items:\n" + layout.text[starts[first] : stop]
+        try:
+            root = compose_text(path, padded)
+        except YamlProblem:
+            raise Unsplit from None
+        nodes = _only_items(root)
+        if nodes is None or len(nodes) != last - first:
+            raise Unsplit
+        bounds = (*layout.lines[first + 1 : last], 1 << 62)
+        for node, line, below in zip(nodes, layout.lines[first:last], bounds, strict=True):
+            if not line <= line_of(node) < below:
+                raise Unsplit
+        yield nodes
+        first = last
+
+
+def _only_items(root: yaml.Node | None) -> list[yaml.Node] | None:
+    if not isinstance(root, yaml.MappingNode) or len(root.value) != 1:
+        return None
+    value = root.value[0][1]
+    return list(value.value) if isinstance(value, yaml.SequenceNode) else None
 
 
 def _other_encoding(data: bytes) -> str | None:
