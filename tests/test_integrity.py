@@ -98,7 +98,9 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
         lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, "abc"),
         lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, ["1"]),
         lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, [True]),
-        lambda h, d: d["bank"]["items"]["lines"].__setitem__(0, {"id": "1"}),
+        lambda h, d: d["bank"]["items"]["line_offsets"].__setitem__(0, ["1"]),
+        lambda h, d: d["bank"]["items"]["line_keys"].__setitem__(0, [1]),
+        lambda h, d: d["bank"]["items"]["line_offsets"][0].pop(),  # a key without its line
         lambda h, d: d["bank"]["items"]["id"].pop(),  # fields of different lengths
         lambda h, d: d["bank"].__setitem__("items", {"x": 1}),
         lambda h, d: d["bank"].__setitem__("items", []),

@@ -68,13 +68,23 @@ class Item:
     """Older ids of this item, oldest first: its note keeps the GUID of the oldest."""
     line: int = 0
     """Line of the item in the bank file."""
-    lines: dict[str, int] = field(default_factory=dict, compare=False, hash=False)
-    """Line of each key of the item, and of each choice as `choice N`."""
+    line_keys: tuple[str, ...] = field(default=(), compare=False, hash=False, repr=False)
+    """The item's keys, and `choice N` for each choice, for `lines`; items with the same
+    keys share one tuple."""
+    line_offsets: tuple[int, ...] = field(default=(), compare=False, hash=False, repr=False)
+    """Line of each of `line_keys`, less `line`: small numbers, which Python does not
+    store once per item (a dict of lines per item was a fifth of a bank's memory)."""
     whys: tuple[str, ...] = ()
     """Why each choice is right or wrong, parallel to `choices` ("" where a choice has none);
     empty when no choice has one."""
     recall: bool = False
     """The front asks for the answer before it shows the choices."""
+
+    @property
+    def lines(self) -> dict[str, int]:
+        """Line of each key of the item, and of each choice as `choice N`."""
+        pairs = zip(self.line_keys, self.line_offsets, strict=True)
+        return {key: self.line + offset for key, offset in pairs}
 
     def why(self, number: int) -> str:
         """The `why` of choice `number` (1-based), or ""."""
@@ -456,6 +466,7 @@ def _read_item(
 ) -> Item | None:
     peeked = _peek_id(node)
     what = f"item {peeked!r}" if peeked else "item"
+    line = line_of(node)
     keys = r.mapping(node, ITEM_KEYS, what)
     if keys is None:
         return None
@@ -524,12 +535,26 @@ def _read_item(
         explanation_image=media["explanation_image"] or "",
         explanation_image_alt=media["explanation_image_alt"] or "",
         formerly=formerly or (),
-        line=line_of(node),
-        # interned: one string per key name, not one per item (a third of a bank's memory)
-        lines={sys.intern(key): r.key_line(value) for key, value in keys.items()} | choice_lines,
+        line=line,
+        line_keys=shared_keys((*keys, *choice_lines)),
+        line_offsets=(
+            *(r.key_line(value) - line for value in keys.values()),
+            *(n - line for n in choice_lines.values()),
+        ),
         whys=tuple(whys) if any(whys) else (),
         recall=bool(recall),
     )
+
+
+_SHARED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}
+
+
+def shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
+    """One tuple for every item with these keys in this order, its names interned."""
+    shared = _SHARED_KEYS.get(keys)
+    if shared is None:
+        shared = _SHARED_KEYS.setdefault(keys, tuple(map(sys.intern, keys)))
+    return shared
 
 
 def lookalike_key(text: str) -> str:
@@ -643,7 +668,7 @@ def _read_choices(
     for number, item_node in enumerate(node.value, start=1):
         choice, choice_node = _read_choice(r, item_node, f"{what}: choice {number}", whys)
         if lines is not None:
-            lines[sys.intern(f"choice {number}")] = line_of(item_node)
+            lines[f"choice {number}"] = line_of(item_node)
         if choice is None:
             ok = False
             continue

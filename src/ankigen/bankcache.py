@@ -20,15 +20,16 @@ from pathlib import Path
 from typing import Any
 
 from ankigen import __version__
-from ankigen.bank import Bank, Item
+from ankigen.bank import Bank, Item, shared_keys
 from ankigen.errors import Diagnostic
 from ankigen.jsondata import parse_json
 from ankigen.package import write_atomic
 from ankigen.sources import Source
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
-# 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns)
-FORMAT = 5
+# 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns);
+# 6: item lines as keys and offsets
+FORMAT = 6
 # the fastest level: the cache must cost less to read than the bank costs to parse,
 # and stay well under the size of the banks it caches
 COMPRESSION = 1
@@ -187,6 +188,9 @@ def _items(data: Any) -> tuple[Item, ...]:
     if not isinstance(data, dict) or data.keys() != _ITEM_COLUMNS.keys():
         raise BadEntry("items")
     columns = [check(data[name]) for name, check in _ITEM_COLUMNS.items()]
+    columns[_LINE_KEYS] = list(map(shared_keys, columns[_LINE_KEYS]))
+    if list(map(len, columns[_LINE_KEYS])) != list(map(len, columns[_LINE_OFFSETS])):
+        raise BadEntry("items: a line for every key")
     if len({len(column) for column in columns}) != 1:
         raise BadEntry("items: columns of different lengths")
     items = []
@@ -200,6 +204,8 @@ def _items(data: Any) -> tuple[Item, ...]:
 
 
 _ITEM_COLUMNS = {name: _column_checker(kind) for name, kind in typing.get_type_hints(Item).items()}
+_LINE_KEYS = list(_ITEM_COLUMNS).index("line_keys")
+_LINE_OFFSETS = list(_ITEM_COLUMNS).index("line_offsets")
 _BANK_CHECKS = {
     name: _checker(kind) for name, kind in typing.get_type_hints(Bank).items() if name != "items"
 }
