@@ -136,7 +136,8 @@ def build_time(environ: Mapping[str, str] | None = None) -> int:
 # ---------------------------------------------------------------- stamps
 
 
-@dataclass(frozen=True)
+# slots: a build holds a stamp and an identity for every note, several times over
+@dataclass(frozen=True, slots=True)
 class Stamp:
     """A note's content hash and the modification time that content was issued with."""
 
@@ -347,7 +348,7 @@ def oldest_key(
 # ---------------------------------------------------------------- resolving a build
 
 
-@dataclass(frozen=True)
+@dataclass(frozen=True, slots=True)
 class ItemIdentity:
     """Who an item's note is to Anki, and what was issued for it before."""
 
