@@ -86,6 +86,13 @@ class Item:
         pairs = zip(self.line_keys, self.line_offsets, strict=True)
         return {key: self.line + offset for key, offset in pairs}
 
+    def line_at(self, key: str) -> int:
+        """Line of one of `line_keys`; the item's own line where it has no such key."""
+        try:
+            return self.line + self.line_offsets[self.line_keys.index(key)]
+        except ValueError:
+            return self.line
+
     def why(self, number: int) -> str:
         """The `why` of choice `number` (1-based), or ""."""
         return self.whys[number - 1] if number <= len(self.whys) else ""
@@ -435,11 +442,11 @@ def _read_items(
                 continue
             if item.id in seen:
                 r.report(
-                    item.lines["id"],
+                    item.line_at("id"),
                     f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
                 )
                 continue
-            seen[item.id] = item.lines["id"]
+            seen[item.id] = item.line_at("id")
             yield item
 
 

@@ -236,7 +236,7 @@ def _deck_warnings(
         found.append(
             Diagnostic(
                 bank.path,
-                item.lines.get("id", item.line),
+                item.line_at("id"),
                 "warning",
                 f"item {new_id!r} has the content of the removed item {old_id!r}: if it was "
                 f"renamed, add `formerly: [{old_id}]` to it so learners keep their note and "
@@ -248,7 +248,7 @@ def _deck_warnings(
         found.append(
             Diagnostic(
                 bank.path,
-                item.lines.get("id", item.line),
+                item.line_at("id"),
                 "warning",
                 f"items {a!r} and {b!r} swapped their content: review history follows the id, "
                 f"so learners' history of each question would move to the other; swap the ids "

@@ -250,7 +250,7 @@ def formerly_clashes(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
         ids = {item.id: item for item in bank.items}
         owner: dict[str, str] = {}
         for item in bank.items:
-            item_line = item.lines.get("formerly", item.line)
+            item_line = item.line_at("formerly")
             for old in item.formerly:
                 if old == item.id:
                     message = f"item {item.id!r}: formerly names the item itself"
@@ -331,17 +331,17 @@ def untranslated_parts(
     """
     # code and formulas are not in any language
     units = [
-        ("question", markup.prose(item.question), item.lines.get("question", item.line)),
+        ("question", markup.prose(item.question), item.line_at("question")),
         (
             "choices",
             "\n".join(markup.prose(c) for c in item.choices),
-            item.lines.get("choices", item.line),
+            item.line_at("choices"),
         ),
-        ("explanation", markup.prose(item.explanation), item.lines.get("explanation", item.line)),
+        ("explanation", markup.prose(item.explanation), item.line_at("explanation")),
     ]
     whys = [markup.prose(w) for w in item.whys if w]
     if whys:
-        units.append(("whys", "\n".join(whys), item.lines.get("choices", item.line)))
+        units.append(("whys", "\n".join(whys), item.line_at("choices")))
     found: list[Untranslated] = []
     for label, text, line in units:
         # masking only removes words of other scripts' terms: own-script text stays own-script
@@ -380,9 +380,9 @@ def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslate
     if identical and any(langid.words(langid.mask(text)) for text in texts):
         reason = f"the same as in {reference!r}"
         return [
-            Untranslated("question", item.lines.get("question", item.line), reason),
-            Untranslated("choices", item.lines.get("choices", item.line), reason),
-            Untranslated("explanation", item.lines.get("explanation", item.line), reason),
+            Untranslated("question", item.line_at("question"), reason),
+            Untranslated("choices", item.line_at("choices"), reason),
+            Untranslated("explanation", item.line_at("explanation"), reason),
         ]
     found = []
     for label in ("question", "explanation"):
@@ -390,7 +390,7 @@ def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslate
         if _normal(text) != _normal(ref_text):
             continue
         if len(langid.words(langid.mask(text))) >= langid.MIN_WORDS:
-            line = item.lines.get(label, item.line)
+            line = item.line_at(label)
             found.append(Untranslated(label, line, f"the same as in {reference!r}"))
     return found
 
@@ -469,14 +469,14 @@ def _texts(bank: Bank) -> Iterable[tuple[int, str, str]]:
     if bank.description:
         yield bank.lines.get("description", 1), "description", bank.description
     for item in bank.items:
-        yield item.lines.get("question", item.line), f"item {item.id!r}: question", item.question
+        yield item.line_at("question"), f"item {item.id!r}: question", item.question
         for n, choice in enumerate(item.choices, start=1):
-            yield item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: choice {n}", choice
+            yield item.line_at(f"choice {n}"), f"item {item.id!r}: choice {n}", choice
         for n, why in enumerate(item.whys, start=1):
             if why:
-                yield item.lines.get(f"choice {n}", item.line), f"item {item.id!r}: why {n}", why
+                yield item.line_at(f"choice {n}"), f"item {item.id!r}: why {n}", why
         yield (
-            item.lines.get("explanation", item.line),
+            item.line_at("explanation"),
             f"item {item.id!r}: explanation",
             item.explanation,
         )
@@ -504,10 +504,10 @@ def duplicate_questions(bank: Bank) -> Iterable[Diagnostic]:
         if key in first:
             yield Diagnostic(
                 bank.path,
-                item.lines.get("question", item.line),
+                item.line_at("question"),
                 "warning",
                 f"item {item.id!r}: the same question as item {first[key].id!r} "
-                f"(line {first[key].lines.get('question', first[key].line)})",
+                f"(line {first[key].line_at('question')})",
             )
         else:
             first[key] = item
@@ -532,7 +532,7 @@ def missing_alt_text(bank: Bank) -> Iterable[Diagnostic]:
             if getattr(item, image) and not getattr(item, alt):
                 yield Diagnostic(
                     bank.path,
-                    item.lines.get(image, item.line),
+                    item.line_at(image),
                     "warning",
                     f"item {item.id!r}: {image} has no {alt}: describe it for screen readers",
                 )
@@ -587,7 +587,7 @@ def parity(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnosti
                 if len(ref.choices) != len(item.choices):
                     yield Diagnostic(
                         bank.path,
-                        item.lines.get("choices", item.line),
+                        item.line_at("choices"),
                         "warning",
                         f"item {item_id!r} has {len(item.choices)} choices; in "
                         f"{reference.language!r} it has {len(ref.choices)}",
@@ -595,7 +595,7 @@ def parity(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnosti
                 elif ref.answer != item.answer:
                     yield Diagnostic(
                         bank.path,
-                        item.lines.get("answer", item.line),
+                        item.line_at("answer"),
                         "warning",
                         f"item {item_id!r}: answer {_answer(item.answer)} differs from "
                         f"{_answer(ref.answer)} in {reference.language!r}",
@@ -610,7 +610,7 @@ def _missing_whys(bank: Bank, item: Item, ref: Item, ref_language: str) -> Itera
         numbers = ", ".join(map(str, missing))
         yield Diagnostic(
             bank.path,
-            item.lines.get(f"choice {missing[0]}", item.lines.get("choices", item.line)),
+            item.lines.get(f"choice {missing[0]}", item.line_at("choices")),
             "warning",
             f"item {item.id!r}: choice{'s' if len(missing) > 1 else ''} {numbers} "
             f"{'have' if len(missing) > 1 else 'has'} no 'why'; in {ref_language!r} "

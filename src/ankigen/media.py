@@ -73,9 +73,7 @@ def image_refs(banks: Iterable[Bank]) -> list[ImageRef]:
             for field in IMAGE_FIELDS:
                 value = getattr(item, field)
                 if value:
-                    refs.append(
-                        ImageRef(bank, item.id, field, value, item.lines.get(field, item.line))
-                    )
+                    refs.append(ImageRef(bank, item.id, field, value, item.line_at(field)))
     return refs
 
 
