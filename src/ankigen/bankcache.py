@@ -24,7 +24,7 @@ from ankigen.bank import Bank, Item, shared_keys
 from ankigen.errors import Diagnostic
 from ankigen.jsondata import parse_json
 from ankigen.package import write_atomic
-from ankigen.sources import Source
+from ankigen.sources import Source, SourceDigest
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
 # 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns);
@@ -35,7 +35,7 @@ FORMAT = 6
 COMPRESSION = 1
 
 
-def entry_name(source: Source) -> str:
+def entry_name(source: Source | SourceDigest) -> str:
     digest = hashlib.sha256(source.digest.encode())
     digest.update(f"\0{source.path}\0{__version__}\0{FORMAT}".encode())
     return digest.hexdigest()[:32] + ".json"
@@ -67,7 +67,7 @@ def dump(source: Source, loaded: Loaded) -> bytes:
     return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
 
 
-def _header(source: Source, payload: bytes) -> dict[str, str | int]:
+def _header(source: Source | SourceDigest, payload: bytes) -> dict[str, str | int]:
     """What an entry is for (these bank bytes, this version), and its payload's checksum."""
     return {
         "version": __version__,
@@ -211,7 +211,7 @@ _BANK_CHECKS = {
 }
 
 
-def load(source: Source, raw: bytes) -> Loaded:
+def load(source: Source | SourceDigest, raw: bytes) -> Loaded:
     """The cached result for exactly these bytes; BadEntry for anything else."""
     head, _, payload = raw.partition(b"\n")
     try:
@@ -261,14 +261,17 @@ class BankCache:
         self.folder = folder
         self.used: set[str] = set()
         self.pending: dict[str, bytes] = {}
+        self.read: dict[str, bytes] = {}
 
     def get(self, source: Source) -> Loaded | None:
         name = entry_name(source)
         try:
-            loaded = load(source, (self.folder / name).read_bytes())
+            raw = (self.folder / name).read_bytes()
+            loaded = load(source, raw)
         except (OSError, BadEntry, RecursionError):
             return None
         self.used.add(name)
+        self.read[name] = raw
         return loaded
 
     def put(self, source: Source, entry: bytes) -> None:
@@ -277,6 +280,12 @@ class BankCache:
         name = entry_name(source)
         self.pending[name] = entry
         self.used.add(name)
+
+    def entry(self, source: Source | SourceDigest) -> bytes:
+        """The entry of a bank checked in this build, read or made: a bank in a few
+        compressed bytes, which a deck's job loads again where it runs."""
+        name = entry_name(source)
+        return self.pending.get(name) or self.read[name]
 
     def save(self) -> None:
         """Write the new entries; forget those this build did not use."""

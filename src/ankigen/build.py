@@ -16,7 +16,7 @@ from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ankigen import __version__, identity, ids, notetype
+from ankigen import __version__, bankcache, identity, ids, notetype
 from ankigen.bank import Bank
 from ankigen.bankcache import BankCache
 from ankigen.deckinfo import deck_description
@@ -503,7 +503,11 @@ Parents = tuple[tuple[int, str, str], ...]
 class DeckJob:
     """Everything one deck's plan needs, so it can run in another process."""
 
-    bank: Bank
+    source: SourceDigest
+    entry: bytes
+    """The bank as its bank cache entry (`bankcache.dump`): compressed, it costs little
+    to hold and to send, and loading it costs about what unpickling the bank did."""
+    project: Project
     ident: DeckIdentity
     notetype_mtime: int
     now: int
@@ -519,7 +523,10 @@ class DeckJob:
 def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
-    plan = plan_deck(job.bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
+    loaded, _ = bankcache.load(job.source, job.entry)
+    assert loaded is not None  # only banks without errors are planned
+    bank = job.project.apply(loaded)
+    plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
     if job.parents is None:
         return plan
     assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
@@ -592,9 +599,11 @@ def build(
         del sources  # the banks' bytes, the build's largest input: their digests suffice now
         if checked.errors or lock_problems:
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
-        checked = replace(checked, banks=project.apply_all(checked.banks))
-        for bank in checked.banks:
-            check_file_name(package_name(bank))
+        banks = list(project.apply_all(checked.banks))
+        diagnostics = checked.diagnostics
+        del checked  # `banks` is now the only holder of the banks: see `_build_locked`
+        for name in map(package_name, banks):
+            check_file_name(name)
         with exclusive(out_dir):
             result = _build_locked(
                 _Inputs(
@@ -607,7 +616,9 @@ def build(
                     project,
                     project_bytes,
                 ),
-                checked,
+                banks,
+                diagnostics,
+                bank_cache,
                 progress,
                 media_dir,
                 image_settings,
@@ -645,7 +656,9 @@ class _Inputs:
 
 def _build_locked(
     inputs: _Inputs,
-    checked: Checked,
+    banks: list[Bank],
+    diagnostics: Sequence[Diagnostic],
+    bank_cache: BankCache,
     progress: Progress | None,
     media_dir: Path,
     image_settings: Settings,
@@ -653,15 +666,18 @@ def _build_locked(
     now: int,
     prune: bool,
 ) -> BuildResult:
-    """The build proper, with the output folder to ourselves."""
+    """The build proper, with the output folder to ourselves.
+
+    The banks' items, the build's largest data, are let go of before any deck is
+    planned: each deck's job loads its bank from its cache entry where it runs. So
+    `banks` (the caller's only reference) is emptied of items as the build goes."""
     out_dir, lock_path, old_lock = inputs.out_dir, inputs.lock_path, inputs.lock
-    banks = checked.banks
-    warnings = [d for d in checked.diagnostics if d.severity == "warning"]
+    warnings = [d for d in diagnostics if d.severity == "warning"]
     for folder in (out_dir, out_dir / IMAGE_CACHE, lock_path.parent):
         remove_stale_temporaries(folder)
     images = prepare(image_refs(banks), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE)
     if images.diagnostics:
-        raise InvalidBanks(checked.diagnostics + images.diagnostics)
+        raise InvalidBanks([*diagnostics, *images.diagnostics])
 
     issued = Issued(out_dir / identity.ISSUED_NAME)
     issued.read_git_history(lock_path)
@@ -719,8 +735,11 @@ def _build_locked(
     }
 
     def job(bank: Bank, parents: Parents | None) -> DeckJob:
+        source = source_of[bank.path]
         return DeckJob(
-            bank=bank,
+            source=source,
+            entry=bank_cache.entry(source),
+            project=inputs.project,
             ident=decks[bank.key],
             notetype_mtime=nt_stamp.mtime,
             now=now,
@@ -736,16 +755,10 @@ def _build_locked(
 
     # 1. decks whose bank bytes, lock entry and evidence are those of the package in
     # place keep their lock entry; every other deck is planned
-    same_content: set[str] = set()
-    for bank in banks:
-        ident, content_key = decks[bank.key], reuse[bank.key]
-        if (
-            content_key is not None
-            and ident.previous is not None
-            and ident.previous_key == bank.key
-            and cache.same_content(out_dir / package_name(bank), content_key)
-        ):
-            same_content.add(bank.key)
+    unchanged = _same_content(banks, decks, reuse, cache, out_dir)
+    same_content = set(unchanged)
+    banks[:] = [replace(bank, items=()) for bank in banks]  # their jobs hold their entries
+    by_key = {bank.key: bank for bank in banks}
     plans: dict[str, DeckPlan] = {}
     to_plan = [
         job(by_key[k], None if k in has_parents else ())
@@ -777,7 +790,7 @@ def _build_locked(
         previous = decks[key].previous
         assert previous is not None
         new_lock.decks[key] = previous
-        reports[key] = unchanged_report(by_key[key], previous)
+        reports[key] = unchanged[key]
     jobs: dict[str, PackageJob] = {}
     package_keys: dict[str, str] = {}
     made: dict[str, bytes] = {}
@@ -852,6 +865,28 @@ def _build_locked(
     cache.remember(after, result, images, standing)
     write_atomic(cache.path, cache.to_bytes())
     return result
+
+
+def _same_content(
+    banks: Sequence[Bank],
+    decks: dict[str, DeckIdentity],
+    reuse: dict[str, str | None],
+    cache: BuildCache,
+    out_dir: Path,
+) -> dict[str, DeckReport]:
+    """Reports of the decks whose bank bytes, lock entry and evidence are those of the
+    package in place."""
+    found = {}
+    for bank in banks:
+        ident, content_key = decks[bank.key], reuse[bank.key]
+        if (
+            content_key is not None
+            and ident.previous is not None
+            and ident.previous_key == bank.key
+            and cache.same_content(out_dir / package_name(bank), content_key)
+        ):
+            found[bank.key] = unchanged_report(bank, ident.previous)
+    return found
 
 
 def _orphan_warnings(
