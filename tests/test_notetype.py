@@ -57,3 +57,49 @@ def test_scripts_are_wrapped_and_never_assign_window_onload() -> None:
     assert "onload" not in body
     assert body.strip().startswith("<script>\n(function () {")
     assert body.rstrip().endswith("})();\n</script>")
+
+
+def _shipped_code_css() -> str:
+    from importlib import resources
+
+    return resources.files("ankigen").joinpath("templates", "code.css").read_text("utf-8")
+
+
+def test_shipped_code_css_is_what_pygments_makes() -> None:
+    """The token colours ship made, so the note type does not depend on the Pygments
+    installed; with the Pygments that made them, making them again gives the same."""
+    import pygments
+    import pytest
+
+    from ankigen import markup
+
+    shipped = _shipped_code_css()
+    made_by = re.match(r"/\* made by Pygments (\S+) ", shipped)
+    assert made_by, "code.css names the Pygments that made it on its first line"
+    if made_by[1] != pygments.__version__:
+        pytest.skip(
+            f"code.css was made by Pygments {made_by[1]}, this is {pygments.__version__}: "
+            "make it again as `ankigen.markup.code_css_file` says"
+        )
+    assert shipped == markup.code_css_file()
+    assert notetype.templates().css.endswith(markup.highlight_css())
+
+
+def test_every_token_the_highlighter_marks_has_a_colour() -> None:
+    from ankigen import markup
+
+    samples = {
+        "python": 'def f(x: int) -> str:\n    return f"{x!r}"  # note\n@cache\nclass A: pass',
+        "c": "#include <stdio.h>\nint main(void) { return 0x1F; /* c */ }",
+        "bash": 'for f in *.yaml; do echo "$f" | grep -c x; done',
+        "json": '{"a": [1, 2.5, true, null]}',
+        "yaml": "key: [a, 'b']\n# c\nn: 1",
+    }
+    css = _shipped_code_css()
+    for language, code in samples.items():
+        html = markup.rich_html(f"```{language}\n{code}\n```")
+        classes = set(re.findall(r'<span class="([\w-]+)"', html))
+        assert len(classes) > 3, language
+        # Pygments leaves white space ("w") uncoloured
+        missing = {c for c in classes - {"w"} if f".ag-code .{c} " not in css}
+        assert not missing, (language, missing)

@@ -184,12 +184,12 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     first = invoke(runner, "build")
     assert first.exit_code == 0
 
-    import ankigen.build
+    import ankigen.lint
 
     def no_parsing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a bank was parsed")
 
-    monkeypatch.setattr(ankigen.build, "check_sources", no_parsing)
+    monkeypatch.setattr(ankigen.lint, "check_sources", no_parsing)
     again = invoke(runner, "build")
     assert again.exit_code == 0
     assert without_versions(again.stdout) == (
@@ -203,10 +203,52 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     monkeypatch.undo()
 
 
+def test_a_build_with_nothing_changed_imports_only_what_it_reads(
+    project: Path, runner: CliRunner
+) -> None:
+    """Imports were most of such a build's time: the build proper, the bank reader,
+    the checks and the package writer stay unloaded."""
+    import subprocess
+    import sys
+
+    write_bank(project / "banks")
+    assert invoke(runner, "build").exit_code == 0
+    script = (
+        "import atexit, sys\n"
+        "atexit.register(lambda: print(' '.join(sorted(sys.modules)), file=sys.stderr))\n"
+        "from ankigen.entry import main\n"
+        "main()\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, "build"],
+        cwd=project,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.startswith("up to date out/demo.en.apkg")
+    loaded = set(done.stderr.split())
+    assert "ankigen.build" in loaded  # the test sees the modules of the build
+    heavy = {
+        "ankigen.decks",
+        "ankigen.bank",
+        "ankigen.lint",
+        "ankigen.bankcache",
+        "yaml",
+        "genanki",
+        "multiprocessing",
+        "pygments",
+        "sqlite3",
+        "tomllib",
+    }
+    assert not heavy & loaded
+
+
 def test_an_edit_replans_only_its_own_deck(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
 ) -> None:
-    import ankigen.build
+    import ankigen.decks
     import ankigen.lint
 
     write_bank(project / "banks", "one")
@@ -216,9 +258,9 @@ def test_an_edit_replans_only_its_own_deck(
 
     planned: list[str] = []
     parsed: list[str] = []
-    real_plan, real_parse = ankigen.build.plan_deck, ankigen.lint.parse_bank
+    real_plan, real_parse = ankigen.decks.plan_deck, ankigen.lint.parse_bank
     monkeypatch.setattr(
-        ankigen.build,
+        ankigen.decks,
         "plan_deck",
         lambda bank, *a: planned.append(bank.topic) or real_plan(bank, *a),
     )

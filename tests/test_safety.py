@@ -248,10 +248,12 @@ def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:
         "def broken(*args, **kwargs):\n"
         "    raise ZeroDivisionError('boom')\n"
         "ankigen.package.apkg_bytes = broken\n"
-        "import ankigen.build\n"
-        "ankigen.build.apkg_bytes = broken\n"
+        "import ankigen.decks\n"
+        "ankigen.decks.apkg_bytes = broken\n"
     )
-    env = {**__import__("os").environ, "PYTHONPATH": str(project)}
+    os = __import__("os")
+    paths = [str(project), *filter(None, [os.environ.get("PYTHONPATH")])]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(paths)}
     done = subprocess.run(
         [sys.executable, "-m", "ankigen", "build"],
         capture_output=True,

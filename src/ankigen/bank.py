@@ -19,9 +19,9 @@ import yaml
 from ankigen import lang, markup, yamltree
 from ankigen.errors import Diagnostic, Severity
 from ankigen.html import INVISIBLE, visible_text
+from ankigen.ids import SLUG
 from ankigen.yamltree import YamlProblem, line_of
 
-SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 MIN_CHOICES = 2
 MAX_CHOICES = 8
 # Limits that keep a bank, a card and a build within sane sizes.

@@ -274,9 +274,9 @@ def import_(
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen import lang
-    from ankigen.bank import SLUG
     from ankigen.formats.convert import import_file
     from ankigen.formats.page import AnswersError
+    from ankigen.ids import SLUG
     from ankigen.package import write_atomic
 
     if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):

@@ -22,7 +22,6 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -264,6 +263,8 @@ def stamps_in_lock_text(text: bytes) -> Iterable[tuple[str, Stamp]]:
 
 
 def _git(cwd: Path, *args: str, data: bytes | None = None) -> bytes | None:
+    import subprocess  # here: only a build that changes something reads git's history
+
     try:
         done = subprocess.run(
             ["git", *args],

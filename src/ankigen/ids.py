@@ -7,6 +7,10 @@ The identities that decide whether a rebuilt deck updates learners' notes
 from __future__ import annotations
 
 import hashlib
+import re
+
+# ids, topics and former names: lower-case words joined by single hyphens
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 
 # Fixed forever: changing the fields means a new note type with a new id and name.
 NOTETYPE_ID = 1_732_416_907

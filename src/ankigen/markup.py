@@ -231,8 +231,10 @@ def rich_html(text: str) -> str:
     return "".join(out)
 
 
-def css() -> str:
-    """Token colours for light and night mode, scoped to code blocks."""
+def highlight_css() -> str:
+    """Token colours for light and night mode, scoped to code blocks, as Pygments makes
+    them. The note type ships them made (`templates/code.css`, see `code_css_file`):
+    the same CSS whatever Pygments is installed, and no Pygments to load for it."""
     from pygments.formatters import HtmlFormatter
 
     # typed as Any: the stubs leave these two methods unannotated
@@ -248,3 +250,17 @@ def css() -> str:
     ]
     # the comments name each token type: useful to read, but every card carries this
     return "\n".join(re.sub(r"\s*/\*.*?\*/", "", rule) for rule in rules) + "\n"
+
+
+def code_css_file() -> str:
+    """The text of `templates/code.css`: `highlight_css` under a line naming its maker.
+
+        python -c "import ankigen.markup as m; print(m.code_css_file(), end='')" \\
+            > src/ankigen/templates/code.css
+    """
+    from pygments import __version__ as pygments_version
+
+    return (
+        f"/* made by Pygments {pygments_version} (styles {LIGHT_STYLE}, night "
+        f"{DARK_STYLE}) with ankigen.markup.code_css_file */\n" + highlight_css()
+    )

@@ -17,11 +17,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ankigen import ids
-from ankigen.bank import Bank
 from ankigen.errors import Diagnostic
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
+
+    from ankigen.bank import Bank
 
 MAX_PIXELS = 40_000_000
 IMAGE_FIELDS = ("image", "explanation_image")

@@ -17,20 +17,22 @@ its line, reported with the banks' own.
 from __future__ import annotations
 
 import dataclasses
-import difflib
 import hashlib
 import html
 import re
 import string
-import tomllib
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ankigen import identity, l10n, lang
-from ankigen.bank import SLUG, Bank
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.html import inline_html, plain_text
+from ankigen.ids import SLUG
+
+if TYPE_CHECKING:
+    from ankigen.bank import Bank
 
 PROJECT_NAME = "ankigen.toml"
 KEYS = ("deck", "reference", "tags", "media", "topics")
@@ -149,6 +151,8 @@ def load_project(banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
 
 def parse_project(shown: str, data: bytes, banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
     """A project file's content; `shown` names it in messages."""
+    import tomllib  # here: only projects with a project file load it
+
     if len(data) > MAX_FILE_BYTES:
         return Project(), [Diagnostic(shown, 1, "error", "the project file is over 1 MiB")]
     try:
@@ -189,6 +193,8 @@ def _read(
 
     for key in raw:
         if key not in KEYS:
+            import difflib
+
             hint = difflib.get_close_matches(key, KEYS, n=1)
             report(key, f"unknown key {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else ""))
     deck = raw.get("deck", "")

@@ -1,0 +1,611 @@
+"""The build proper: each deck planned from its bank, its identity and the lock, then
+packaged; packages, the lock and the record of issued times committed together.
+
+Decks whose inputs did not change since the last build into the same folder
+are not rebuilt or rewritten. Identity and time (GUIDs, renames, modification
+times) are `identity`'s decisions; this module only asks.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from concurrent.futures import Executor
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ankigen import __version__, bankcache, identity, ids, notetype
+from ankigen.bank import Bank
+from ankigen.bankcache import BankCache
+from ankigen.build import (
+    IMAGE_CACHE,
+    BuildCache,
+    BuildResult,
+    DeckReport,
+    Parents,
+    Progress,
+    inputs_fingerprint,
+    package_name,
+)
+from ankigen.deckinfo import deck_description
+from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.html import plain_text
+from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
+from ankigen.lock import DeckLock, KeyLines, Lock
+from ankigen.media import Prepared, Settings, image_refs, prepare
+from ankigen.note import NoteContent, note_content
+from ankigen.package import (
+    PackageDeck,
+    PackageNote,
+    apkg_bytes,
+    commit_files,
+    remove_stale_temporaries,
+    write_atomic,
+)
+from ankigen.parallel import parallel_map
+from ankigen.project import Project, parent_decks
+from ankigen.size import check_package
+from ankigen.sources import SourceDigest, shown_path
+from ankigen.version import lock_version, note_version, with_card_version
+
+
+@dataclass(frozen=True)
+class DeckPlan:
+    key: str
+    """The bank's key: a plan made in a worker comes back without the bank it was made from."""
+    package: PackageDeck | Packaged
+    """The content without its parent decks, which need every deck's version; or the
+    package itself, when the job knew the parents and so made it too."""
+    lock: DeckLock
+    report: DeckReport
+    warnings: tuple[Diagnostic, ...]
+    media: tuple[tuple[str, bytes], ...] = ()
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A deck's package, made where the deck was planned."""
+
+    key: str
+    """`package_key` of its content."""
+    data: bytes | None
+    """The package file; None when the package in place already has this content."""
+
+
+def plan_deck(
+    bank: Bank,
+    ident: DeckIdentity,
+    notetype_mtime: int,
+    now: int,
+    images: Prepared | None = None,
+    bank_path: str = "",
+) -> DeckPlan:
+    """The package content for one bank, its new lock entry and its change counts.
+
+    `bank_path` is the bank file relative to the banks folder, kept in the lock so a
+    deck whose bank disappears can be named."""
+    previous = ident.previous
+    deck_lock = DeckLock(
+        name=plain_text(bank.deck_name),
+        created=previous.created if previous else now,
+        path=bank_path,
+    )
+    contents: dict[str, NoteContent] = {}
+    notes: list[PackageNote] = []
+    new = changed = unchanged = restored = 0
+    for item in bank.items:
+        item_ident = ident.items[item.id]
+        content = note_content(
+            bank, item, images.names(bank, item.id) if images else None, item_ident.guid
+        )
+        contents[item.id] = content
+        stamp = restamp(item_ident.previous, item_ident.issued, content.hash, now)
+        deck_lock.items[item.id] = stamp
+        deck_lock.guids[item.id] = item_ident.guid
+        if item_ident.previous is None:
+            new += 1
+        elif stamp == item_ident.previous:
+            unchanged += 1
+        else:
+            changed += 1
+            restored += item_ident.previous.hash == content.hash
+        fields = with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
+        notes.append(PackageNote(content.guid, fields, content.tags, stamp.mtime))
+    version = lock_version(bank.topic, bank.language, deck_lock)
+    oldest = identity.oldest_key(
+        bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+    )
+    package = PackageDeck(
+        deck_id=identity.deck_id(*oldest),
+        name=deck_lock.name,
+        description=deck_description(bank, list(contents.values()), version),
+        notes=tuple(notes),
+        first_note_id=deck_lock.created * 1000,
+        notetype_mtime=notetype_mtime,
+    )
+    report = DeckReport(
+        topic=bank.topic,
+        language=bank.language,
+        path=package_name(bank),
+        notes=len(notes),
+        new=new,
+        changed=changed,
+        unchanged=unchanged,
+        removed=len(ident.removed),
+        retired=sum(item.retired for item in bank.items),
+        written=True,
+        restored=restored,
+        version=version,
+    )
+    media = tuple(images.for_bank(bank)) if images else ()
+    warnings = tuple(_deck_warnings(bank, ident, deck_lock, contents, restored))
+    return DeckPlan(bank.key, package, deck_lock, report, warnings, media)
+
+
+def relative_bank_path(bank: Bank, banks_dir: Path) -> str:
+    path = Path(bank.path)
+    return (path.relative_to(banks_dir) if path.is_relative_to(banks_dir) else path).as_posix()
+
+
+def _deck_warnings(
+    bank: Bank,
+    ident: DeckIdentity,
+    deck_lock: DeckLock,
+    contents: dict[str, NoteContent],
+    restored: int,
+) -> list[Diagnostic]:
+    previous = ident.previous
+    items_line = bank.lines.get("items", 1)
+    found = []
+    renamed = identity.renamed_items(contents, ident)
+    for old_id, new_id in renamed:
+        item = next(i for i in bank.items if i.id == new_id)
+        found.append(
+            Diagnostic(
+                bank.path,
+                item.line_at("id"),
+                "warning",
+                f"item {new_id!r} has the content of the removed item {old_id!r}: if it was "
+                f"renamed, add `formerly: [{old_id}]` to it so learners keep their note and "
+                "review history; as it is, they get a new card and keep the old one",
+            )
+        )
+    for a, b in identity.swapped_items(contents, ident):
+        item = next(i for i in bank.items if i.id == a)
+        found.append(
+            Diagnostic(
+                bank.path,
+                item.line_at("id"),
+                "warning",
+                f"items {a!r} and {b!r} swapped their content: review history follows the id, "
+                f"so learners' history of each question would move to the other; swap the ids "
+                "back (a `formerly:` cannot name a live id)",
+            )
+        )
+    removed = [r for r in ident.removed if r not in {old for old, _ in renamed}]
+    if removed:
+        shown = ", ".join(removed[:5]) + (" ..." if len(removed) > 5 else "")
+        found.append(
+            Diagnostic(
+                bank.path,
+                items_line,
+                "warning",
+                f"{len(removed)} item(s) removed since the last build ({shown}): "
+                "Anki never deletes notes on re-import, so learners keep them; put the item "
+                "back with `retired: true` so they can find it (tag ankigen::retired) "
+                "and delete it",
+            )
+        )
+    if previous is not None and previous.name != deck_lock.name:
+        line = bank.lines.get("deck", bank.lines.get("title", 1))
+        found.append(
+            Diagnostic(
+                bank.path,
+                line,
+                "warning",
+                f"the deck is renamed from {previous.name!r} to {deck_lock.name!r}: people who "
+                f"imported it keep their cards in {previous.name!r} and get only new cards in the "
+                f"new deck; set `deck: {json.dumps(previous.name, ensure_ascii=False)}` "
+                "to keep the old name",
+            )
+        )
+    if restored:
+        found.append(
+            Diagnostic(
+                bank.path,
+                items_line,
+                "warning",
+                f"{restored} note(s) went back to an earlier text (a revert?): a later text was "
+                "already issued, so they get a newer modification time and learners who "
+                "imported the later text receive the earlier one again",
+            )
+        )
+    return found
+
+
+def reuse_key(
+    source: SourceDigest | None,
+    ident: DeckIdentity,
+    issued: Issued,
+    notetype_stamp: Stamp,
+    images: Prepared,
+    previous: DeckLock | None,
+    project_digest: str = "",
+) -> str | None:
+    """What a deck's plan is a function of, when its bank is known by content: the bank
+    file's bytes, the project file, its lock entry, what was issued for its notes, the
+    note type's stamp and its images."""
+    if source is None or previous is None:
+        return None
+    evidence = sorted((i.guid, repr(issued.newest(i.guid))) for i in ident.items.values())
+    return ids.content_hash(
+        __version__,
+        source.digest,
+        project_digest,
+        previous.canonical(),
+        repr(evidence),
+        repr(notetype_stamp),
+        repr(sorted((key, p.name) for key, p in images.images.items())),
+    )
+
+
+def unchanged_report(bank: Bank, lock: DeckLock) -> DeckReport:
+    return DeckReport(
+        topic=bank.topic,
+        language=bank.language,
+        path=package_name(bank),
+        notes=len(bank.items),
+        new=0,
+        changed=0,
+        unchanged=len(bank.items),
+        removed=0,
+        retired=sum(item.retired for item in bank.items),
+        written=False,
+        version=lock_version(bank.topic, bank.language, lock),
+    )
+
+
+@dataclass(frozen=True)
+class DeckJob:
+    """Everything one deck's plan needs, so it can run in another process."""
+
+    source: SourceDigest
+    entry: bytes
+    """The bank as its bank cache entry (`bankcache.dump`): compressed, it costs little
+    to hold and to send, and loading it costs about what unpickling the bank did."""
+    project: Project
+    ident: DeckIdentity
+    notetype_mtime: int
+    now: int
+    images: Prepared
+    bank_path: str
+    parents: Parents | None = None
+    """The deck's parent decks, when known before every deck is planned: the job then
+    makes the package too, so its notes never travel between processes."""
+    in_place: str | None = None
+    """`package_key` of the deck's package in the output folder, if any."""
+
+
+def run_deck_job(job: DeckJob) -> DeckPlan:
+    """Plan one deck: its notes, lock entry, version and package content; and make the
+    package when the job knows the parents."""
+    loaded, _ = bankcache.load(job.source, job.entry)
+    assert loaded is not None  # only banks without errors are planned
+    bank = job.project.apply(loaded)
+    plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
+    if job.parents is None:
+        return plan
+    assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
+    package = replace(plan.package, parents=job.parents)
+    key = package_key(package)
+    data = None if key == job.in_place else apkg_bytes(package, plan.media)
+    return replace(plan, package=Packaged(key, data), media=())
+
+
+@dataclass(frozen=True)
+class PackageJob:
+    package: PackageDeck
+    media: tuple[tuple[str, bytes], ...]
+
+
+def run_package_job(job: PackageJob) -> bytes:
+    return apkg_bytes(job.package, job.media)
+
+
+def package_key(package: PackageDeck) -> str:
+    """Hash of everything that goes into a package."""
+    return ids.content_hash(__version__, notetype.schema_hash(), repr(package))
+
+
+@dataclass(frozen=True)
+class Inputs:
+    banks_dir: Path
+    out_dir: Path
+    lock_path: Path
+    lock_bytes: bytes | None
+    lock: Lock
+    sources: Sequence[SourceDigest]
+    project: Project
+    project_bytes: bytes | None
+
+
+def build_locked(
+    inputs: Inputs,
+    banks: list[Bank],
+    diagnostics: Sequence[Diagnostic],
+    bank_cache: BankCache,
+    progress: Progress | None,
+    media_dir: Path,
+    image_settings: Settings,
+    pool: Executor | None,
+    now: int,
+    prune: bool,
+) -> BuildResult:
+    """The build proper, with the output folder to ourselves.
+
+    The banks' items, the build's largest data, are let go of before any deck is
+    planned: each deck's job loads its bank from its cache entry where it runs. So
+    `banks` (the caller's only reference) is emptied of items as the build goes."""
+    out_dir, lock_path, old_lock = inputs.out_dir, inputs.lock_path, inputs.lock
+    warnings = [d for d in diagnostics if d.severity == "warning"]
+    for folder in (out_dir, out_dir / IMAGE_CACHE, lock_path.parent):
+        remove_stale_temporaries(folder)
+    images = prepare(image_refs(banks), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE)
+    if images.diagnostics:
+        raise InvalidBanks([*diagnostics, *images.diagnostics])
+
+    issued = Issued(out_dir / identity.ISSUED_NAME)
+    issued.read_git_history(lock_path)
+    decks = identity.resolve(banks, old_lock, issued)
+    clashes = identity.duplicate_guids(decks)
+    if clashes:
+        raise InvalidBanks(
+            Diagnostic(
+                shown_path(lock_path),
+                0,
+                "error",
+                f"{first} and {second} resolve to one note (GUID {guid}): check their "
+                "`formerly:` names",
+            )
+            for guid, first, second in clashes
+        )
+    schema = notetype.schema_hash()
+    nt_stamp = restamp(old_lock.notetype, None, schema, now)
+    changes: list[Diagnostic] = []
+    if old_lock.notetype is not None and old_lock.notetype.hash != schema:
+        changes.append(
+            Diagnostic(
+                shown_path(lock_path),
+                2,
+                "warning",
+                "the card templates changed since the last build: importing the new packages "
+                "updates the note type in everyone's collection, replacing any changes a "
+                "learner made to its templates or styling",
+            )
+        )
+    orphan_keys = identity.orphans(decks, old_lock)
+    standing = _orphan_warnings(banks, decks, old_lock, orphan_keys, inputs, prune)
+    changes.extend(standing)
+
+    new_lock = Lock(notetype=nt_stamp)
+    for key in orphan_keys:
+        if not prune:
+            new_lock.decks[key] = old_lock.decks[key]  # kept: restoring the bank keeps history
+    cache = BuildCache(out_dir)
+    source_of = {str(source.path): source for source in inputs.sources}
+    project_digest = inputs.project.digest
+    by_key = {bank.key: bank for bank in banks}
+    subsets = {bank.key: images.subset(bank) for bank in banks}
+    reuse: dict[str, str | None] = {
+        bank.key: reuse_key(
+            source_of.get(bank.path),
+            decks[bank.key],
+            issued,
+            nt_stamp,
+            subsets[bank.key],
+            decks[bank.key].previous,
+            project_digest,
+        )
+        for bank in banks
+    }
+
+    def job(bank: Bank, parents: Parents | None) -> DeckJob:
+        source = source_of[bank.path]
+        return DeckJob(
+            source=source,
+            entry=bank_cache.entry(source),
+            project=inputs.project,
+            ident=decks[bank.key],
+            notetype_mtime=nt_stamp.mtime,
+            now=now,
+            images=subsets[bank.key],
+            bank_path=relative_bank_path(bank, inputs.banks_dir),
+            parents=parents,
+            in_place=None if parents is None else cache.key_if_fresh(out_dir / package_name(bank)),
+        )
+
+    # a deck without a generated parent deck needs no sibling's version: planned and
+    # packaged in one step
+    has_parents = parent_decks(banks, {}, inputs.project.reference)
+
+    # 1. decks whose bank bytes, lock entry and evidence are those of the package in
+    # place keep their lock entry; every other deck is planned
+    unchanged = _same_content(banks, decks, reuse, cache, out_dir)
+    same_content = set(unchanged)
+    banks[:] = [replace(bank, items=()) for bank in banks]  # their jobs hold their entries
+    by_key = {bank.key: bank for bank in banks}
+    plans: dict[str, DeckPlan] = {}
+    to_plan = [
+        job(by_key[k], None if k in has_parents else ())
+        for k in sorted(by_key)
+        if k not in same_content
+    ]
+    for plan in parallel_map(run_deck_job, to_plan, pool):
+        plans[plan.key] = plan
+
+    # 2. parent decks list every child's version, so a sibling's new version changes them
+    versions = {key: plan.report.version for key, plan in plans.items()}
+    for key in same_content:
+        previous = decks[key].previous
+        assert previous is not None  # same content means the lock has the deck
+        versions[key] = lock_version(by_key[key].topic, by_key[key].language, previous)
+    parents = parent_decks(banks, versions, inputs.project.reference)
+    stale = [
+        key
+        for key in sorted(same_content)
+        if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
+    ]
+    again = [job(by_key[k], parents.get(k, ())) for k in stale]
+    for plan in parallel_map(run_deck_job, again, pool):
+        plans[plan.key] = plan
+
+    # 3. packages, for planned decks whose package in place differs
+    reports: dict[str, DeckReport] = {}
+    for key in same_content - set(stale):
+        previous = decks[key].previous
+        assert previous is not None
+        new_lock.decks[key] = previous
+        reports[key] = unchanged[key]
+    jobs: dict[str, PackageJob] = {}
+    package_keys: dict[str, str] = {}
+    made: dict[str, bytes] = {}
+    for key, plan in sorted(plans.items()):
+        new_lock.decks[key] = plan.lock
+        changes.extend(plan.warnings)
+        if isinstance(plan.package, Packaged):
+            package_keys[key] = plan.package.key
+            if plan.package.data is not None:
+                made[key] = plan.package.data
+            in_place = plan.package.data is None
+        else:
+            package = replace(plan.package, parents=parents.get(key, ()))
+            package_keys[key] = package_key(package)
+            in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
+            if not in_place:
+                jobs[key] = PackageJob(package, plan.media)
+        reports[key] = replace(plan.report, written=False) if in_place else plan.report
+    # the notes of every deck are the build's largest data: gone once packaged
+    written = {key: plan.report.path for key, plan in plans.items()}
+    del plans
+    made.update(zip(jobs, parallel_map(run_package_job, list(jobs.values()), pool), strict=True))
+    del jobs
+    writes: list[tuple[Path, bytes]] = []
+    for done, (key, data) in enumerate(sorted(made.items()), start=1):
+        changes.extend(check_package(by_key[key], written[key], data))
+        writes.append((out_dir / written[key], data))
+        if progress:
+            progress(done, len(made))
+    for deck in new_lock.decks.values():
+        for item_id, stamp in deck.items.items():
+            issued.note(deck.guids[item_id], stamp)
+
+    # packages of decks renamed with `formerly:` or pruned are superseded
+    removals = [
+        out_dir / f"{key}.apkg"
+        for key in {d.previous_key for d in decks.values() if d.previous_key} | set(orphan_keys)
+        if key not in decks
+        and (prune or key not in orphan_keys)
+        and f"{key}.apkg" in cache.packages
+    ]
+    lock_bytes = new_lock.to_bytes()
+    # the evidence first, the lock last: a stop in between only makes times newer
+    commit_files(
+        [
+            (issued.path, issued.to_bytes()),
+            *writes,
+            *([(lock_path, lock_bytes)] if inputs.lock_bytes != lock_bytes else []),
+        ],
+        removals,
+    )
+    for path in removals:
+        cache.packages.pop(path.name, None)
+    for key, name in written.items():
+        content = reuse_key(
+            source_of.get(by_key[key].path),
+            decks[key],
+            issued,
+            nt_stamp,
+            subsets[key],
+            new_lock.decks[key],
+            project_digest,
+        )
+        cache.record(out_dir / name, package_keys[key], content, parents.get(key, ()))
+    ordered_reports = [reports[key] for key in sorted(reports)]
+    pruned = tuple(orphan_keys) if prune else ()
+    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
+    # the inputs as they were read: a bank saved during this build makes the next one real
+    after = inputs_fingerprint(
+        inputs.sources, lock_bytes, media_dir, image_settings, prune, inputs.project_bytes
+    )
+    cache.remember(after, result, images, standing)
+    write_atomic(cache.path, cache.to_bytes())
+    return result
+
+
+def _same_content(
+    banks: Sequence[Bank],
+    decks: dict[str, DeckIdentity],
+    reuse: dict[str, str | None],
+    cache: BuildCache,
+    out_dir: Path,
+) -> dict[str, DeckReport]:
+    """Reports of the decks whose bank bytes, lock entry and evidence are those of the
+    package in place."""
+    found = {}
+    for bank in banks:
+        ident, content_key = decks[bank.key], reuse[bank.key]
+        if (
+            content_key is not None
+            and ident.previous is not None
+            and ident.previous_key == bank.key
+            and cache.same_content(out_dir / package_name(bank), content_key)
+        ):
+            found[bank.key] = unchanged_report(bank, ident.previous)
+    return found
+
+
+def _orphan_warnings(
+    banks: Sequence[Bank],
+    decks: dict[str, DeckIdentity],
+    lock: Lock,
+    orphan_keys: Sequence[str],
+    inputs: Inputs,
+    prune: bool,
+) -> list[Diagnostic]:
+    """Decks in the lock with no bank: kept and named, and matched to renamed banks."""
+    found = []
+    lines = KeyLines.of(inputs.lock_bytes)
+    lock_path = inputs.lock_path
+    for key in orphan_keys:
+        entry = lock.decks[key]
+        where = entry.path or "?"
+        remedy = (
+            "it is forgotten (--prune)"
+            if prune
+            else "its entry stays in the lock so that restoring the bank keeps learners' "
+            "history; if the deck is gone for good, run `ankigen build --prune`"
+        )
+        found.append(
+            Diagnostic(
+                shown_path(lock_path),
+                lines.find(key),
+                "warning",
+                f"deck {key!r} ({entry.name!r}) has no bank any more; it was last built from "
+                f"{where}: {remedy}",
+            )
+        )
+    for bank, key, shared in identity.renamed_decks(banks, decks, lock, orphan_keys):
+        old = identity.split_deck_key(key)
+        line = identity.formerly_line((old[0], old[1]), (bank.topic, bank.language))
+        found.append(
+            Diagnostic(
+                bank.path,
+                bank.lines.get("topic", 1),
+                "warning",
+                f"this new deck {bank.key!r} shares {shared} of the {len(lock.decks[key].items)} "
+                f"item ids of the deck {key!r}, whose bank is gone: if it was renamed, add "
+                f"`{line}` to this bank so learners keep their notes and review history; "
+                "as it is, they get a second copy of every note",
+            )
+        )
+    return found
