@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import json
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -141,3 +143,16 @@ class AnkiCollection:
 
     def revlog_count(self) -> int:
         return int(self.col.db.scalar("select count() from revlog"))
+
+
+def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
+    """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell."""
+    import hashlib
+
+    head, _, payload = entry.read_bytes().partition(b"\n")
+    header, data = json.loads(head), json.loads(zlib.decompress(payload))
+    change(header, data)  # type: ignore[operator]
+    new_payload = zlib.compress(json.dumps(data).encode())
+    if checksum:
+        header["checksum"] = hashlib.sha256(new_payload).hexdigest()
+    entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)

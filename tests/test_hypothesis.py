@@ -567,6 +567,7 @@ WELL_FORMED_VALUES = [
     "!!str why",
     "why\n{pad}  tags: [a, b]\n{pad}  shuffle: no",
     "why\n{pad}  bogus: key",
+    '"```nosuchlang\\nx = 1\\n```"',  # a warning: read again every time, to say it
 ]
 RISKY_LINES = st.lists(
     st.sampled_from(
@@ -631,3 +632,76 @@ def test_items_composed_a_slice_at_a_time_read_as_the_whole_document(
         assert sliced.lines == whole.lines
         assert [item.lines for item in sliced.items] == [item.lines for item in whole.items]
         assert [item.line for item in sliced.items] == [item.line for item in whole.items]
+
+
+EDITS_OF_ITEMS = st.lists(
+    st.tuples(
+        st.sampled_from(
+            ["edit", "insert", "delete", "blank", "comment", "swap", "defaults", "dash"]
+        ),
+        st.integers(0, 50),
+        st.sampled_from(WELL_FORMED_VALUES),
+    ),
+    min_size=1,
+    max_size=4,
+)
+
+
+def _edit_items(
+    head: str, pieces: list[str], edits: list[tuple[str, int, str]], indent: int
+) -> str:
+    for kind, at, value in edits:
+        at %= len(pieces) + 1
+        if kind == "edit" and at < len(pieces):
+            pieces[at] = _risky_item(at + 100, value, [], indent)
+        elif kind == "insert":
+            pieces.insert(at, _risky_item(len(pieces) + 200, value, [], indent))
+        elif kind == "delete" and at < len(pieces) and len(pieces) > 1:
+            del pieces[at]
+        elif kind in ("blank", "comment") and at < len(pieces):
+            pieces[at] = ("\n" if kind == "blank" else "# moved\n") + pieces[at]
+        elif kind == "swap" and at + 1 < len(pieces):
+            pieces[at], pieces[at + 1] = pieces[at + 1], pieces[at]
+        elif kind == "defaults":
+            head = head.replace("title:", "shuffle: false\ntitle:", 1)
+        elif kind == "dash" and at < len(pieces):  # the item starts a line below its dash
+            pad = " " * indent
+            pieces[at] = pieces[at].replace(f"{pad}- id:", f"{pad}-\n{pad}  id:", 1)
+    return head
+
+
+# values that make a bank without errors: a bank with errors leaves nothing to reuse
+VALID_VALUES = [v for v in WELL_FORMED_VALUES if "bogus" not in v and "&" not in v]
+
+
+# many examples: the cases that matter (an item reused at a new line) need two edits
+@settings(max_examples=1000, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.lists(st.sampled_from(VALID_VALUES), min_size=1, max_size=8),
+    st.sampled_from([0, 2]),
+    EDITS_OF_ITEMS,
+    EDITS_OF_ITEMS,
+)
+def test_an_edited_bank_reusing_its_unchanged_items_reads_as_read_afresh(
+    items: list[str],
+    indent: int,
+    first: list[tuple[str, int, str]],
+    then: list[tuple[str, int, str]],
+) -> None:
+    """Items whose lines did not change are taken from the bank as last read, at their
+    new lines; the result is the bank, diagnostics and lines of reading it afresh."""
+    pieces = [_risky_item(n, value, [], indent) for n, value in enumerate(items)]
+    head = _edit_items('topic: demo\nlanguage: en\ntitle: "Demo"\n', pieces, first, indent)
+    before, _ = parse_bank("x.yaml", (head + "items:\n" + "".join(pieces)).encode())
+    head = _edit_items(head, pieces, then, indent)
+    data = (head + "items:\n" + "".join(pieces)).encode()
+    previous = before.items if before is not None else ()
+    reused, reused_problems = parse_bank("x.yaml", data, previous)
+    afresh, afresh_problems = parse_bank("x.yaml", data)
+    assert reused_problems == afresh_problems
+    assert reused == afresh
+    if reused is not None and afresh is not None:
+        assert [item.lines for item in reused.items] == [item.lines for item in afresh.items]
+        assert [item.line for item in reused.items] == [item.line for item in afresh.items]
+        assert [item.chunk for item in reused.items] == [item.chunk for item in afresh.items]
+        assert [item.seal for item in reused.items] == [item.seal for item in afresh.items]

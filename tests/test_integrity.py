@@ -10,7 +10,6 @@ import subprocess
 import sys
 import time
 import zipfile
-import zlib
 from pathlib import Path
 
 import pytest
@@ -18,20 +17,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, write_bank
-
-
-def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
-    """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell."""
-    import hashlib
-
-    head, _, payload = entry.read_bytes().partition(b"\n")
-    header, data = json.loads(head), json.loads(zlib.decompress(payload))
-    change(header, data)  # type: ignore[operator]
-    new_payload = zlib.compress(json.dumps(data).encode())
-    if checksum:
-        header["checksum"] = hashlib.sha256(new_payload).hexdigest()
-    entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)
+from tests.helpers import AnkiCollection, item, rewrite_entry, write_bank
 
 
 def package_text(path: Path) -> bytes:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, without_versions, write_bank
+from tests.helpers import AnkiCollection, item, rewrite_entry, without_versions, write_bank
 
 
 def test_json_report_on_stdout(project: Path, runner: CliRunner) -> None:
@@ -267,7 +267,9 @@ def test_an_edit_replans_only_its_own_deck(
     monkeypatch.setattr(
         ankigen.lint,
         "parse_bank",
-        lambda path, data: parsed.append(Path(path).parent.name) or real_parse(path, data),
+        lambda path, data, *rest: (
+            parsed.append(Path(path).parent.name) or real_parse(path, data, *rest)
+        ),
     )
     write_bank(project / "banks", "one", items=[item("one", question="Edited?"), item("two", 2)])
     result = invoke(runner, "build")
@@ -289,6 +291,45 @@ def test_an_edit_replans_only_its_own_deck(
     result = invoke(runner, "build")
     assert planned == ["two"]
     assert "wrote out/two.en.apkg" in result.stdout
+
+
+def test_an_edit_reads_only_the_items_it_changed(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
+) -> None:
+    """The other items of the edited bank are taken from its cache entry, at their new
+    lines; an entry edited since it was written is not trusted for any item."""
+    import ankigen.bank
+
+    items = [item(f"i{n}", question=f"Question {n}?") for n in range(5)]
+    write_bank(project / "banks", items=items)
+    assert invoke(runner, "build").exit_code == 0
+    read: list[str] = []
+    real_read = ankigen.bank._read_item
+
+    def counting(r: object, node: object, *rest: object, **named: object) -> object:
+        found = real_read(r, node, *rest, **named)  # type: ignore[arg-type]
+        read.append(found.id if found else "?")
+        return found
+
+    monkeypatch.setattr(ankigen.bank, "_read_item", counting)
+    edited = [item("new", question="A new first question?"), *items]
+    edited[3] = item("i2", question="Question 2, edited?")
+    write_bank(project / "banks", items=edited)
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert sorted(read) == ["i2", "new"]
+    collection.import_package(project / "out" / "demo.en.apkg")
+    assert collection.note_by_item("i2")["Question"] == "Question 2, edited?"
+    assert collection.note_by_item("i4")["Question"] == "Question 4?"
+
+    # the same bank, its cache entry's text of an item changed: that item is read again
+    [entry] = (project / "out" / ".ankigen-banks").glob("*.json")
+    rewrite_entry(entry, lambda h, d: d["bank"]["items"]["question"].__setitem__(5, "Forged?"))
+    read.clear()
+    edited[0] = item("new", question="The new first question, edited?")
+    write_bank(project / "banks", items=edited)
+    assert invoke(runner, "build").exit_code == 0
+    assert sorted(read) == ["i4", "new"]
 
 
 def test_the_bank_cache_round_trips_every_shipped_bank() -> None:

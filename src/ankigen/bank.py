@@ -6,12 +6,15 @@ in the file as a Diagnostic instead of stopping at the first one.
 
 from __future__ import annotations
 
+import dataclasses
 import difflib
+import hashlib
+import operator
 import re
 import sys
 import unicodedata
-from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 import yaml
@@ -74,6 +77,12 @@ class Item:
     line_offsets: tuple[int, ...] = field(default=(), compare=False, hash=False, repr=False)
     """Line of each of `line_keys`, less `line`: small numbers, which Python does not
     store once per item (a dict of lines per item was a fifth of a bank's memory)."""
+    chunk: int = field(default=0, compare=False, hash=False, repr=False)
+    """A digest of the item's lines in the file, and of the bank's defaults it was read
+    with: the next build reuses the item if they are the same (0: never reused)."""
+    seal: int = field(default=0, compare=False, hash=False, repr=False)
+    """A digest of `chunk` with everything else read from those lines (`item_seal`): an
+    item is reused only as it was read, never as a cache entry edited since says."""
     whys: tuple[str, ...] = ()
     """Why each choice is right or wrong, parallel to `choices` ("" where a choice has none);
     empty when no choice has one."""
@@ -308,37 +317,44 @@ def load_bank(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
     return parse_bank(shown, data)
 
 
-def parse_bank(path: str, data: bytes) -> tuple[Bank | None, list[Diagnostic]]:
+def parse_bank(
+    path: str, data: bytes, previous: Iterable[Item] = ()
+) -> tuple[Bank | None, list[Diagnostic]]:
+    """The bank in `data`, with every problem found in reading it. Items of `previous`
+    (the same file as last read) whose lines are unchanged are taken as they are."""
     try:
         text = yamltree.decode(path, data)
     except YamlProblem as problem:
         return None, [problem.diagnostic]
     layout = yamltree.items_layout(text)
     if layout is not None:
+        reuse = {item.chunk: item for item in previous if item.chunk}
         try:
-            return _parse_text(path, layout.head, layout)
+            return _parse_text(path, layout.head, layout, reuse)
         except (YamlProblem, yamltree.Unsplit):
             pass  # composed whole, the document says what is wrong with it
     try:
-        return _parse_text(path, text, None)
+        return _parse_text(path, text, None, {})
     except YamlProblem as problem:
         return None, [problem.diagnostic]
 
 
 def _parse_text(
-    path: str, text: str, layout: yamltree.ItemsLayout | None
+    path: str, text: str, layout: yamltree.ItemsLayout | None, reuse: dict[int, Item]
 ) -> tuple[Bank | None, list[Diagnostic]]:
     reader = _Reader(path)
     root = yamltree.compose_text(path, text)
     if root is None:
         reader.report(1, "empty file: a bank needs topic, language, title and items")
         return None, reader.diagnostics
-    bank = _read_bank(reader, root, layout)
+    bank = _read_bank(reader, root, layout, reuse)
     has_errors = any(d.severity == "error" for d in reader.diagnostics)
     return (None if has_errors else bank), sorted(reader.diagnostics)
 
 
-def _read_bank(r: _Reader, root: yaml.Node, layout: yamltree.ItemsLayout | None) -> Bank | None:
+def _read_bank(
+    r: _Reader, root: yaml.Node, layout: yamltree.ItemsLayout | None, reuse: dict[int, Item]
+) -> Bank | None:
     keys = r.mapping(root, BANK_KEYS, "bank")
     if keys is None:
         return None
@@ -387,6 +403,7 @@ def _read_bank(r: _Reader, root: yaml.Node, layout: yamltree.ItemsLayout | None)
                 r,
                 keys["items"],
                 layout,
+                reuse,
                 shuffle if shuffle is not None else True,
                 bool(recall),
             )
@@ -417,15 +434,17 @@ def _read_items(
     r: _Reader,
     node: yaml.Node,
     layout: yamltree.ItemsLayout | None,
+    reuse: dict[int, Item],
     default_shuffle: bool,
     default_recall: bool,
 ) -> Iterator[Item]:
+    defaults = (default_shuffle, default_recall)
     if layout is not None:
         count, where = len(layout.starts), layout.lines[0]
-        batches = _item_batches(r, layout)
+        items = _laid_out_items(r, layout, reuse, defaults)
     elif isinstance(node, yaml.SequenceNode):
         count, where = len(node.value), line_of(node)
-        batches = iter([node.value])
+        items = (_read_item(r, item_node, *defaults) for item_node in node.value)
     else:
         r.report(node, "items must be a list of items")
         return
@@ -435,28 +454,60 @@ def _read_items(
         r.report(where, f"items: {count} items; a bank holds at most {MAX_ITEMS}")
         return
     seen: dict[str, int] = {}
-    for batch in batches:
-        for item_node in batch:
-            item = _read_item(r, item_node, default_shuffle, default_recall)
-            if item is None:
-                continue
-            if item.id in seen:
-                r.report(
-                    item.line_at("id"),
-                    f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
-                )
-                continue
-            seen[item.id] = item.line_at("id")
-            yield item
+    for item in items:
+        if item is None:
+            continue
+        if item.id in seen:
+            r.report(
+                item.line_at("id"),
+                f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
+            )
+            continue
+        seen[item.id] = item.line_at("id")
+        yield item
 
 
-def _item_batches(r: _Reader, layout: yamltree.ItemsLayout) -> Iterator[list[yaml.Node]]:
-    """The items a slice at a time; a slice's nodes are gone once the next is composed,
-    so the key lines recorded for them go too (their ids will be reused)."""
+def _laid_out_items(
+    r: _Reader,
+    layout: yamltree.ItemsLayout,
+    reuse: dict[int, Item],
+    defaults: tuple[bool, bool],
+) -> Iterator[Item | None]:
+    """The items in order: those whose lines (and the defaults they were read with) are
+    unchanged as they were, moved to their new lines; the others composed a slice at a
+    time. A slice's nodes are gone once the next is composed, so the key lines
+    recorded for them go too (their ids will be reused)."""
+    prefix = f"{defaults}\0".encode()
+    chunks = [
+        int.from_bytes(
+            hashlib.blake2b(prefix + yamltree.item_text(layout, n).encode(), digest_size=8).digest()
+        )
+        or 1
+        for n in range(len(layout.starts))
+    ]
+    kept = {
+        n: reuse[chunk]
+        for n, chunk in enumerate(chunks)
+        if chunk in reuse and reuse[chunk].seal == item_seal(reuse[chunk])
+    }
     bank_keys = dict(r.key_lines)
-    for batch in yamltree.compose_items(r.path, layout):
-        yield batch
-        r.key_lines = dict(bank_keys)
+    batches = yamltree.compose_items(r.path, layout, skip=kept)
+    batch: Iterator[tuple[int, yaml.Node]] = iter(())
+    for number, line in enumerate(layout.lines):
+        if number in kept:
+            item = kept[number]
+            yield item if item.line == line else replace(item, line=line)
+            continue
+        found = next(batch, None)
+        if found is None:
+            r.key_lines = dict(bank_keys)
+            batch = iter(next(batches))
+            found = next(batch)
+        index, item_node = found
+        assert index == number  # compose_items skips exactly the kept items
+        # an item not on its dash's line is read again next time (its lines would move)
+        chunk = chunks[number] if line_of(item_node) == line else 0
+        yield _read_item(r, item_node, *defaults, chunk=chunk)
 
 
 def _peek_id(node: yaml.Node) -> str | None:
@@ -469,8 +520,9 @@ def _peek_id(node: yaml.Node) -> str | None:
 
 
 def _read_item(
-    r: _Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool = False
+    r: _Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool, chunk: int = 0
 ) -> Item | None:
+    problems = len(r.diagnostics)
     peeked = _peek_id(node)
     what = f"item {peeked!r}" if peeked else "item"
     line = line_of(node)
@@ -528,7 +580,7 @@ def _read_item(
     if recall is None:
         return None
     assert item_id and question and explanation and choices and answer is not None
-    return Item(
+    item = Item(
         id=item_id,
         question=question,
         choices=choices,
@@ -550,7 +602,25 @@ def _read_item(
         ),
         whys=tuple(whys) if any(whys) else (),
         recall=bool(recall),
+        # an item read with a problem is read again next time, to report it again
+        chunk=chunk if len(r.diagnostics) == problems else 0,
     )
+    if item.chunk:
+        # as a frozen dataclass's own __init__ sets its fields: the seal needs the item
+        object.__setattr__(item, "seal", item_seal(item))
+    return item
+
+
+# what an item's lines say, its line aside (that moves with the lines above it)
+_READ = operator.attrgetter(
+    *(f.name for f in dataclasses.fields(Item) if f.name not in ("line", "chunk", "seal"))
+)
+
+
+def item_seal(item: Item) -> int:
+    """`Item.seal` for the item as it is."""
+    text = f"{item.chunk}\0{_READ(item)!r}".encode()
+    return int.from_bytes(hashlib.blake2b(text, digest_size=8).digest()) or 1
 
 
 _SHARED_KEYS: dict[tuple[str, ...], tuple[str, ...]] = {}

@@ -28,8 +28,8 @@ from ankigen.sources import Source, SourceDigest
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
 # 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns);
-# 6: item lines as keys and offsets
-FORMAT = 6
+# 6: item lines as keys and offsets; 7: items' `chunk` and `seal`
+FORMAT = 7
 # the fastest level: the cache must cost less to read than the bank costs to parse,
 # and stay well under the size of the banks it caches
 COMPRESSION = 1
@@ -273,6 +273,34 @@ class BankCache:
         self.used.add(name)
         self.read[name] = raw
         return loaded
+
+    def previous(self, source: Source) -> tuple[SourceDigest, bytes] | None:
+        """The entry of the same file as it was when last checked, if its bytes differ
+        now: an edited bank reuses the items it has in common with it."""
+        found: list[tuple[int, SourceDigest, Path]] = []
+        for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
+            try:
+                with path.open("rb") as entry:
+                    header = parse_json(entry.readline(4096))
+                when = path.stat().st_mtime_ns
+            except (OSError, ValueError, RecursionError):
+                continue
+            if (
+                isinstance(header, dict)
+                and header.get("version") == __version__
+                and header.get("format") == FORMAT
+                and header.get("path") == str(source.path)
+                and isinstance(header.get("digest"), str)
+                and header["digest"] != source.digest
+            ):
+                found.append((when, SourceDigest(source.path, header["digest"]), path))
+        if not found:
+            return None
+        _, old, path = max(found, key=lambda entry: entry[0])
+        try:
+            return old, path.read_bytes()
+        except OSError:
+            return None
 
     def put(self, source: Source, entry: bytes) -> None:
         """Keep a freshly checked bank's entry (`dump`), under the hash of the bytes it

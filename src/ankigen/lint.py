@@ -6,6 +6,7 @@ same problems wherever they look.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import re
 import unicodedata
@@ -21,7 +22,7 @@ from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
 from ankigen.parallel import parallel_map
-from ankigen.sources import Source, read_files
+from ankigen.sources import Source, SourceDigest, read_files
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed
@@ -120,8 +121,9 @@ def check_sources(
         if cached is not None:
             known[source.path] = cached
     fresh = [source for source in sources if source.path not in known]
+    jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     work = functools.partial(_load_and_check, cache is not None, sources_for(reference))
-    for source, (result, entry) in zip(fresh, parallel_map(work, fresh, pool), strict=True):
+    for source, (result, entry) in zip(fresh, parallel_map(work, jobs, pool), strict=True):
         known[source.path] = result
         if cache and entry is not None:
             cache.put(source, entry)
@@ -150,19 +152,28 @@ def sources_for(reference: str) -> tuple[str, ...]:
 
 
 def _load_and_check(
-    for_cache: bool, sources: tuple[str, ...], source: Source
+    for_cache: bool,
+    sources: tuple[str, ...],
+    job: tuple[Source, tuple[SourceDigest, bytes] | None],
 ) -> tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]:
     """`load_and_check`, and the bank cache's entry for its result: made where the bank
-    was checked, in a worker process too, not one after another in the main process."""
-    result = load_and_check(source, sources)
+    was checked, in a worker process too, not one after another in the main process.
+    With the entry of the file's previous bytes, its unchanged items are reused."""
+    source, previous = job
+    items: tuple[Item, ...] = ()
+    if previous is not None:
+        with contextlib.suppress(bankcache.BadEntry, RecursionError):
+            old, _ = bankcache.load(*previous)
+            items = old.items if old is not None else ()
+    result = load_and_check(source, sources, items)
     return result, bankcache.dump(source, result) if for_cache else None
 
 
 def load_and_check(
-    source: Source, sources: tuple[str, ...] = ("en",)
+    source: Source, sources: tuple[str, ...] = ("en",), previous: Sequence[Item] = ()
 ) -> tuple[Bank | None, list[Diagnostic]]:
     """One bank with the problems found in it alone (runs in a worker process)."""
-    bank, found = parse_bank(source.shown, source.data)
+    bank, found = parse_bank(source.shown, source.data, previous)
     if bank is not None:
         found.extend(check_bank(bank, sources))
     return bank, found

@@ -8,7 +8,7 @@ standard scalar and collection tags, anchors and aliases are refused.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Any, cast
 
@@ -253,16 +253,21 @@ def items_layout(text: str) -> ItemsLayout | None:
     return ItemsLayout(text, head, tuple(starts), tuple(lines), end)
 
 
-def compose_items(path: str, layout: ItemsLayout) -> Iterator[list[yaml.Node]]:
-    """The item nodes of a laid-out bank, a slice of the file at a time, each node
-    marked with its line in the file; raise Unsplit where a slice does not compose
-    into just its own items."""
+def compose_items(
+    path: str, layout: ItemsLayout, skip: Container[int] = ()
+) -> Iterator[list[tuple[int, yaml.Node]]]:
+    """The item nodes of a laid-out bank with their numbers (but those in `skip`), a
+    slice of the file at a time, each node marked with its line in the file; raise
+    Unsplit where a slice does not compose into just its own items."""
     starts, count = layout.starts, len(layout.starts)
     first = 0
     while first < count:
+        if first in skip:
+            first += 1
+            continue
         last = first + 1
         limit = starts[first] + BATCH_BYTES
-        while last < count and starts[last] < limit:
+        while last < count and starts[last] < limit and last not in skip:
             last += 1
         stop = starts[last] if last < count else layout.end
         # padded so that libyaml's marks are the lines of the file
@@ -278,8 +283,14 @@ def compose_items(path: str, layout: ItemsLayout) -> Iterator[list[yaml.Node]]:
         for node, line, below in zip(nodes, layout.lines[first:last], bounds, strict=True):
             if not line <= line_of(node) < below:
                 raise Unsplit
-        yield nodes
+        yield list(zip(range(first, last), nodes, strict=True))
         first = last
+
+
+def item_text(layout: ItemsLayout, number: int) -> str:
+    """The lines of item `number`, as they are in the file."""
+    stop = layout.starts[number + 1] if number + 1 < len(layout.starts) else layout.end
+    return layout.text[layout.starts[number] : stop]
 
 
 def _only_items(root: yaml.Node | None) -> list[yaml.Node] | None:
