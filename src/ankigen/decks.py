@@ -237,13 +237,18 @@ def reuse_key(
     note type's stamp and its images."""
     if source is None or previous is None:
         return None
-    evidence = sorted((i.guid, repr(issued.newest(i.guid))) for i in ident.items.values())
+    # in the bank's order, which its digest fixes
+    evidence = "".join(
+        f"{i.guid}\x1f{stamp.hash}\x1f{stamp.mtime}\x1e" if stamp else f"{i.guid}\x1e"
+        for i in ident.items.values()
+        for stamp in (issued.newest(i.guid),)
+    )
     return ids.content_hash(
         __version__,
         source.digest,
         project_digest,
         previous.canonical(),
-        repr(evidence),
+        evidence,
         repr(notetype_stamp),
         repr(sorted((key, p.name) for key, p in images.images.items())),
     )
@@ -445,10 +450,7 @@ def build_locked(
 
     # 2. parent decks list every child's version, so a sibling's new version changes them
     versions = {key: plan.report.version for key, plan in plans.items()}
-    for key in same_content:
-        previous = decks[key].previous
-        assert previous is not None  # same content means the lock has the deck
-        versions[key] = lock_version(by_key[key].topic, by_key[key].language, previous)
+    versions.update((key, unchanged[key].version) for key in same_content)
     parents = parent_decks(banks, versions, inputs.project.reference)
     stale = [
         key
@@ -574,7 +576,8 @@ def _orphan_warnings(
 ) -> list[Diagnostic]:
     """Decks in the lock with no bank: kept and named, and matched to renamed banks."""
     found = []
-    lines = KeyLines.of(inputs.lock_bytes)
+    # indexing the lock's lines takes a second at 100,000 notes: only for a message
+    lines = KeyLines.of(inputs.lock_bytes if orphan_keys else None)
     lock_path = inputs.lock_path
     for key in orphan_keys:
         entry = lock.decks[key]

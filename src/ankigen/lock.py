@@ -54,6 +54,8 @@ class Lock:
     def to_bytes(self) -> bytes:
         """Stable JSON with one item per line, so the lock diffs well in review."""
         dump = json.dumps
+        # json.dumps of a string, without its call through the encoder: a third of the time
+        quote = json.encoder.encode_basestring_ascii
         out = ["{", f' "version": {LOCK_VERSION},']
         if self.notetype:
             out.append(
@@ -71,9 +73,9 @@ class Lock:
             items = sorted(deck.items.items())
             for i, (item_id, stamp) in enumerate(items):
                 comma = "," if i < len(items) - 1 else ""
-                guid = dump(deck.guids[item_id])
+                guid = quote(deck.guids[item_id])
                 out.append(
-                    f"    {dump(item_id)}: [{dump(stamp.hash)}, {stamp.mtime}, {guid}]{comma}"
+                    f"    {quote(item_id)}: [{quote(stamp.hash)}, {stamp.mtime}, {guid}]{comma}"
                 )
             out.append("   }")
             out.append("  }" + ("," if d < len(decks) - 1 else ""))
