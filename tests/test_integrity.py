@@ -112,6 +112,23 @@ def test_bank_cache_entries_of_the_wrong_shape_are_ignored(
     assert sorted(lock["decks"]["demo.en"]["items"]) == ["one", "two"]
 
 
+def test_odd_files_among_the_bank_cache_entries_are_passed_over(
+    project: Path, runner: CliRunner
+) -> None:
+    """An edit looks for the bank's previous entry among the files in the cache: a
+    FIFO there is not opened (it would block), junk is not read as an entry."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    cache = project / "out" / ".ankigen-banks"
+    os.mkfifo(cache / "fifo.json")
+    (cache / "junk.json").write_bytes(b"\xff{not json\n")
+    (cache / "folder.json").mkdir()
+    write_bank(project / "banks", items=[item("one", question="Edited?"), item("two")])
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert b"Edited?" in package_text(project / "out" / "demo.en.apkg")
+
+
 @pytest.mark.parametrize(
     "content",
     [

@@ -9,6 +9,7 @@ anything else is ignored, and the bank is parsed again.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import hashlib
 import itertools
@@ -279,6 +280,8 @@ class BankCache:
         now: an edited bank reuses the items it has in common with it."""
         found: list[tuple[int, SourceDigest, Path]] = []
         for path in self.folder.glob("*.json") if self.folder.is_dir() else ():
+            if not path.is_file():
+                continue  # a FIFO would block the build on opening it
             try:
                 with path.open("rb") as entry:
                     header = parse_json(entry.readline(4096))
@@ -322,5 +325,7 @@ class BankCache:
         self.pending.clear()
         if self.folder.is_dir():
             for entry in self.folder.glob("*.json"):
-                if entry.name not in self.used:
-                    entry.unlink(missing_ok=True)
+                if entry.name not in self.used and not entry.is_dir():
+                    # tidying only: what cannot be removed stays, the build succeeded
+                    with contextlib.suppress(OSError):
+                        entry.unlink(missing_ok=True)

@@ -192,8 +192,13 @@ class ImageCache:
         if self.folder is None:
             return None
         for path in self.folder.glob(f"{key}--*"):
+            if not path.is_file():
+                continue  # not written by us; a FIFO would block the build
             name = path.name.split("--", 1)[1]
-            data = path.read_bytes()
+            try:
+                data = path.read_bytes()
+            except OSError:
+                continue
             if hashlib.sha256(data).hexdigest()[:20] == name.split(".")[0]:
                 from PIL import Image
 
