@@ -457,13 +457,11 @@ def _read_items(
     for item in items:
         if item is None:
             continue
+        line = item.line_at("id")
         if item.id in seen:
-            r.report(
-                item.line_at("id"),
-                f"duplicate item id {item.id!r} (first used at line {seen[item.id]})",
-            )
+            r.report(line, f"duplicate item id {item.id!r} (first used at line {seen[item.id]})")
             continue
-        seen[item.id] = item.line_at("id")
+        seen[item.id] = line
         yield item
 
 

@@ -474,31 +474,42 @@ def copied_from_reference(banks: Sequence[Bank], reference_tag: str = "") -> Ite
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
-def _texts(bank: Bank) -> Iterable[tuple[int, str, str]]:
-    """(line, label, text) of every piece of author text in a bank."""
-    yield bank.lines.get("title", 1), "title", bank.title
+# where a text is: (item, kind, number), resolved to a line and a label only for a
+# text with a problem (every text of every bank is checked, few have one)
+_Place = tuple[Item | None, str, int]
+
+
+def _texts(bank: Bank) -> Iterable[tuple[str, _Place]]:
+    """Every piece of author text in a bank, with where it is (see `_where`)."""
+    yield bank.title, (None, "title", 0)
     if bank.description:
-        yield bank.lines.get("description", 1), "description", bank.description
+        yield bank.description, (None, "description", 0)
     for item in bank.items:
-        yield item.line_at("question"), f"item {item.id!r}: question", item.question
+        yield item.question, (item, "question", 0)
         for n, choice in enumerate(item.choices, start=1):
-            yield item.line_at(f"choice {n}"), f"item {item.id!r}: choice {n}", choice
+            yield choice, (item, "choice", n)
         for n, why in enumerate(item.whys, start=1):
             if why:
-                yield item.line_at(f"choice {n}"), f"item {item.id!r}: why {n}", why
-        yield (
-            item.line_at("explanation"),
-            f"item {item.id!r}: explanation",
-            item.explanation,
-        )
+                yield why, (item, "why", n)
+        yield item.explanation, (item, "explanation", 0)
+
+
+def _where(bank: Bank, place: _Place) -> tuple[int, str]:
+    """The line and the label of a text `_texts` gave."""
+    item, kind, number = place
+    if item is None:
+        return bank.lines.get(kind, 1), kind
+    line = item.line_at(f"choice {number}" if number else kind)
+    return line, f"item {item.id!r}: {kind}" + (f" {number}" if number else "")
 
 
 def bidi_controls(bank: Bank) -> Iterable[Diagnostic]:
     """Embedding and isolate controls reorder text invisibly (and can hide what it says);
     the card already gives every text block its own direction."""
-    for line, label, text in _texts(bank):
+    for text, place in _texts(bank):
         match = BIDI_CONTROLS.search(text)
         if match:
+            line, label = _where(bank, place)
             yield Diagnostic(
                 bank.path,
                 line,
@@ -525,10 +536,11 @@ def duplicate_questions(bank: Bank) -> Iterable[Diagnostic]:
 
 
 def placeholders(bank: Bank) -> Iterable[Diagnostic]:
-    for line, label, text in _texts(bank):
+    for text, place in _texts(bank):
         # `{0}` and `%s` are fine in code, and `{2}` in \frac{1}{2}
         match = PLACEHOLDER.search(markup.prose(text))
         if match:
+            line, label = _where(bank, place)
             yield Diagnostic(
                 bank.path,
                 line,
