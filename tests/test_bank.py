@@ -6,6 +6,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tests.conftest import invoke
@@ -152,3 +153,33 @@ def test_control_characters_are_reported_at_their_line(project: Path, runner: Cl
         "banks/x.yaml:3: error: YAML: the control character U+0001 is not allowed\n"
         "1 error; nothing was written\n",
     )
+
+
+def test_a_bank_of_mostly_blank_lines_costs_no_more_than_twice_a_whole_read(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Items are composed a slice at a time, each slice padded with the lines above it;
+    blank lines by the million would be read once per slice, so past a budget of
+    about the file's length the document is composed whole, with the same result."""
+    from ankigen import yamltree
+    from ankigen.bank import parse_bank
+
+    head = 'topic: t\nlanguage: en\ntitle: "T"\nitems:\n'
+    item = "  - id: i{n}\n    question: Q {n}?\n    choices: [a, b]\n    answer: 1\n"
+    text = head + "".join(
+        item.format(n=n) + "    explanation: e\n" + "\n" * 200 for n in range(300)
+    )
+    composed: list[int] = []
+    real = yamltree.compose_text
+
+    def counting(path: str, source: str) -> object:
+        composed.append(len(source))
+        return real(path, source)
+
+    monkeypatch.setattr(yamltree, "BATCH_BYTES", 256)  # a slice per item
+    monkeypatch.setattr(yamltree, "compose_text", counting)
+    sliced = parse_bank("x.yaml", text.encode())
+    assert sum(composed) <= 2 * len(text) + (1 << 21)
+    monkeypatch.setattr(yamltree, "items_layout", lambda text: None)
+    assert parse_bank("x.yaml", text.encode()) == sliced
+    assert sliced[0] is not None and len(sliced[0].items) == 300

@@ -270,11 +270,17 @@ def compose_items(
     slice of the file at a time, each node marked with its line in the file; raise
     Unsplit where a slice does not compose into just its own items."""
     starts, count = layout.starts, len(layout.starts)
+    # each slice is padded with the lines above it: a file of mostly blank lines
+    # would have libyaml read them once per slice, so past a budget it is read whole
+    budget = len(layout.text) + (1 << 20)
     first = 0
     while first < count:
         if first in skip:
             first += 1
             continue
+        budget -= layout.lines[first]
+        if budget < 0:
+            raise Unsplit
         last = first + 1
         limit = starts[first] + BATCH_BYTES
         while last < count and starts[last] < limit and last not in skip:
