@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ankigen import __version__, identity, ids, notetype
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.jsondata import parse_json
-from ankigen.lock import LOCK_NAME, read_lock_bytes
+from ankigen.lock import LOCK_NAME, parse_lock, read_lock_bytes
 from ankigen.media import Prepared, Settings, unchanged_images
 from ankigen.package import exclusive
 from ankigen.project import Project, load_project, parse_project, project_path
@@ -313,7 +313,6 @@ def build(
     from ankigen.bankcache import BankCache
     from ankigen.decks import Inputs, build_locked
     from ankigen.lint import check_sources
-    from ankigen.lock import parse_lock
     from ankigen.package import check_file_name
     from ankigen.parallel import worker_pool
 

@@ -224,7 +224,7 @@ def _deck_warnings(
 
 
 def reuse_key(
-    source: SourceDigest | None,
+    source: SourceDigest,
     ident: DeckIdentity,
     issued: Issued,
     notetype_stamp: Stamp,
@@ -235,7 +235,7 @@ def reuse_key(
     """What a deck's plan is a function of, when its bank is known by content: the bank
     file's bytes, the project file, its lock entry, what was issued for its notes, the
     note type's stamp and its images."""
-    if source is None or previous is None:
+    if previous is None:
         return None
     # in the bank's order, which its digest fixes
     evidence = "".join(
@@ -399,11 +399,10 @@ def build_locked(
     cache = BuildCache(out_dir)
     source_of = {str(source.path): source for source in inputs.sources}
     project_digest = inputs.project.digest
-    by_key = {bank.key: bank for bank in banks}
     subsets = {bank.key: images.subset(bank) for bank in banks}
     reuse: dict[str, str | None] = {
         bank.key: reuse_key(
-            source_of.get(bank.path),
+            source_of[bank.path],
             decks[bank.key],
             issued,
             nt_stamp,
@@ -523,7 +522,7 @@ def build_locked(
         cache.packages.pop(path.name, None)
     for key, name in written.items():
         content = reuse_key(
-            source_of.get(by_key[key].path),
+            source_of[by_key[key].path],
             decks[key],
             issued,
             nt_stamp,
