@@ -226,11 +226,10 @@ def items_layout(text: str) -> ItemsLayout | None:
     """The items' layout, or None where the text is not plainly laid out."""
     if _other_breaks(text):
         return None
-    keys = _ITEMS_KEY.findall(text)
+    keys = list(_ITEMS_KEY.finditer(text))
     if len(keys) != 1 or text.startswith("items:"):
         return None  # a bank that starts with its items is composed whole
-    found = _ITEMS_KEY.search(text)
-    assert found is not None
+    found = keys[0]
     key = found.start() + 1  # where the line starts
     body = text.find("\n", found.end()) + 1
     if body == 0 or _DOCUMENT_MARK.search(text, body - 1):
