@@ -282,7 +282,7 @@ def test_bank_cache_entries_of_random_bytes_are_refused(raw: bytes) -> None:
 
     # anything but BadEntry (a crash) fails the test; random bytes are never an entry
     with contextlib.suppress(BadEntry):
-        load(_source("/nowhere"), raw)  # type: ignore[arg-type]
+        load(_source("/nowhere"), raw, ("en",))  # type: ignore[arg-type]
         raise AssertionError("random bytes were taken for a cache entry")
 
 
@@ -308,10 +308,11 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(payload: o
         "format": FORMAT,
         "digest": source.digest,  # type: ignore[attr-defined]
         "path": str(source.path),  # type: ignore[attr-defined]
+        "sources": ["en"],
         "checksum": hashlib.sha256(body).hexdigest(),
     }
     try:
-        bank, problems = load(source, json.dumps(header).encode() + b"\n" + body)  # type: ignore[arg-type]
+        bank, problems = load(source, json.dumps(header).encode() + b"\n" + body, ("en",))  # type: ignore[arg-type]
     except BadEntry:
         return
     assert bank is None or isinstance(bank, Bank)

@@ -71,6 +71,25 @@ def test_changing_the_template_of_released_decks_warns(project: Path, runner: Cl
     assert "wrote out/demo.en.apkg" in result.stdout
 
 
+def test_a_new_reference_checks_cached_banks_again(project: Path, runner: CliRunner) -> None:
+    """The bank cache holds each bank's warnings; those about untranslated text depend on
+    the reference language, so a build after it changes says what `lint` says."""
+    banks = project / "banks"
+    german = "Die Parameter werden auf alle Prozesse verteilt, damit der Speicher reicht."
+    write_bank(banks, language="fr", items=[item("one", question=german, explanation=german)])
+    first = invoke(runner, "build")
+    assert first.exit_code == 0 and "warning" not in first.stderr
+    (banks / "ankigen.toml").write_text('reference = "de"\n', encoding="utf-8")
+    warning = (
+        "banks/demo/fr.yaml:5: warning: item 'one': untranslated? question, explanation in German"
+    )
+    assert warning in invoke(runner, "lint").output
+    # a build names no warning, it counts them
+    assert "1 warning in the banks; 'ankigen lint' lists them" in invoke(runner, "build").stderr
+    (banks / "ankigen.toml").unlink()
+    assert "warning" not in invoke(runner, "build").stderr
+
+
 def test_every_problem_at_its_line(project: Path, runner: CliRunner) -> None:
     banks = project / "banks"
     write_bank(banks)

@@ -344,7 +344,7 @@ def test_the_bank_cache_round_trips_every_shipped_bank() -> None:
         assert bank is not None
         data = path.read_bytes()
         source = Source(path, data, hashlib.sha256(data).hexdigest())
-        copy, copied_problems = load(source, dump(source, (bank, problems)))
+        copy, copied_problems = load(source, dump(source, (bank, problems), ("en",)), ("en",))
         assert copy == bank and copied_problems == problems
         assert copy is not None and copy.lines == bank.lines
         assert [i.lines for i in copy.items] == [i.lines for i in bank.items]

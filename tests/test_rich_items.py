@@ -135,7 +135,7 @@ def test_the_bank_cache_keeps_whys_and_recall() -> None:
     data = RICH.encode()
     source = Source(Path("rich.yaml"), data, hashlib.sha256(data).hexdigest())
     loaded = parse_bank("rich.yaml", data)
-    bank, _ = load(source, dump(source, loaded))
+    bank, _ = load(source, dump(source, loaded, ("en",)), ("en",))
     assert bank == loaded[0]
     assert bank is not None and bank.items[0].whys[0] == "Every rank ends with the sum."
     assert bank.recall and [i.recall for i in bank.items] == [False, True, True]

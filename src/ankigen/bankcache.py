@@ -29,16 +29,21 @@ from ankigen.sources import Source, SourceDigest
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
 # 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns);
-# 6: item lines as keys and offsets; 7: items' `chunk` and `seal`
-FORMAT = 7
+# 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages
+FORMAT = 8
 # the fastest level: the cache must cost less to read than the bank costs to parse,
 # and stay well under the size of the banks it caches
 COMPRESSION = 1
 
 
-def entry_name(source: Source | SourceDigest) -> str:
+Languages = tuple[str, ...]
+"""The source languages a bank was checked against (`lint.sources_for`): its warnings
+about untranslated text depend on them, so an entry holds for those alone."""
+
+
+def entry_name(source: Source | SourceDigest, languages: Languages) -> str:
     digest = hashlib.sha256(source.digest.encode())
-    digest.update(f"\0{source.path}\0{__version__}\0{FORMAT}".encode())
+    digest.update(f"\0{source.path}\0{__version__}\0{FORMAT}\0{','.join(languages)}".encode())
     return digest.hexdigest()[:32] + ".json"
 
 
@@ -46,7 +51,7 @@ _ITEM_FIELDS = {f.name: f for f in dataclasses.fields(Item)}
 _BANK_FIELDS = {f.name: f for f in dataclasses.fields(Bank) if f.name != "items"}
 
 
-def dump(source: Source, loaded: Loaded) -> bytes:
+def dump(source: Source, loaded: Loaded, languages: Languages) -> bytes:
     """A header line (what the entry is for, and a checksum of the rest), then the payload."""
     bank, diagnostics = loaded
     data: dict[str, Any] | None = None
@@ -64,17 +69,19 @@ def dump(source: Source, loaded: Loaded) -> bytes:
         ).encode(),
         COMPRESSION,
     )
-    header = _header(source, payload)
+    header = _header(source, payload, languages)
     return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
 
 
-def _header(source: Source | SourceDigest, payload: bytes) -> dict[str, str | int]:
-    """What an entry is for (these bank bytes, this version), and its payload's checksum."""
+def _header(source: Source | SourceDigest, payload: bytes, languages: Languages) -> dict[str, Any]:
+    """What an entry is for (these bank bytes, checked against these source languages, by
+    this version), and its payload's checksum."""
     return {
         "version": __version__,
         "format": FORMAT,
         "digest": source.digest,
         "path": str(source.path),
+        "sources": list(languages),
         "checksum": hashlib.sha256(payload).hexdigest(),
     }
 
@@ -212,14 +219,15 @@ _BANK_CHECKS = {
 }
 
 
-def load(source: Source | SourceDigest, raw: bytes) -> Loaded:
-    """The cached result for exactly these bytes; BadEntry for anything else."""
+def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loaded:
+    """The cached result for exactly these bytes checked against these languages;
+    BadEntry for anything else."""
     head, _, payload = raw.partition(b"\n")
     try:
         header = parse_json(head)
     except ValueError:
         raise BadEntry("not JSON") from None
-    if header != _header(source, payload):
+    if header != _header(source, payload, languages):
         raise BadEntry("for other bytes, another version, or changed since written")
     try:
         data = parse_json(zlib.decompress(payload))
@@ -258,17 +266,18 @@ def _bank(data: Any) -> Bank:
 class BankCache:
     """Read as banks are checked; written only by a build that succeeds (`save`)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, languages: Languages) -> None:
         self.folder = folder
+        self.languages = languages
         self.used: set[str] = set()
         self.pending: dict[str, bytes] = {}
         self.read: dict[str, bytes] = {}
 
     def get(self, source: Source) -> Loaded | None:
-        name = entry_name(source)
+        name = entry_name(source, self.languages)
         try:
             raw = (self.folder / name).read_bytes()
-            loaded = load(source, raw)
+            loaded = load(source, raw, self.languages)
         except (OSError, BadEntry, RecursionError):
             return None
         self.used.add(name)
@@ -293,6 +302,7 @@ class BankCache:
                 and header.get("version") == __version__
                 and header.get("format") == FORMAT
                 and header.get("path") == str(source.path)
+                and header.get("sources") == list(self.languages)
                 and isinstance(header.get("digest"), str)
                 and header["digest"] != source.digest
             ):
@@ -308,14 +318,14 @@ class BankCache:
     def put(self, source: Source, entry: bytes) -> None:
         """Keep a freshly checked bank's entry (`dump`), under the hash of the bytes it
         was parsed from."""
-        name = entry_name(source)
+        name = entry_name(source, self.languages)
         self.pending[name] = entry
         self.used.add(name)
 
     def entry(self, source: Source | SourceDigest) -> bytes:
         """The entry of a bank checked in this build, read or made: a bank in a few
         compressed bytes, which a deck's job loads again where it runs."""
-        name = entry_name(source)
+        name = entry_name(source, self.languages)
         return self.pending.get(name) or self.read[name]
 
     def save(self) -> None:

@@ -312,12 +312,12 @@ def build(
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.bankcache import BankCache
     from ankigen.decks import Inputs, build_locked
-    from ankigen.lint import check_sources
+    from ankigen.lint import check_sources, sources_for
     from ankigen.package import check_file_name
     from ankigen.parallel import worker_pool
 
     old_lock, lock_problems = parse_lock(shown_path(lock_path), lock_bytes)
-    bank_cache = BankCache(out_dir / BANK_CACHE)
+    bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(len(source.data) for source in sources)
     with worker_pool(size, len(sources)) as pool:
         checked = check_sources(sources, pool=pool, cache=bank_cache, reference=project.reference)

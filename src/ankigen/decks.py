@@ -31,6 +31,7 @@ from ankigen.deckinfo import deck_description
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
+from ankigen.lint import sources_for
 from ankigen.lock import DeckLock, KeyLines, Lock
 from ankigen.media import Prepared, Settings, image_refs, prepare
 from ankigen.note import NoteContent, note_content
@@ -294,7 +295,7 @@ class DeckJob:
 def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
-    loaded, _ = bankcache.load(job.source, job.entry)
+    loaded, _ = bankcache.load(job.source, job.entry, sources_for(job.project.reference))
     assert loaded is not None  # only banks without errors are planned
     bank = job.project.apply(loaded)
     plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)

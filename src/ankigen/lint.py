@@ -163,10 +163,10 @@ def _load_and_check(
     items: tuple[Item, ...] = ()
     if previous is not None:
         with contextlib.suppress(bankcache.BadEntry, RecursionError):
-            old, _ = bankcache.load(*previous)
+            old, _ = bankcache.load(*previous, sources)
             items = old.items if old is not None else ()
     result = load_and_check(source, sources, items)
-    return result, bankcache.dump(source, result) if for_cache else None
+    return result, bankcache.dump(source, result, sources) if for_cache else None
 
 
 def load_and_check(
