@@ -706,3 +706,75 @@ def test_an_edited_bank_reusing_its_unchanged_items_reads_as_read_afresh(
         assert [item.line for item in reused.items] == [item.line for item in afresh.items]
         assert [item.chunk for item in reused.items] == [item.chunk for item in afresh.items]
         assert [item.seal for item in reused.items] == [item.seal for item in afresh.items]
+
+
+_NOW = identity.clock()
+_SANE_TIME = st.integers(identity.EARLIEST, _NOW)
+_GUID = st.from_regex(identity.GUID, fullmatch=True)
+# each a change to one value of a stamp as written: [hash, time, GUID]
+_ODD = [
+    *((1, bad) for bad in [identity.EARLIEST - 1, True, 0, -5, 1.5e9, "1700000000", None]),
+    *((1, bad) for bad in [_NOW * 1000, _NOW + identity.FUTURE_SLACK + 3600]),
+    (1, identity.EARLIEST),  # the earliest sane time: not odd at all
+    *((2, bad) for bad in ["", "a\n", "a\nb", "x" * 21, "é", 7, None]),
+    *((0, bad) for bad in [1, None, ["h"]]),
+    *((3, bad) for bad in [[], "row", {"a": 1}, "short", "long"]),
+    None,
+]
+
+
+def _odd_row(row: list[object], odd: tuple[int, object]) -> object:
+    field, value = odd
+    if field < 3:
+        return [*row[:field], value, *row[field + 1 :]]
+    if value == "short":
+        return row[:2]
+    return [*row, 1] if value == "long" else value
+
+
+@SETTINGS
+@given(
+    st.lists(st.tuples(st.text(max_size=4), _SANE_TIME, _GUID), min_size=1, max_size=6),
+    st.sampled_from(_ODD),
+    st.one_of(_GUID, st.sampled_from(["", "a b", "é"])),
+)
+def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
+    good: list[tuple[str, int, str]], odd: tuple[int, object] | None, odd_key: str
+) -> None:
+    """The lock and the evidence of issued stamps are checked a column at a time when they
+    are exactly as written; with one odd value among them, they must read exactly as the
+    checks of each value say."""
+    import json
+    import tempfile
+    from pathlib import Path
+    from unittest import mock
+
+    from ankigen import lock as lock_module
+    from ankigen.identity import Issued
+    from ankigen.lock import LockError, parse_lock
+
+    def parsed(raw: bytes) -> object:
+        try:
+            lock, problems = parse_lock("ankigen.lock", raw)
+        except LockError as error:
+            return str(error)
+        return [(k, d.items, d.guids) for k, d in lock.decks.items()], problems
+
+    items: dict[str, object] = {f"i{n}": list(row) for n, row in enumerate(good)}
+    notes: dict[str, object] = {guid: [h, mtime] for h, mtime, guid in good}
+    if odd is not None:
+        row = _odd_row(list(good[0]), odd)
+        items[odd_key] = row
+        notes[odd_key] = row[:2] if isinstance(row, list) and odd[0] < 3 else row
+    deck = {"name": "Demo", "created": identity.EARLIEST, "items": items}
+    raw = json.dumps({"version": 2, "decks": {"demo.en": deck}}, indent=1).encode()
+    fast = parsed(raw)
+    with mock.patch.object(lock_module, "_fast_items", return_value=False):
+        assert parsed(raw) == fast
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / identity.ISSUED_NAME
+        path.write_text(json.dumps({"version": 1, "notes": notes, "blobs": []}))
+        read = Issued(path).notes
+        with mock.patch.object(identity, "_sane_notes", return_value=None):
+            assert Issued(path).notes == read

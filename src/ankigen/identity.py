@@ -25,8 +25,9 @@ import re
 import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple, cast
 
 from ankigen.errors import AnkigenError
 from ankigen.jsondata import parse_json
@@ -42,6 +43,21 @@ _BASE91 = (
     "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789!#$%&()*+,-./:;<=>?@[]^_`{|}~"
 )
 GUID = re.compile(r"[" + re.escape(_BASE91) + r"]{1,20}")
+_GUID_LINES = re.compile(r"(?:[" + re.escape(_BASE91) + r"]{1,20}\n)*")
+
+
+def all_guids(values: Sequence[object]) -> bool:
+    """Whether every value is a GUID: one match over them all (a lock holds one per
+    note), instead of a call per value."""
+    if not values:
+        return True
+    if not set(map(type, values)) <= {str}:
+        return False
+    text = "\n".join(cast(Sequence[str], values))
+    if text.count("\n") != len(values) - 1:
+        return False  # a value with a line break of its own: not a GUID, or several
+    return _GUID_LINES.fullmatch(f"{text}\n") is not None
+
 
 # Anki was first released in 2006; a build time before 2001-09-09 is a mistake
 # (zero, a truncated value), and it would give note ids close to zero.
@@ -109,6 +125,16 @@ def time_problem(value: object, now: int) -> str | None:
     return None
 
 
+def sane_stamps(hashes: Sequence[object], mtimes: Sequence[object], now: int) -> bool:
+    """Whether every pair is a stamp whose time has no `time_problem`, checked a column
+    at a time; a False sends the caller to check each value and say what is wrong."""
+    # `type(...) is int`: JSON's true is no time
+    if not (set(map(type, hashes)) <= {str} and set(map(type, mtimes)) <= {int}):
+        return False
+    times = cast(Sequence[int], mtimes)
+    return not times or (min(times) >= EARLIEST and max(times) <= now + FUTURE_SLACK)
+
+
 def clock() -> int:
     """The real time, in seconds: the limit for 'not in the future'."""
     return int(time.time())
@@ -135,9 +161,10 @@ def build_time(environ: Mapping[str, str] | None = None) -> int:
 # ---------------------------------------------------------------- stamps
 
 
-# slots: a build holds a stamp and an identity for every note, several times over
-@dataclass(frozen=True, slots=True)
-class Stamp:
+# named tuples: a build holds a stamp and an identity for every note, several times
+# over, and reads a lock's worth of stamps; a tuple is smaller than a frozen dataclass
+# and several times cheaper to make (its fields are not set one by one)
+class Stamp(NamedTuple):
     """A note's content hash and the modification time that content was issued with."""
 
     hash: str
@@ -194,10 +221,14 @@ class Issued:
         if not isinstance(notes, dict) or not isinstance(blobs, list):
             return
         now = clock()
-        for guid, value in notes.items():
-            stamp = _stamp_or_none(value, now)
-            if stamp is not None and GUID.fullmatch(guid):
-                self.notes[guid] = stamp
+        sane = _sane_notes(notes, now)
+        if sane is not None:
+            self.notes = sane
+        else:  # not as this version writes it: what can be used, note by note
+            for guid, value in notes.items():
+                stamp = _stamp_or_none(value, now)
+                if stamp is not None and GUID.fullmatch(guid):
+                    self.notes[guid] = stamp
         self.blobs = {
             b for b in blobs if isinstance(b, str) and re.fullmatch(r"[0-9a-f]{40,64}", b)
         }
@@ -222,6 +253,22 @@ class Issued:
         notes = {guid: [s.hash, s.mtime] for guid, s in sorted(self.notes.items())}
         data = {"version": ISSUED_VERSION, "notes": notes, "blobs": sorted(self.blobs)}
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _sane_notes(notes: dict[str, object], now: int) -> dict[str, Stamp] | None:
+    """The notes, if every one is exactly what `Issued.to_bytes` writes and sane, checked a
+    column at a time (there is one per note ever issued); else None."""
+    values = list(notes.values())
+    if not set(map(type, values)) <= {list}:
+        return None
+    rows = cast(list[list[object]], values)
+    if not set(map(len, rows)) <= {2}:
+        return None
+    hashes, mtimes = (list(map(itemgetter(n), rows)) for n in range(2))
+    if not (sane_stamps(hashes, mtimes, now) and all_guids(list(notes))):
+        return None
+    stamps = map(Stamp, cast(list[str], hashes), cast(list[int], mtimes))
+    return dict(zip(notes, stamps, strict=True))
 
 
 def _stamp_or_none(value: object, now: int) -> Stamp | None:
@@ -349,8 +396,7 @@ def oldest_key(
 # ---------------------------------------------------------------- resolving a build
 
 
-@dataclass(frozen=True, slots=True)
-class ItemIdentity:
+class ItemIdentity(NamedTuple):
     """Who an item's note is to Anki, and what was issued for it before."""
 
     guid: str
@@ -393,9 +439,14 @@ def resolve(banks: Sequence[Bank], lock: Lock, issued: Issued) -> dict[str, Deck
             bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
         )
         items: dict[str, ItemIdentity] = {}
+        known = previous.items if previous is not None else {}
         for item in bank.items:
-            candidates = [item.id, *item.formerly]
-            found = next((i for i in candidates if previous and i in previous.items), None)
+            # most items keep their id from build to build
+            found = (
+                item.id
+                if item.id in known
+                else next(filter(known.__contains__, item.formerly), None)
+            )
             if previous is not None and found is not None:
                 guid = previous.guids[found]
                 stamp: Stamp | None = previous.items[found]

@@ -457,14 +457,23 @@ def _with_references(
 
 def copied_from_reference(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
     """Questions and explanations left as the reference wrote them."""
+    # each reference's texts normalized once, not once for every translation of them
+    normalized: dict[str, dict[str, tuple[Item, str, str]]] = {}
     for bank, reference in _with_references(banks, reference_tag):
         if reference is None:
             continue
-        ref_items = {i.id: i for i in reference.items}
+        ref_items = normalized.get(reference.key)
+        if ref_items is None:
+            ref_items = normalized[reference.key] = {
+                i.id: (i, _normal(i.question), _normal(i.explanation)) for i in reference.items
+            }
         for item in bank.items:
-            ref = ref_items.get(item.id)
-            if ref is None:
+            found = ref_items.get(item.id)
+            if found is None:
                 continue
+            ref, question, explanation = found
+            if _normal(item.question) != question and _normal(item.explanation) != explanation:
+                continue  # the common case, as `same_as_reference` decides it
             parts = same_as_reference(item, ref, reference.language)
             # one warning per item: the bank's own check already named the rest
             if parts and not untranslated_parts(bank, item, sources_for(reference_tag)):

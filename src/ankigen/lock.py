@@ -12,10 +12,21 @@ import bisect
 import json
 import re
 from dataclasses import dataclass, field
+from operator import itemgetter
 from pathlib import Path
+from typing import cast
 
 from ankigen.errors import AnkigenError, Diagnostic
-from ankigen.identity import GUID, Stamp, clock, note_guid, split_deck_key, time_problem
+from ankigen.identity import (
+    GUID,
+    Stamp,
+    all_guids,
+    clock,
+    note_guid,
+    sane_stamps,
+    split_deck_key,
+    time_problem,
+)
 from ankigen.jsondata import parse_json
 
 LOCK_NAME = "ankigen.lock"
@@ -165,7 +176,13 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
                 created=check_time(deck["created"], "created", key, "created"),
                 path=_text(deck.get("path", "")),
             )
-            for item_id, value in deck["items"].items():
+            items = deck["items"]
+            if not isinstance(items, dict):
+                raise _damaged(shown)
+            if _fast_items(entry, items, now):
+                lock.decks[str(key)] = entry
+                continue
+            for item_id, value in items.items():
                 if not isinstance(value, list) or len(value) not in (2, 3):
                     raise _damaged(shown)
                 mtime = check_time(value[1], item_id, key, f"item {item_id!r}")
@@ -187,6 +204,25 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     except (KeyError, TypeError, AttributeError, IndexError):
         raise _damaged(shown) from None
     return lock, problems
+
+
+def _fast_items(entry: DeckLock, items: dict[str, object], now: int) -> bool:
+    """Fill `entry` from a deck's items if each is exactly what this version writes, a
+    sane stamp and a GUID, checked a column at a time (a lock holds a line per note);
+    False, leaving `entry` alone, for the item by item check to say what is wrong."""
+    values = list(items.values())
+    if not set(map(type, values)) <= {list}:
+        return False
+    rows = cast(list[list[object]], values)
+    if not set(map(len, rows)) <= {3}:
+        return False
+    hashes, mtimes, guids = (list(map(itemgetter(n), rows)) for n in range(3))
+    if not (sane_stamps(hashes, mtimes, now) and all_guids(guids)):
+        return False
+    stamps = map(Stamp, cast(list[str], hashes), cast(list[int], mtimes))
+    entry.items = dict(zip(items, stamps, strict=True))
+    entry.guids = dict(zip(items, cast(list[str], guids), strict=True))
+    return True
 
 
 def _text(value: object) -> str:
