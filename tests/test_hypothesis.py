@@ -732,18 +732,17 @@ def _odd_row(row: list[object], odd: tuple[int, object]) -> object:
     return [*row, 1] if value == "long" else value
 
 
-@SETTINGS
+@settings(SETTINGS, max_examples=50)  # each example tries every odd value
 @given(
     st.lists(st.tuples(st.text(max_size=4), _SANE_TIME, _GUID), min_size=1, max_size=6),
-    st.sampled_from(_ODD),
     st.one_of(_GUID, st.sampled_from(["", "a b", "é"])),
 )
 def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
-    good: list[tuple[str, int, str]], odd: tuple[int, object] | None, odd_key: str
+    good: list[tuple[str, int, str]], odd_key: str
 ) -> None:
     """The lock and the evidence of issued stamps are checked a column at a time when they
-    are exactly as written; with one odd value among them, they must read exactly as the
-    checks of each value say."""
+    are exactly as written; with any one odd value among them, they must read exactly as
+    the checks of each value say."""
     import json
     import tempfile
     from pathlib import Path
@@ -760,21 +759,22 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
             return str(error)
         return [(k, d.items, d.guids) for k, d in lock.decks.items()], problems
 
-    items: dict[str, object] = {f"i{n}": list(row) for n, row in enumerate(good)}
-    notes: dict[str, object] = {guid: [h, mtime] for h, mtime, guid in good}
-    if odd is not None:
-        row = _odd_row(list(good[0]), odd)
-        items[odd_key] = row
-        notes[odd_key] = row[:2] if isinstance(row, list) and odd[0] < 3 else row
-    deck = {"name": "Demo", "created": identity.EARLIEST, "items": items}
-    raw = json.dumps({"version": 2, "decks": {"demo.en": deck}}, indent=1).encode()
-    fast = parsed(raw)
-    with mock.patch.object(lock_module, "_fast_items", return_value=False):
-        assert parsed(raw) == fast
+    for odd in _ODD:
+        items: dict[str, object] = {f"i{n}": list(row) for n, row in enumerate(good)}
+        notes: dict[str, object] = {guid: [h, mtime] for h, mtime, guid in good}
+        if odd is not None:
+            row = _odd_row(list(good[0]), odd)
+            items[odd_key] = row
+            notes[odd_key] = row[:2] if isinstance(row, list) and odd[0] < 3 else row
+        deck = {"name": "Demo", "created": identity.EARLIEST, "items": items}
+        raw = json.dumps({"version": 2, "decks": {"demo.en": deck}}, indent=1).encode()
+        fast = parsed(raw)
+        with mock.patch.object(lock_module, "_fast_items", return_value=False):
+            assert parsed(raw) == fast, odd
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / identity.ISSUED_NAME
-        path.write_text(json.dumps({"version": 1, "notes": notes, "blobs": []}))
-        read = Issued(path).notes
-        with mock.patch.object(identity, "_sane_notes", return_value=None):
-            assert Issued(path).notes == read
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / identity.ISSUED_NAME
+            path.write_text(json.dumps({"version": 1, "notes": notes, "blobs": []}))
+            read = Issued(path).notes
+            with mock.patch.object(identity, "_sane_notes", return_value=None):
+                assert Issued(path).notes == read, odd

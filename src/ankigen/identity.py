@@ -23,7 +23,7 @@ import json
 import os
 import re
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
@@ -125,14 +125,29 @@ def time_problem(value: object, now: int) -> str | None:
     return None
 
 
-def sane_stamps(hashes: Sequence[object], mtimes: Sequence[object], now: int) -> bool:
-    """Whether every pair is a stamp whose time has no `time_problem`, checked a column
-    at a time; a False sends the caller to check each value and say what is wrong."""
+def sane_rows(values: Sequence[object], width: int, now: int) -> list[list[object]] | None:
+    """The columns of rows as ankigen writes them, `width` values each, the first two a
+    content hash and a time with no `time_problem`; checked a column at a time (a lock
+    holds a row per note). None sends the caller to check each row and say what is wrong."""
+    if not set(map(type, values)) <= {list}:
+        return None
+    rows = cast(list[list[object]], values)
+    if not set(map(len, rows)) <= {width}:
+        return None
+    columns = [list(map(itemgetter(n), rows)) for n in range(width)]
+    hashes, mtimes = columns[:2]
     # `type(...) is int`: JSON's true is no time
     if not (set(map(type, hashes)) <= {str} and set(map(type, mtimes)) <= {int}):
-        return False
-    times = cast(Sequence[int], mtimes)
-    return not times or (min(times) >= EARLIEST and max(times) <= now + FUTURE_SLACK)
+        return None
+    times = cast(list[int], mtimes)
+    if times and not (min(times) >= EARLIEST and max(times) <= now + FUTURE_SLACK):
+        return None
+    return columns
+
+
+def stamps_of(columns: list[list[object]]) -> Iterator[Stamp]:
+    """The stamps of columns `sane_rows` gave."""
+    return map(Stamp, cast(list[str], columns[0]), cast(list[int], columns[1]))
 
 
 def clock() -> int:
@@ -258,17 +273,10 @@ class Issued:
 def _sane_notes(notes: dict[str, object], now: int) -> dict[str, Stamp] | None:
     """The notes, if every one is exactly what `Issued.to_bytes` writes and sane, checked a
     column at a time (there is one per note ever issued); else None."""
-    values = list(notes.values())
-    if not set(map(type, values)) <= {list}:
+    columns = sane_rows(list(notes.values()), 2, now)
+    if columns is None or not all_guids(list(notes)):
         return None
-    rows = cast(list[list[object]], values)
-    if not set(map(len, rows)) <= {2}:
-        return None
-    hashes, mtimes = (list(map(itemgetter(n), rows)) for n in range(2))
-    if not (sane_stamps(hashes, mtimes, now) and all_guids(list(notes))):
-        return None
-    stamps = map(Stamp, cast(list[str], hashes), cast(list[int], mtimes))
-    return dict(zip(notes, stamps, strict=True))
+    return dict(zip(notes, stamps_of(columns), strict=True))
 
 
 def _stamp_or_none(value: object, now: int) -> Stamp | None:

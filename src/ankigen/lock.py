@@ -12,7 +12,6 @@ import bisect
 import json
 import re
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
 from typing import cast
 
@@ -23,8 +22,9 @@ from ankigen.identity import (
     all_guids,
     clock,
     note_guid,
-    sane_stamps,
+    sane_rows,
     split_deck_key,
+    stamps_of,
     time_problem,
 )
 from ankigen.jsondata import parse_json
@@ -210,18 +210,11 @@ def _fast_items(entry: DeckLock, items: dict[str, object], now: int) -> bool:
     """Fill `entry` from a deck's items if each is exactly what this version writes, a
     sane stamp and a GUID, checked a column at a time (a lock holds a line per note);
     False, leaving `entry` alone, for the item by item check to say what is wrong."""
-    values = list(items.values())
-    if not set(map(type, values)) <= {list}:
+    columns = sane_rows(list(items.values()), 3, now)
+    if columns is None or not all_guids(columns[2]):
         return False
-    rows = cast(list[list[object]], values)
-    if not set(map(len, rows)) <= {3}:
-        return False
-    hashes, mtimes, guids = (list(map(itemgetter(n), rows)) for n in range(3))
-    if not (sane_stamps(hashes, mtimes, now) and all_guids(guids)):
-        return False
-    stamps = map(Stamp, cast(list[str], hashes), cast(list[int], mtimes))
-    entry.items = dict(zip(items, stamps, strict=True))
-    entry.guids = dict(zip(items, cast(list[str], guids), strict=True))
+    entry.items = dict(zip(items, stamps_of(columns), strict=True))
+    entry.guids = dict(zip(items, cast(list[str], columns[2]), strict=True))
     return True
 
 
