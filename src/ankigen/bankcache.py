@@ -284,6 +284,10 @@ class BankCache:
         self.read[name] = raw
         return loaded
 
+    def has(self, source: Source) -> bool:
+        """Whether there is an entry for the bank's bytes (it may still prove unusable)."""
+        return (self.folder / entry_name(source, self.languages)).is_file()
+
     def previous(self, source: Source) -> tuple[SourceDigest, bytes] | None:
         """The entry of the same file as it was when last checked, if its bytes differ
         now: an edited bank reuses the items it has in common with it."""

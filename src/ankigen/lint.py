@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -21,7 +22,7 @@ from ankigen.bank import Bank, Item, lookalike_key, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
-from ankigen.parallel import parallel_map
+from ankigen.parallel import MIN_PARALLEL_BYTES, parallel_map
 from ankigen.sources import Source, SourceDigest, read_files
 
 # The script a language is written in, by the first word of Unicode character
@@ -116,14 +117,27 @@ def check_sources(
     diagnostics: list[Diagnostic] = []
     failed: list[Path] = []
     known: dict[Path, tuple[Bank | None, list[Diagnostic]]] = {}
-    for source in sources:
-        cached = cache.get(source) if cache else None
-        if cached is not None:
-            known[source.path] = cached
-    fresh = [source for source in sources if source.path not in known]
-    jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     work = functools.partial(_load_and_check, cache is not None, sources_for(reference))
-    for source, (result, entry) in zip(fresh, parallel_map(work, jobs, pool), strict=True):
+
+    def check(fresh: list[Source], alone: bool = False) -> Iterator[tuple[Source, _Checked]]:
+        jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
+        return zip(fresh, parallel_map(work, jobs, pool, alone), strict=True)
+
+    cached: list[Source] = []
+    fresh: list[Source] = []
+    for source in sources:
+        (cached if cache and cache.has(source) else fresh).append(source)
+    # a large edited bank is checked by a worker while this process loads the others
+    meanwhile = bool(cached) and sum(len(source.data) for source in fresh) >= MIN_PARALLEL_BYTES
+    checking = check(fresh, alone=meanwhile)
+    unusable: list[Source] = []
+    for source in cached:
+        loaded = cache.get(source) if cache else None
+        if loaded is None:
+            unusable.append(source)
+        else:
+            known[source.path] = loaded
+    for source, (result, entry) in itertools.chain(checking, check(unusable)):
         known[source.path] = result
         if cache and entry is not None:
             cache.put(source, entry)
@@ -151,11 +165,15 @@ def sources_for(reference: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*SOURCES, *([reference] if reference else []))))
 
 
+# a bank checked afresh, and its bank cache entry if one is kept
+_Checked = tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]
+
+
 def _load_and_check(
     for_cache: bool,
     sources: tuple[str, ...],
     job: tuple[Source, tuple[SourceDigest, bytes] | None],
-) -> tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]:
+) -> _Checked:
     """`load_and_check`, and the bank cache's entry for its result: made where the bank
     was checked, in a worker process too, not one after another in the main process.
     With the entry of the file's previous bytes, its unchanged items are reused."""
