@@ -129,6 +129,45 @@ def test_odd_files_among_the_bank_cache_entries_are_passed_over(
     assert b"Edited?" in package_text(project / "out" / "demo.en.apkg")
 
 
+@pytest.mark.parametrize("odd", ["fifo", "folder", "junk", "wrong shape", "nested"])
+def test_an_odd_record_of_translations_checked_is_passed_over(
+    project: Path, runner: CliRunner, odd: str
+) -> None:
+    """The record of translations checked against their reference is only a cache:
+    whatever stands in its place, the build checks them again and says what `lint` says."""
+    from ankigen import __version__
+    from ankigen.bankcache import ACROSS_NAME, FORMAT
+
+    banks = project / "banks"
+    write_bank(banks, language="en", items=[item("a"), item("b", 2)])
+    write_bank(banks, language="de", items=[item("a", 3), item("b", 2)])
+    write_bank(banks, "other")
+    assert invoke(runner, "build").exit_code == 0
+    record = project / "out" / ".ankigen-banks" / ACROSS_NAME
+    kept = json.loads(record.read_text(encoding="utf-8"))["pairs"]
+    assert len(kept) == 1
+    record.unlink()
+    if odd == "fifo":
+        os.mkfifo(record)
+    elif odd == "folder":
+        record.mkdir()
+    elif odd == "junk":
+        record.write_bytes(b"\xff{not json")
+    else:
+        # under the key of the translation checked: only its shape can tell
+        wrong = {key: [["banks/demo/de.yaml", "one", "warning", "m"]] for key in kept}
+        pairs = wrong if odd == "wrong shape" else "[" * 10**5
+        record.write_text(json.dumps({"version": [__version__, FORMAT], "pairs": pairs}))
+    # another topic edited: the translation is checked against the same reference
+    write_bank(banks, "other", items=[item("one", question="Edited?")])
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    lint = invoke(runner, "lint").output
+    assert "answer 3 differs from 1 in 'en'" in lint
+    assert lint.endswith("0 errors, 3 warnings in 3 banks\n")
+    assert "3 warnings in the banks" in result.stderr
+
+
 @pytest.mark.parametrize(
     "content",
     [

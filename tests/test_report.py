@@ -4,11 +4,15 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Iterable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 
+from ankigen.bank import Bank
+from ankigen.errors import Diagnostic
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, rewrite_entry, without_versions, write_bank
 
@@ -362,6 +366,50 @@ def test_an_edited_bank_checked_by_a_worker_while_the_others_load(
     ]
     collection.import_package(project / "out" / "two.en.apkg")
     assert collection.note_by_item("a")["Question"] == "Edited?"
+
+
+def test_an_edited_translation_alone_is_checked_against_its_reference(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A translation's check against its reference is kept by both banks' bytes: an
+    edit to one translation compares it alone, an edit to the reference all of them;
+    what the build counts stays what `lint` finds."""
+    import ankigen.lint
+
+    banks = project / "banks"
+    words = {
+        "de": ("Welche Antwort ist richtig bei {}?", "Die Erklärung für {} steht hier."),
+        "fr": ("Quelle réponse est juste pour {} ?", "L'explication pour {} est ici."),
+    }
+
+    def bank(language: str, first_answer: int) -> None:
+        question, explanation = words.get(language, ("Which answer is right for {}?", "{}."))
+        items = [
+            item(i, answer, question=question.format(i), explanation=explanation.format(i))
+            for i, answer in (("a", first_answer), ("b", 2))
+        ]
+        write_bank(banks, language=language, items=items)
+
+    bank("en", 1)
+    bank("de", 3)  # another answer than in English
+    bank("fr", 1)
+    assert "1 warning in the banks" in invoke(runner, "build").stderr
+    compared: list[str] = []
+    real = ankigen.lint.against_reference
+
+    def counting(bank: Bank, *rest: Any) -> Iterable[Diagnostic]:
+        compared.append(bank.language)
+        return real(bank, *rest)
+
+    monkeypatch.setattr(ankigen.lint, "against_reference", counting)
+    bank("fr", 4)
+    assert "2 warnings in the banks" in invoke(runner, "build").stderr
+    assert compared == ["fr"]
+    assert "0 errors, 2 warnings in 3 banks" in invoke(runner, "lint").output
+    compared.clear()
+    bank("en", 4)
+    assert "1 warning in the banks" in invoke(runner, "build").stderr  # now German is out
+    assert sorted(compared) == ["de", "fr"]
 
 
 def test_the_bank_cache_round_trips_every_shipped_bank() -> None:

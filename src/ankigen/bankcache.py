@@ -22,7 +22,7 @@ from typing import Any
 
 from ankigen import __version__
 from ankigen.bank import Bank, Item, shared_keys
-from ankigen.errors import Diagnostic
+from ankigen.errors import Diagnostic, OutputError
 from ankigen.jsondata import parse_json
 from ankigen.package import write_atomic
 from ankigen.sources import Source, SourceDigest
@@ -64,7 +64,7 @@ def dump(source: Source, loaded: Loaded, languages: Languages) -> bytes:
         }
     payload = zlib.compress(
         json.dumps(
-            {"bank": data, "diagnostics": [list(dataclasses.astuple(d)) for d in diagnostics]},
+            {"bank": data, "diagnostics": _dump_diagnostics(diagnostics)},
             ensure_ascii=False,
         ).encode(),
         COMPRESSION,
@@ -236,11 +236,21 @@ def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loa
     if not isinstance(data, dict) or set(data) != {"bank", "diagnostics"}:
         raise BadEntry("wrong shape")
     bank = _bank(data["bank"]) if data["bank"] is not None else None
-    diagnostics = data["diagnostics"]
-    if not isinstance(diagnostics, list):
+    found = _diagnostics(data["diagnostics"])
+    if bank is not None and bank.path != str(source.path):
+        raise BadEntry("path")
+    return bank, found
+
+
+def _dump_diagnostics(diagnostics: list[Diagnostic]) -> list[list[str | int]]:
+    return [list(dataclasses.astuple(d)) for d in diagnostics]
+
+
+def _diagnostics(data: Any) -> list[Diagnostic]:
+    if not isinstance(data, list):
         raise BadEntry("diagnostics")
     found = []
-    for entry in diagnostics:
+    for entry in data:
         if (
             not isinstance(entry, list)
             or len(entry) != 4
@@ -251,9 +261,7 @@ def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loa
         ):
             raise BadEntry("diagnostic")
         found.append(Diagnostic(entry[0], entry[1], entry[2], entry[3]))
-    if bank is not None and bank.path != str(source.path):
-        raise BadEntry("path")
-    return bank, found
+    return found
 
 
 def _bank(data: Any) -> Bank:
@@ -261,6 +269,10 @@ def _bank(data: Any) -> Bank:
         raise BadEntry("not a mapping")
     items = _items(data.pop("items", None))
     return Bank(**_record(data, _BANK_CHECKS), items=items)
+
+
+ACROSS_NAME = "across.json"
+"""Where translations checked against their reference are kept, in the cache's folder."""
 
 
 class BankCache:
@@ -272,6 +284,46 @@ class BankCache:
         self.used: set[str] = set()
         self.pending: dict[str, bytes] = {}
         self.read: dict[str, bytes] = {}
+        self.digests: dict[str, str] = {}
+        """Bank path (as shown) -> the hash of the bytes this build checked."""
+        self.across_read: dict[str, list[Diagnostic]] | None = None
+        self.across_used: dict[str, list[Diagnostic]] = {}
+
+    def across(
+        self, bank: str, reference: str, check: Callable[[], list[Diagnostic]]
+    ) -> list[Diagnostic]:
+        """What `check` finds comparing a translation with its reference
+        (`lint.against_reference`), a function of both banks' bytes: kept between builds,
+        so an edit to one translation does not check all the others again."""
+        if bank not in self.digests or reference not in self.digests:
+            return check()
+        digests = self.digests[bank], self.digests[reference]
+        what = [__version__, FORMAT, self.languages, bank, reference, *digests]
+        key = hashlib.sha256(json.dumps(what).encode()).hexdigest()
+        if self.across_read is None:
+            self.across_read = self._read_across()
+        found = self.across_read.get(key)
+        if found is None:
+            found = check()
+        self.across_used[key] = found
+        return found
+
+    def _read_across(self) -> dict[str, list[Diagnostic]]:
+        path = self.folder / ACROSS_NAME
+        try:
+            # a FIFO would block the build on opening it
+            data = parse_json(path.read_bytes()) if path.is_file() else None
+        except (OSError, ValueError, RecursionError):
+            return {}
+        if not isinstance(data, dict) or data.get("version") != [__version__, FORMAT]:
+            return {}
+        pairs = data.get("pairs")
+        if not isinstance(pairs, dict):
+            return {}
+        try:
+            return {str(key): _diagnostics(value) for key, value in pairs.items()}
+        except BadEntry:
+            return {}
 
     def get(self, source: Source) -> Loaded | None:
         name = entry_name(source, self.languages)
@@ -282,6 +334,7 @@ class BankCache:
             return None
         self.used.add(name)
         self.read[name] = raw
+        self.digests[source.shown] = source.digest
         return loaded
 
     def has(self, source: Source) -> bool:
@@ -325,6 +378,7 @@ class BankCache:
         name = entry_name(source, self.languages)
         self.pending[name] = entry
         self.used.add(name)
+        self.digests[source.shown] = source.digest
 
     def entry(self, source: Source | SourceDigest) -> bytes:
         """The entry of a bank checked in this build, read or made: a bank in a few
@@ -337,6 +391,13 @@ class BankCache:
         for name, data in self.pending.items():
             write_atomic(self.folder / name, data)
         self.pending.clear()
+        self.used.add(ACROSS_NAME)
+        if self.across_used != (self.across_read or {}):
+            pairs = {key: _dump_diagnostics(found) for key, found in self.across_used.items()}
+            kept = {"version": [__version__, FORMAT], "pairs": pairs}
+            # only a cache: the build succeeded even if it cannot be kept
+            with contextlib.suppress(OutputError):
+                write_atomic(self.folder / ACROSS_NAME, json.dumps(kept).encode())
         if self.folder.is_dir():
             for entry in self.folder.glob("*.json"):
                 if entry.name not in self.used and not entry.is_dir():

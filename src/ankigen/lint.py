@@ -148,7 +148,7 @@ def check_sources(
             failed.append(source.path)
         else:
             banks.append(bank)
-    diagnostics.extend(check_across(banks, reference))
+    diagnostics.extend(check_across(banks, reference, cache))
     if media_dir is not None:
         diagnostics.extend(check_images(banks, media_dir))
     return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed), reference)
@@ -206,8 +206,11 @@ def check_bank(bank: Bank, sources: tuple[str, ...] = ("en",)) -> Iterable[Diagn
     yield from missing_alt_text(bank)
 
 
-def check_across(banks: Sequence[Bank], reference: str = "") -> list[Diagnostic]:
-    """Problems between banks: the same deck twice, translations out of step."""
+def check_across(
+    banks: Sequence[Bank], reference: str = "", cache: BankCache | None = None
+) -> list[Diagnostic]:
+    """Problems between banks: the same deck twice, translations out of step. With a
+    cache, a translation is checked against its reference again only if either changed."""
     found: list[Diagnostic] = []
     first: dict[str, Bank] = {}
     for bank in banks:
@@ -223,10 +226,22 @@ def check_across(banks: Sequence[Bank], reference: str = "") -> list[Diagnostic]
             )
             continue
         first[bank.key] = bank
-    found.extend(parity(list(first.values()), reference))
-    found.extend(copied_from_reference(list(first.values()), reference))
-    found.extend(same_deck_names(list(first.values())))
-    found.extend(formerly_clashes(list(first.values())))
+    unique = list(first.values())
+    found.extend(missing_items(unique))
+    indexes: dict[str, dict[str, _Reference]] = {}
+    for bank, ref in _with_references(unique, reference):
+        if ref is None:
+            continue
+
+        def check(bank: Bank = bank, ref: Bank = ref) -> list[Diagnostic]:
+            index = indexes.get(ref.key)
+            if index is None:
+                index = indexes[ref.key] = _reference_index(ref)
+            return list(against_reference(bank, ref, index, reference))
+
+        found.extend(cache.across(bank.path, ref.path, check) if cache else check())
+    found.extend(same_deck_names(unique))
+    found.extend(formerly_clashes(unique))
     return found
 
 
@@ -473,31 +488,6 @@ def _with_references(
         yield bank, (None if same else reference)
 
 
-def copied_from_reference(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
-    """Questions and explanations left as the reference wrote them."""
-    # each reference's texts normalized once, not once for every translation of them
-    normalized: dict[str, dict[str, tuple[Item, str, str]]] = {}
-    for bank, reference in _with_references(banks, reference_tag):
-        if reference is None:
-            continue
-        ref_items = normalized.get(reference.key)
-        if ref_items is None:
-            ref_items = normalized[reference.key] = {
-                i.id: (i, _normal(i.question), _normal(i.explanation)) for i in reference.items
-            }
-        for item in bank.items:
-            found = ref_items.get(item.id)
-            if found is None:
-                continue
-            ref, question, explanation = found
-            if _normal(item.question) != question and _normal(item.explanation) != explanation:
-                continue  # the common case, as `same_as_reference` decides it
-            parts = same_as_reference(item, ref, reference.language)
-            # one warning per item: the bank's own check already named the rest
-            if parts and not untranslated_parts(bank, item, sources_for(reference_tag)):
-                yield _untranslated_warning(bank, item, parts)
-
-
 BIDI_CONTROLS = re.compile("[\u202a-\u202e\u2066-\u2069]")
 
 
@@ -608,50 +598,71 @@ def reference_language(banks: Sequence[Bank], reference: str = "") -> Bank:
     return min(banks, key=lambda b: (b.language != reference, b.language != "en", b.language))
 
 
-def parity(banks: Sequence[Bank], reference_tag: str = "") -> Iterable[Diagnostic]:
-    topics: dict[str, list[Bank]] = {}
+def missing_items(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """Items that some language of a topic has and another has not."""
+    topics: dict[str, list[tuple[Bank, set[str]]]] = {}
     for bank in banks:
-        topics.setdefault(bank.topic, []).append(bank)
+        topics.setdefault(bank.topic, []).append((bank, {i.id for i in bank.items}))
     for group in topics.values():
         if len(group) < 2:
             continue
-        reference = reference_language(group, reference_tag)
-        ref_items = {i.id: i for i in reference.items}
-        all_ids = {i.id for b in group for i in b.items}
-        for bank in group:
-            items = {i.id: i for i in bank.items}
-            for item_id in sorted(all_ids - set(items)):
-                holder = next(b for b in group if item_id in {i.id for i in b.items})
+        all_ids = set().union(*(ids for _, ids in group))
+        for bank, ids in group:
+            for item_id in sorted(all_ids - ids):
+                holder = next(b for b, held in group if item_id in held)
                 yield Diagnostic(
                     bank.path,
                     bank.lines.get("items", 1),
                     "warning",
                     f"item {item_id!r} is missing in {bank.language!r} (it is in {holder.path})",
                 )
-            if bank is reference:
-                continue
-            for item_id, item in items.items():
-                ref = ref_items.get(item_id)
-                if ref is None:
-                    continue
-                if len(ref.choices) != len(item.choices):
-                    yield Diagnostic(
-                        bank.path,
-                        item.line_at("choices"),
-                        "warning",
-                        f"item {item_id!r} has {len(item.choices)} choices; in "
-                        f"{reference.language!r} it has {len(ref.choices)}",
-                    )
-                elif ref.answer != item.answer:
-                    yield Diagnostic(
-                        bank.path,
-                        item.line_at("answer"),
-                        "warning",
-                        f"item {item_id!r}: answer {_answer(item.answer)} differs from "
-                        f"{_answer(ref.answer)} in {reference.language!r}",
-                    )
-                else:
-                    yield from _missing_whys(bank, item, ref, reference.language)
+
+
+# a reference item with its question and explanation normalized (`_normal`)
+_Reference = tuple[Item, str, str]
+
+
+def _reference_index(reference: Bank) -> dict[str, _Reference]:
+    """A reference's items by id, their texts normalized once for all its translations."""
+    return {i.id: (i, _normal(i.question), _normal(i.explanation)) for i in reference.items}
+
+
+def against_reference(
+    bank: Bank, reference: Bank, index: dict[str, _Reference], reference_tag: str = ""
+) -> Iterable[Diagnostic]:
+    """Where a translation is out of step with its topic's reference: other choices, another
+    answer, missing whys; questions and explanations left as the reference wrote them.
+    A function of the two banks alone (see `BankCache.across`)."""
+    sources = sources_for(reference_tag)
+    for item in bank.items:
+        found = index.get(item.id)
+        if found is None:
+            continue
+        ref, question, explanation = found
+        if len(ref.choices) != len(item.choices):
+            yield Diagnostic(
+                bank.path,
+                item.line_at("choices"),
+                "warning",
+                f"item {item.id!r} has {len(item.choices)} choices; in "
+                f"{reference.language!r} it has {len(ref.choices)}",
+            )
+        elif ref.answer != item.answer:
+            yield Diagnostic(
+                bank.path,
+                item.line_at("answer"),
+                "warning",
+                f"item {item.id!r}: answer {_answer(item.answer)} differs from "
+                f"{_answer(ref.answer)} in {reference.language!r}",
+            )
+        else:
+            yield from _missing_whys(bank, item, ref, reference.language)
+        if _normal(item.question) != question and _normal(item.explanation) != explanation:
+            continue  # not copied: the common case, as `same_as_reference` decides it
+        parts = same_as_reference(item, ref, reference.language)
+        # one warning per item: the bank's own check already named the rest
+        if parts and not untranslated_parts(bank, item, sources):
+            yield _untranslated_warning(bank, item, parts)
 
 
 def _missing_whys(bank: Bank, item: Item, ref: Item, ref_language: str) -> Iterable[Diagnostic]:
