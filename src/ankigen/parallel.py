@@ -60,24 +60,43 @@ def _start_quiet_resource_tracker() -> None:
         os.close(devnull)
 
 
+class _Pool(Executor):
+    """A process pool made on its first task: a build that turns out to need no worker
+    (an edit to one small bank) neither loads multiprocessing nor starts its helper
+    process."""
+
+    def __init__(self, max_workers: int) -> None:
+        self.max_workers = max_workers
+        self.pool: Executor | None = None
+
+    def submit(self, fn: Callable[..., R], /, *args: object, **kwargs: object) -> Future[R]:
+        if self.pool is None:
+            # imported here: a build too small for workers never loads multiprocessing
+            import multiprocessing
+            from concurrent.futures import ProcessPoolExecutor
+
+            # spawn, not fork: a forked worker would inherit the output folder's lock,
+            # and outlive a build killed with SIGKILL while still holding it
+            context = multiprocessing.get_context("spawn")
+            _start_quiet_resource_tracker()
+            self.pool = ProcessPoolExecutor(
+                max_workers=self.max_workers, mp_context=context, initializer=_start_worker
+            )
+        return self.pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self.pool is not None:
+            self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
 @contextlib.contextmanager
 def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
     """Processes for a build big enough to gain from them, else None (run in this process)."""
     if jobs < 2 or total_bytes < MIN_PARALLEL_BYTES or workers() < 2:
         yield None
         return
-    # imported here: a build too small for workers never loads multiprocessing
-    import multiprocessing
-    from concurrent.futures import ProcessPoolExecutor
-
-    # spawn, not fork: a forked worker would inherit the output folder's lock, and
-    # outlive a build killed with SIGKILL while still holding it
-    context = multiprocessing.get_context("spawn")
-    _start_quiet_resource_tracker()
     # this process works too (see `_results`): one process fewer to start and feed
-    pool = ProcessPoolExecutor(
-        max_workers=min(workers(), jobs) - 1, mp_context=context, initializer=_start_worker
-    )
+    pool = _Pool(min(workers(), jobs) - 1)
     try:
         yield pool
     finally:
