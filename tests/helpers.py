@@ -146,13 +146,25 @@ class AnkiCollection:
 
 
 def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
-    """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell."""
+    """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell.
+
+    `change(header, data)` sees both payloads as one: the outline's, with the items'
+    columns in `data["bank"]["items"]` (when the bank loaded)."""
     import hashlib
 
     head, _, payload = entry.read_bytes().partition(b"\n")
-    header, data = json.loads(head), json.loads(zlib.decompress(payload))
+    header = json.loads(head)
+    size = header["outline"]
+    data = json.loads(zlib.decompress(payload[:size]))
+    items = json.loads(zlib.decompress(payload[size:]))
+    if isinstance(data.get("bank"), dict):
+        data["bank"]["items"] = items
     change(header, data)  # type: ignore[operator]
-    new_payload = zlib.compress(json.dumps(data).encode())
+    if isinstance(data.get("bank"), dict) and "items" in data["bank"]:
+        items = data["bank"].pop("items")
+    first = zlib.compress(json.dumps(data).encode())
+    new_payload = first + zlib.compress(json.dumps(items).encode())
     if checksum:
+        header["outline"] = len(first)
         header["checksum"] = hashlib.sha256(new_payload).hexdigest()
     entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)

@@ -260,7 +260,9 @@ JSON = st.recursive(
     ),
     max_leaves=12,
 )
-BANK_KEYS = st.sampled_from(["bank", "diagnostics", "items", "choices", "answer", "question"])
+BANK_KEYS = st.sampled_from(
+    ["bank", "diagnostics", "items", "outline", "id", "images", "choices", "answer", "question"]
+)
 
 
 def _source(tmp: str) -> object:
@@ -290,29 +292,43 @@ def test_bank_cache_entries_of_random_bytes_are_refused(raw: bytes) -> None:
 @given(
     st.dictionaries(BANK_KEYS, JSON, max_size=3)
     | st.fixed_dictionaries({"bank": st.dictionaries(BANK_KEYS, JSON), "diagnostics": JSON}),
+    JSON | st.dictionaries(BANK_KEYS, JSON, max_size=3),
 )
-def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(payload: object) -> None:
-    """Even with a header that matches, only a payload of exactly the right shape is used."""
+def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
+    payload: object, items: object
+) -> None:
+    """Even with a header that matches, only payloads of exactly the right shape are used,
+    the outline's alone or with the items'."""
     import hashlib
     import json
     import zlib
 
     from ankigen import __version__
-    from ankigen.bank import Bank
-    from ankigen.bankcache import FORMAT, BadEntry, load
+    from ankigen.bank import Bank, Outline
+    from ankigen.bankcache import FORMAT, BadEntry, load, load_outline
 
     source = _source("/nowhere")
-    body = zlib.compress(json.dumps(payload).encode())
+    first = zlib.compress(json.dumps(payload).encode())
+    body = first + zlib.compress(json.dumps(items).encode())
     header = {
         "version": __version__,
         "format": FORMAT,
         "digest": source.digest,  # type: ignore[attr-defined]
         "path": str(source.path),  # type: ignore[attr-defined]
         "sources": ["en"],
+        "outline": len(first),
         "checksum": hashlib.sha256(body).hexdigest(),
     }
+    raw = json.dumps(header).encode() + b"\n" + body
     try:
-        bank, problems = load(source, json.dumps(header).encode() + b"\n" + body, ("en",))  # type: ignore[arg-type]
+        outlined, problems = load_outline(source, raw, ("en",))  # type: ignore[arg-type]
+    except BadEntry:
+        pass
+    else:
+        assert outlined is None or isinstance(outlined, Outline)
+        assert all(isinstance(p, Diagnostic) for p in problems)
+    try:
+        bank, problems = load(source, raw, ("en",))  # type: ignore[arg-type]
     except BadEntry:
         return
     assert bank is None or isinstance(bank, Bank)

@@ -94,6 +94,11 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
         lambda h, d: d["bank"]["items"].pop("question"),
         lambda h, d: d.__setitem__("diagnostics", [[1, 2, 3, 4]]),
         lambda h, d: h.__setitem__("version", "0.0.1"),
+        lambda h, d: d["bank"].pop("outline"),
+        lambda h, d: d["bank"]["outline"]["id"].pop(),
+        lambda h, d: d["bank"]["outline"]["retired"].__setitem__(0, 1),
+        lambda h, d: d["bank"]["outline"]["images"].__setitem__(0, [["audio", "a.png", 3]]),
+        lambda h, d: d["bank"]["outline"]["images"].__setitem__(0, [["image", "a.png", "3"]]),
     ],
 )
 def test_bank_cache_entries_of_the_wrong_shape_are_ignored(
@@ -110,6 +115,35 @@ def test_bank_cache_entries_of_the_wrong_shape_are_ignored(
     assert (project / "out" / "demo.en.apkg").read_bytes() == good
     lock = json.loads((project / "banks" / "ankigen.lock").read_text(encoding="utf-8"))
     assert sorted(lock["decks"]["demo.en"]["items"]) == ["one", "two"]
+
+
+def test_a_cache_entry_whose_outline_is_not_its_items(project: Path, runner: CliRunner) -> None:
+    """A build plans decks from the outlines of the banks it did not read again. Items
+    that are not what their outline says are read again from the bank; an outline that
+    is not what the bank says (no ankigen wrote it) stops the build before anything is
+    written, its entry removed, so that the next build reads the bank afresh."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    good = (project / "out" / "demo.en.apkg").read_bytes()
+    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
+    package = project / "out" / "demo.en.apkg"
+    rewrite_entry(entry, lambda h, d: d["bank"]["items"]["id"].__setitem__(1, "three"))
+    package.unlink()
+    assert invoke(runner, "build").exit_code == 0
+    assert package.read_bytes() == good
+
+    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
+    rewrite_entry(entry, lambda h, d: d["bank"]["outline"]["id"].__setitem__(1, "three"))
+    package.unlink()
+    result = invoke(runner, "build")
+    assert (result.exit_code, result.stdout) == (1, "")
+    assert result.stderr == (
+        f"error: out/.ankigen-banks/{entry.name}: the bank cache entry of banks/demo/en.yaml "
+        "is damaged; it is removed now: build again\n"
+    )
+    assert not entry.exists() and not package.exists()
+    assert invoke(runner, "build").exit_code == 0
+    assert package.read_bytes() == good
 
 
 def test_odd_files_among_the_bank_cache_entries_are_passed_over(

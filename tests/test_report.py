@@ -193,7 +193,7 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     def no_parsing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a bank was parsed")
 
-    monkeypatch.setattr(ankigen.lint, "check_sources", no_parsing)
+    monkeypatch.setattr(ankigen.lint, "check_outlines", no_parsing)
     again = invoke(runner, "build")
     assert again.exit_code == 0
     assert without_versions(again.stdout) == (

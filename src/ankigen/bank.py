@@ -23,6 +23,7 @@ from ankigen import lang, markup, yamltree
 from ankigen.errors import Diagnostic, Severity
 from ankigen.html import INVISIBLE, visible_text
 from ankigen.ids import SLUG
+from ankigen.media import IMAGE_FIELDS
 from ankigen.yamltree import YamlProblem, line_of
 
 MIN_CHOICES = 2
@@ -159,6 +160,44 @@ class Bank:
     def live_items(self) -> tuple[Item, ...]:
         """The items that are not retired."""
         return tuple(item for item in self.items if not item.retired)
+
+
+@dataclass(frozen=True, slots=True)
+class ItemOutline:
+    """What a build needs of an item outside its own deck's job: who the item is to Anki,
+    whether it is retired, and the images it names (their files are prepared for every
+    deck at once)."""
+
+    id: str
+    line: int
+    formerly: tuple[str, ...] = ()
+    retired: bool = False
+    images: tuple[tuple[str, str, int], ...] = ()
+    """(field, path, line) of each image the item names, in `IMAGE_FIELDS` order."""
+
+
+@dataclass(frozen=True)
+class Outline:
+    """A checked bank as a build keeps it: the bank without its items, which stay in the
+    bank cache for the deck's job (a large project's items do not fit in memory twice),
+    and an outline of each item."""
+
+    bank: Bank
+    """The bank with no items: its settings and lines."""
+    items: tuple[ItemOutline, ...]
+
+
+def outline(bank: Bank) -> Outline:
+    """The outline of a bank read in full."""
+    items = []
+    for item in bank.items:
+        images = tuple(
+            (name, path, item.line_at(name))
+            for name in IMAGE_FIELDS
+            if (path := getattr(item, name))
+        )
+        items.append(ItemOutline(item.id, item.line, item.formerly, item.retired, images))
+    return Outline(replace(bank, items=()), tuple(items))
 
 
 BANK_KEYS = [

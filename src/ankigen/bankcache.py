@@ -1,10 +1,13 @@
 """Checked banks kept between builds, so an edit to one bank re-reads only that bank.
 
 Each entry is compressed JSON (never pickle: an output folder may come from elsewhere),
-named by the hash of the bank file's bytes, its path and ankigen's version, and
-holding that hash again. An entry is used only when it is exactly what this
-version wrote for exactly those bytes and has exactly the expected shape;
-anything else is ignored, and the bank is parsed again.
+named by the hash of the bank file's bytes, its path, ankigen's version and the source
+languages, and holding that hash again. It has two parts: the bank's outline (its
+settings, problems and an outline of each item: `bank.Outline`), which every build
+reads, and its items, which only the bank's deck job reads. An entry is used only
+when it is exactly what this version wrote for exactly those bytes and has exactly
+the expected shape; anything else is ignored, and the bank is parsed again (see
+`BankCache.bank` for items found unusable after their outline was used).
 """
 
 from __future__ import annotations
@@ -21,16 +24,19 @@ from pathlib import Path
 from typing import Any
 
 from ankigen import __version__
-from ankigen.bank import Bank, Item, shared_keys
-from ankigen.errors import Diagnostic, OutputError
+from ankigen.bank import Bank, Item, ItemOutline, Outline, outline, shared_keys
+from ankigen.errors import AnkigenError, Diagnostic, OutputError
 from ankigen.jsondata import parse_json
+from ankigen.media import IMAGE_FIELDS
 from ankigen.package import write_atomic
 from ankigen.sources import Source, SourceDigest
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
+Outlined = tuple[Outline | None, list[Diagnostic]]
 # 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns);
-# 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages
-FORMAT = 8
+# 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages;
+# 9: the bank's outline first, readable without its items
+FORMAT = 9
 # the fastest level: the cache must cost less to read than the bank costs to parse,
 # and stay well under the size of the banks it caches
 COMPRESSION = 1
@@ -39,6 +45,10 @@ COMPRESSION = 1
 Languages = tuple[str, ...]
 """The source languages a bank was checked against (`lint.sources_for`): its warnings
 about untranslated text depend on them, so an entry holds for those alone."""
+
+
+def _digest(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
 
 
 def entry_name(source: Source | SourceDigest, languages: Languages) -> str:
@@ -52,42 +62,53 @@ _BANK_FIELDS = {f.name: f for f in dataclasses.fields(Bank) if f.name != "items"
 
 
 def dump(source: Source, loaded: Loaded, languages: Languages) -> bytes:
-    """A header line (what the entry is for, and a checksum of the rest), then the payload."""
+    """A header line (what the entry is for, and a checksum of the rest), then two
+    payloads: the bank's outline (`bank.outline`) with its settings and problems, and
+    its items. A build reads the items of the banks it plans only."""
     bank, diagnostics = loaded
-    data: dict[str, Any] | None = None
+    head: dict[str, Any] | None = None
+    items: dict[str, Any] | None = None
     if bank is not None:
         # by hand: dataclasses.asdict deep-copies every value and is several times slower
-        data = {name: getattr(bank, name) for name in _BANK_FIELDS}
-        # by field, not by item: each field's values are checked at once when read
-        data["items"] = {
-            name: [getattr(item, name) for item in bank.items] for name in _ITEM_FIELDS
+        head = {name: getattr(bank, name) for name in _BANK_FIELDS}
+        outlined = outline(bank).items
+        head["outline"] = {
+            name: [getattr(item, name) for item in outlined] for name in _OUTLINE_COLUMNS
         }
-    payload = zlib.compress(
-        json.dumps(
-            {"bank": data, "diagnostics": _dump_diagnostics(diagnostics)},
-            ensure_ascii=False,
-        ).encode(),
-        COMPRESSION,
-    )
-    header = _header(source, payload, languages)
+        # by field, not by item: each field's values are checked at once when read
+        items = {name: [getattr(item, name) for item in bank.items] for name in _ITEM_FIELDS}
+    first = _compress({"bank": head, "diagnostics": _dump_diagnostics(diagnostics)})
+    payload = first + _compress(items)
+    header = _header(source, payload, len(first), languages)
     return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
 
 
-def _header(source: Source | SourceDigest, payload: bytes, languages: Languages) -> dict[str, Any]:
+def _compress(data: object) -> bytes:
+    return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), COMPRESSION)
+
+
+def _header(
+    source: Source | SourceDigest, payload: bytes, outline_size: int, languages: Languages
+) -> dict[str, Any]:
     """What an entry is for (these bank bytes, checked against these source languages, by
-    this version), and its payload's checksum."""
+    this version), where its items begin, and its payload's checksum."""
     return {
         "version": __version__,
         "format": FORMAT,
         "digest": source.digest,
         "path": str(source.path),
         "sources": list(languages),
+        "outline": outline_size,
         "checksum": hashlib.sha256(payload).hexdigest(),
     }
 
 
 class BadEntry(Exception):
     """A cache entry that is not exactly what this version writes."""
+
+
+class CacheError(AnkigenError):
+    """A bank whose cache entry proved unusable cannot be read again as it was."""
 
 
 def _checker(kind: Any) -> Callable[[Any], Any]:
@@ -222,24 +243,113 @@ _BANK_CHECKS = {
 def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loaded:
     """The cached result for exactly these bytes checked against these languages;
     BadEntry for anything else."""
+    first, second = _parts(source, raw, languages)
+    head, found = _head(first)
+    items = _unpack(second)
+    if head is None:
+        if items is not None:
+            raise BadEntry("items of no bank")
+        return None, found
+    outlined = _outline_items(head.pop("outline", None))
+    bank = _settings(head, source, _items(items))
+    if outline(bank).items != outlined:
+        # the build planned the deck from the outline: its job must find the same items
+        raise BadEntry("the outline is not the items'")
+    return bank, found
+
+
+def load_outline(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Outlined:
+    """Like `load`, the bank's outline only: its items are not even decompressed."""
+    first, _ = _parts(source, raw, languages)
+    head, found = _head(first)
+    if head is None:
+        return None, found
+    items = _outline_items(head.pop("outline", None))
+    return Outline(_settings(head, source, ()), items), found
+
+
+def _parts(source: Source | SourceDigest, raw: bytes, languages: Languages) -> tuple[bytes, bytes]:
+    """The two payloads of an entry that is for exactly these bytes and languages."""
     head, _, payload = raw.partition(b"\n")
     try:
         header = parse_json(head)
     except ValueError:
         raise BadEntry("not JSON") from None
-    if header != _header(source, payload, languages):
+    size = header.get("outline") if isinstance(header, dict) else None
+    if (
+        type(size) is not int
+        or not 0 < size <= len(payload)
+        or header != _header(source, payload, size, languages)
+    ):
         raise BadEntry("for other bytes, another version, or changed since written")
+    return payload[:size], payload[size:]
+
+
+def _unpack(part: bytes) -> Any:
     try:
-        data = parse_json(zlib.decompress(payload))
+        return parse_json(zlib.decompress(part))
     except (ValueError, zlib.error):
         raise BadEntry("not JSON") from None
+
+
+def _head(first: bytes) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
+    """The bank's settings and outline (None if the bank did not load), and its problems."""
+    data = _unpack(first)
     if not isinstance(data, dict) or set(data) != {"bank", "diagnostics"}:
         raise BadEntry("wrong shape")
-    bank = _bank(data["bank"]) if data["bank"] is not None else None
     found = _diagnostics(data["diagnostics"])
-    if bank is not None and bank.path != str(source.path):
+    head = data["bank"]
+    if head is not None and not isinstance(head, dict):
+        raise BadEntry("not a mapping")
+    return head, found
+
+
+def _settings(head: dict[str, Any], source: Source | SourceDigest, items: tuple[Item, ...]) -> Bank:
+    bank = Bank(**_record(head, _BANK_CHECKS), items=items)
+    if bank.path != str(source.path):
         raise BadEntry("path")
-    return bank, found
+    return bank
+
+
+def _images(values: Any) -> list[tuple[tuple[str, str, int], ...]]:
+    """The `images` column of an outline: per item, (field, path, line) of each image."""
+    if type(values) is not list:
+        raise BadEntry("images")
+    column = []
+    for value in values:
+        if type(value) is not list:
+            raise BadEntry("images")
+        row = []
+        for image in value:
+            if not (
+                type(image) is list
+                and len(image) == 3
+                and image[0] in IMAGE_FIELDS
+                and type(image[1]) is str
+                and type(image[2]) is int
+            ):
+                raise BadEntry("image")
+            row.append((image[0], image[1], image[2]))
+        column.append(tuple(row))
+    return column
+
+
+_OUTLINE_COLUMNS: dict[str, Callable[[Any], list[Any]]] = {
+    "id": _column_checker(str),
+    "line": _column_checker(int),
+    "formerly": _column_checker(tuple[str, ...]),
+    "retired": _column_checker(bool),
+    "images": _images,
+}
+
+
+def _outline_items(data: Any) -> tuple[ItemOutline, ...]:
+    if not isinstance(data, dict) or data.keys() != _OUTLINE_COLUMNS.keys():
+        raise BadEntry("outline")
+    columns = [check(data[name]) for name, check in _OUTLINE_COLUMNS.items()]
+    if len({len(column) for column in columns}) != 1:
+        raise BadEntry("outline: columns of different lengths")
+    return tuple(map(ItemOutline, *columns))
 
 
 def _dump_diagnostics(diagnostics: list[Diagnostic]) -> list[list[str | int]]:
@@ -264,13 +374,6 @@ def _diagnostics(data: Any) -> list[Diagnostic]:
     return found
 
 
-def _bank(data: Any) -> Bank:
-    if not isinstance(data, dict):
-        raise BadEntry("not a mapping")
-    items = _items(data.pop("items", None))
-    return Bank(**_record(data, _BANK_CHECKS), items=items)
-
-
 ACROSS_NAME = "across.json"
 """Where translations checked against their reference are kept, in the cache's folder."""
 
@@ -284,6 +387,8 @@ class BankCache:
         self.used: set[str] = set()
         self.pending: dict[str, bytes] = {}
         self.read: dict[str, bytes] = {}
+        self.outlined: dict[str, Outlined] = {}
+        """What `get` gave, by entry: what the build knows of a bank it did not read."""
         self.digests: dict[str, str] = {}
         """Bank path (as shown) -> the hash of the bytes this build checked."""
         self.across_read: dict[str, list[Diagnostic]] | None = None
@@ -325,17 +430,58 @@ class BankCache:
         except BadEntry:
             return {}
 
-    def get(self, source: Source) -> Loaded | None:
+    def get(self, source: Source) -> Outlined | None:
+        """The outline of the bank as checked before, with its problems, if its entry is
+        exactly what it should be so far; its items are read only if needed (`bank`)."""
         name = entry_name(source, self.languages)
         try:
             raw = (self.folder / name).read_bytes()
-            loaded = load(source, raw, self.languages)
+            loaded = load_outline(source, raw, self.languages)
         except (OSError, BadEntry, RecursionError):
             return None
         self.used.add(name)
         self.read[name] = raw
         self.digests[source.shown] = source.digest
+        self.outlined[name] = loaded
         return loaded
+
+    def bank(self, source: Source | SourceDigest) -> Bank:
+        """The whole bank of an entry this build read (`get`) or made (`put`). Only the
+        outline of an entry read was checked so far: if its items prove unusable, the
+        bank is read and checked again and its entry replaced; if that does not give the
+        outline and problems the build already used (no ankigen wrote that entry), the
+        build stops with CacheError, the entry removed, and the next one reads afresh."""
+        name = entry_name(source, self.languages)
+        with contextlib.suppress(BadEntry, RecursionError):
+            bank, _ = load(source, self.entry(source), self.languages)
+            if bank is not None:
+                return bank
+        from ankigen.lint import load_and_check  # the checks import this module
+
+        try:
+            data = source.data if isinstance(source, Source) else source.path.read_bytes()
+        except OSError:
+            data = b""
+        read = Source(source.path, data, source.digest)
+        loaded = load_and_check(read, self.languages) if _digest(data) == source.digest else None
+        if (
+            loaded is None
+            or loaded[0] is None
+            or self.outlined.get(name)
+            != (
+                outline(loaded[0]),
+                loaded[1],
+            )
+        ):
+            with contextlib.suppress(OSError):
+                (self.folder / name).unlink()
+            raise CacheError(
+                f"{self.folder / name}: the bank cache entry of {source.path} is damaged; "
+                "it is removed now: build again"
+            )
+        self.read.pop(name, None)
+        self.pending[name] = dump(read, loaded, self.languages)
+        return loaded[0]
 
     def has(self, source: Source) -> bool:
         """Whether there is an entry for the bank's bytes (it may still prove unusable)."""
@@ -379,6 +525,14 @@ class BankCache:
         self.pending[name] = entry
         self.used.add(name)
         self.digests[source.shown] = source.digest
+
+    def checked_entry(self, source: Source | SourceDigest) -> bytes:
+        """`entry`, its items checked first if it was read rather than made (`get` checks
+        an outline only): the deck's job must find exactly what was checked."""
+        name = entry_name(source, self.languages)
+        if name not in self.pending:
+            self.bank(source)  # makes the entry again if its items prove unusable
+        return self.entry(source)
 
     def entry(self, source: Source | SourceDigest) -> bytes:
         """The entry of a bank checked in this build, read or made: a bank in a few

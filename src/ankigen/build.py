@@ -312,7 +312,7 @@ def build(
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.bankcache import BankCache
     from ankigen.decks import Inputs, build_locked
-    from ankigen.lint import check_sources, sources_for
+    from ankigen.lint import check_outlines, sources_for
     from ankigen.package import check_file_name
     from ankigen.parallel import worker_pool
 
@@ -320,15 +320,14 @@ def build(
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(len(source.data) for source in sources)
     with worker_pool(size, len(sources)) as pool:
-        checked = check_sources(sources, pool=pool, cache=bank_cache, reference=project.reference)
+        checked = check_outlines(sources, pool, bank_cache, project.reference)
         del sources  # the banks' bytes, the build's largest input: their digests suffice now
         if checked.errors or lock_problems:
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
-        banks = list(project.apply_all(checked.banks))
+        outlines = [replace(o, bank=project.apply(o.bank)) for o in checked.outlines]
         diagnostics = checked.diagnostics
-        del checked  # `banks` is now the only holder of the banks: see `build_locked`
-        for name in map(package_name, banks):
-            check_file_name(name)
+        for outlined in outlines:
+            check_file_name(package_name(outlined.bank))
         with exclusive(out_dir):
             result = build_locked(
                 Inputs(
@@ -341,7 +340,7 @@ def build(
                     project,
                     project_bytes,
                 ),
-                banks,
+                outlines,
                 diagnostics,
                 bank_cache,
                 progress,

@@ -157,6 +157,7 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 @MEDIA_OPTION
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
+    from ankigen.bank import outline
     from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
     from ankigen.errors import InvalidBanks
     from ankigen.media import Settings, image_refs, prepare
@@ -165,7 +166,7 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
 
     checked = checked_banks(banks)
     images = prepare(
-        image_refs(checked.banks),
+        image_refs(map(outline, checked.banks)),
         media or default_media_dir(banks),
         Settings(),
         cache_dir=out / IMAGE_CACHE,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ankigen import __version__, bankcache, identity, ids, notetype
-from ankigen.bank import Bank
+from ankigen.bank import Bank, Outline
 from ankigen.bankcache import BankCache
 from ankigen.build import (
     IMAGE_CACHE,
@@ -255,17 +255,18 @@ def reuse_key(
     )
 
 
-def unchanged_report(bank: Bank, lock: DeckLock) -> DeckReport:
+def unchanged_report(outlined: Outline, lock: DeckLock) -> DeckReport:
+    bank = outlined.bank
     return DeckReport(
         topic=bank.topic,
         language=bank.language,
         path=package_name(bank),
-        notes=len(bank.items),
+        notes=len(outlined.items),
         new=0,
         changed=0,
-        unchanged=len(bank.items),
+        unchanged=len(outlined.items),
         removed=0,
-        retired=sum(item.retired for item in bank.items),
+        retired=sum(item.retired for item in outlined.items),
         written=False,
         version=lock_version(bank.topic, bank.language, lock),
     )
@@ -337,7 +338,7 @@ class Inputs:
 
 def build_locked(
     inputs: Inputs,
-    banks: list[Bank],
+    outlines: Sequence[Outline],
     diagnostics: Sequence[Diagnostic],
     bank_cache: BankCache,
     progress: Progress | None,
@@ -349,20 +350,22 @@ def build_locked(
 ) -> BuildResult:
     """The build proper, with the output folder to ourselves.
 
-    The banks' items, the build's largest data, are let go of before any deck is
-    planned: each deck's job loads its bank from its cache entry where it runs. So
-    `banks` (the caller's only reference) is emptied of items as the build goes."""
+    The banks' items, the build's largest data, stay in the bank cache: each deck's job
+    loads its bank from its cache entry where it runs; here only their outlines."""
+    banks = [outlined.bank for outlined in outlines]  # without their items
     out_dir, lock_path, old_lock = inputs.out_dir, inputs.lock_path, inputs.lock
     warnings = [d for d in diagnostics if d.severity == "warning"]
     for folder in (out_dir, out_dir / IMAGE_CACHE, lock_path.parent):
         remove_stale_temporaries(folder)
-    images = prepare(image_refs(banks), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE)
+    images = prepare(
+        image_refs(outlines), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE
+    )
     if images.diagnostics:
         raise InvalidBanks([*diagnostics, *images.diagnostics])
 
     issued = Issued(out_dir / identity.ISSUED_NAME)
     issued.read_git_history(lock_path)
-    decks = identity.resolve(banks, old_lock, issued)
+    decks = identity.resolve(outlines, old_lock, issued)
     clashes = identity.duplicate_guids(decks)
     if clashes:
         raise InvalidBanks(
@@ -390,7 +393,7 @@ def build_locked(
             )
         )
     orphan_keys = identity.orphans(decks, old_lock)
-    standing = _orphan_warnings(banks, decks, old_lock, orphan_keys, inputs, prune)
+    standing = _orphan_warnings(outlines, decks, old_lock, orphan_keys, inputs, prune)
     changes.extend(standing)
 
     new_lock = Lock(notetype=nt_stamp)
@@ -418,7 +421,7 @@ def build_locked(
         source = source_of[bank.path]
         return DeckJob(
             source=source,
-            entry=bank_cache.entry(source),
+            entry=bank_cache.checked_entry(source),
             project=inputs.project,
             ident=decks[bank.key],
             notetype_mtime=nt_stamp.mtime,
@@ -435,9 +438,8 @@ def build_locked(
 
     # 1. decks whose bank bytes, lock entry and evidence are those of the package in
     # place keep their lock entry; every other deck is planned
-    unchanged = _same_content(banks, decks, reuse, cache, out_dir)
+    unchanged = _same_content(outlines, decks, reuse, cache, out_dir)
     same_content = set(unchanged)
-    banks[:] = [replace(bank, items=()) for bank in banks]  # their jobs hold their entries
     by_key = {bank.key: bank for bank in banks}
     plans: dict[str, DeckPlan] = {}
     to_plan = [
@@ -545,7 +547,7 @@ def build_locked(
 
 
 def _same_content(
-    banks: Sequence[Bank],
+    outlines: Sequence[Outline],
     decks: dict[str, DeckIdentity],
     reuse: dict[str, str | None],
     cache: BuildCache,
@@ -554,7 +556,8 @@ def _same_content(
     """Reports of the decks whose bank bytes, lock entry and evidence are those of the
     package in place."""
     found = {}
-    for bank in banks:
+    for outlined in outlines:
+        bank = outlined.bank
         ident, content_key = decks[bank.key], reuse[bank.key]
         if (
             content_key is not None
@@ -562,12 +565,12 @@ def _same_content(
             and ident.previous_key == bank.key
             and cache.same_content(out_dir / package_name(bank), content_key)
         ):
-            found[bank.key] = unchanged_report(bank, ident.previous)
+            found[bank.key] = unchanged_report(outlined, ident.previous)
     return found
 
 
 def _orphan_warnings(
-    banks: Sequence[Bank],
+    outlines: Sequence[Outline],
     decks: dict[str, DeckIdentity],
     lock: Lock,
     orphan_keys: Sequence[str],
@@ -597,7 +600,7 @@ def _orphan_warnings(
                 f"{where}: {remedy}",
             )
         )
-    for bank, key, shared in identity.renamed_decks(banks, decks, lock, orphan_keys):
+    for bank, key, shared in identity.renamed_decks(outlines, decks, lock, orphan_keys):
         old = identity.split_deck_key(key)
         line = identity.formerly_line((old[0], old[1]), (bank.topic, bank.language))
         found.append(

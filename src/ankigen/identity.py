@@ -33,7 +33,7 @@ from ankigen.errors import AnkigenError
 from ankigen.jsondata import parse_json
 
 if TYPE_CHECKING:
-    from ankigen.bank import Bank
+    from ankigen.bank import Bank, Outline
     from ankigen.lock import DeckLock, Lock
     from ankigen.note import NoteContent
 
@@ -434,10 +434,11 @@ class DeckIdentity:
         return tuple(sorted(set(self.previous.items) - claimed))
 
 
-def resolve(banks: Sequence[Bank], lock: Lock, issued: Issued) -> dict[str, DeckIdentity]:
+def resolve(outlines: Sequence[Outline], lock: Lock, issued: Issued) -> dict[str, DeckIdentity]:
     """Each bank's deck identity: its lock entry, and each item's GUID and stamps."""
     out: dict[str, DeckIdentity] = {}
-    for bank in banks:
+    for outlined in outlines:
+        bank = outlined.bank
         names = former_keys(
             bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
         )
@@ -448,7 +449,7 @@ def resolve(banks: Sequence[Bank], lock: Lock, issued: Issued) -> dict[str, Deck
         )
         items: dict[str, ItemIdentity] = {}
         known = previous.items if previous is not None else {}
-        for item in bank.items:
+        for item in outlined.items:
             # most items keep their id from build to build
             found = (
                 item.id
@@ -503,14 +504,18 @@ def formerly_line(old: tuple[str, str], new: tuple[str, str]) -> str:
 
 
 def renamed_decks(
-    banks: Sequence[Bank], decks: Mapping[str, DeckIdentity], lock: Lock, orphan_keys: Sequence[str]
+    outlines: Sequence[Outline],
+    decks: Mapping[str, DeckIdentity],
+    lock: Lock,
+    orphan_keys: Sequence[str],
 ) -> list[tuple[Bank, str, int]]:
     """(bank, orphan key, shared ids) where a new deck shares most item ids of a lost one."""
     found = []
-    for bank in banks:
+    for outlined in outlines:
+        bank = outlined.bank
         if decks[bank.key].previous is not None:
             continue
-        ids = {item.id for item in bank.items}
+        ids = {item.id for item in outlined.items}
         for key in orphan_keys:
             old_ids = set(lock.decks[key].items)
             shared = len(ids & old_ids)

@@ -12,13 +12,13 @@ import itertools
 import re
 import unicodedata
 from collections import Counter
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ankigen import bankcache, identity, lang, langid, markup
-from ankigen.bank import Bank, Item, lookalike_key, parse_bank
+from ankigen.bank import Bank, Item, Outline, lookalike_key, outline, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
@@ -106,17 +106,67 @@ def check_sources(
     sources: Sequence[Source],
     media_dir: Path | None = None,
     pool: Executor | None = None,
-    cache: BankCache | None = None,
     reference: str = "",
 ) -> Checked:
     """Load and check banks from the bytes already read; with `media_dir`, also verify
     every image they name. `reference` is the project's reference language (by
-    default English where a topic has it). With a cache, banks whose bytes were
-    checked before are not parsed again."""
-    banks: list[Bank] = []
-    diagnostics: list[Diagnostic] = []
-    failed: list[Path] = []
-    known: dict[Path, tuple[Bank | None, list[Diagnostic]]] = {}
+    default English where a topic has it)."""
+    results = _check_each(sources, pool, None, reference)
+    banks = {path: bank for path, (bank, _, _) in results.items() if bank is not None}
+    outlines = [found for _, found, _ in results.values() if found is not None]
+    diagnostics = [d for _, _, found in results.values() for d in found]
+    diagnostics.extend(check_across(outlines, lambda o: banks[o.bank.path], reference))
+    if media_dir is not None:
+        diagnostics.extend(check_images(list(banks.values()), media_dir))
+    failed = tuple(Path(path) for path, (bank, _, _) in results.items() if bank is None)
+    return Checked(tuple(banks.values()), tuple(sorted(diagnostics)), failed, reference)
+
+
+@dataclass(frozen=True)
+class CheckedOutlines:
+    """What a build keeps of its banks once checked: their outlines (the items stay in the
+    bank cache), with every problem found in and across them."""
+
+    outlines: tuple[Outline, ...]
+    diagnostics: tuple[Diagnostic, ...]
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+
+def check_outlines(
+    sources: Sequence[Source], pool: Executor | None, cache: BankCache, reference: str = ""
+) -> CheckedOutlines:
+    """`check_sources` for a build: banks whose bytes were checked before are not parsed
+    again, and only the outline of the banks they did not change is read from the cache,
+    besides the whole of a topic's reference and translation that must be compared."""
+    results = _check_each(sources, pool, cache, reference)
+    by_path = {source.shown: source for source in sources}
+    loaded: dict[str, Bank] = {}
+
+    def full(found: Outline) -> Bank:
+        path = found.bank.path
+        bank = results[path][0] or loaded.get(path)
+        if bank is None:
+            bank = loaded[path] = cache.bank(by_path[path])
+        return bank
+
+    outlines = [found for _, found, _ in results.values() if found is not None]
+    diagnostics = [d for _, _, found in results.values() for d in found]
+    diagnostics.extend(check_across(outlines, full, reference, cache))
+    return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
+
+
+# a bank as checked: the whole bank when it was parsed here, its outline, its problems
+_Result = tuple[Bank | None, Outline | None, list[Diagnostic]]
+
+
+def _check_each(
+    sources: Sequence[Source], pool: Executor | None, cache: BankCache | None, reference: str
+) -> dict[str, _Result]:
+    """Each bank checked by itself, by bank path, in the order of `sources`."""
+    known: dict[str, _Result] = {}
     work = functools.partial(_load_and_check, cache is not None, sources_for(reference))
 
     def check(fresh: list[Source], alone: bool = False) -> Iterator[tuple[Source, _Checked]]:
@@ -132,32 +182,22 @@ def check_sources(
     checking = check(fresh, alone=meanwhile)
     unusable: list[Source] = []
     for source in cached:
-        loaded = cache.get(source) if cache else None
-        if loaded is None:
+        outlined = cache.get(source) if cache else None
+        if outlined is None:
             unusable.append(source)
         else:
-            known[source.path] = loaded
-    for source, (result, entry) in itertools.chain(checking, check(unusable)):
-        known[source.path] = result
+            known[source.shown] = (None, *outlined)
+    for source, ((bank, found), entry) in itertools.chain(checking, check(unusable)):
+        known[source.shown] = (bank, outline(bank) if bank else None, found)
         if cache and entry is not None:
             cache.put(source, entry)
-    for source in sources:
-        bank, found = known[source.path]
-        diagnostics.extend(found)
-        if bank is None:
-            failed.append(source.path)
-        else:
-            banks.append(bank)
-    diagnostics.extend(check_across(banks, reference, cache))
-    if media_dir is not None:
-        diagnostics.extend(check_images(banks, media_dir))
-    return Checked(tuple(banks), tuple(sorted(diagnostics)), tuple(failed), reference)
+    return {source.shown: known[source.shown] for source in sources}
 
 
 def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
     from ankigen.media import check, image_refs
 
-    return check(image_refs(banks), media_dir)
+    return check(image_refs(map(outline, banks)), media_dir)
 
 
 def sources_for(reference: str) -> tuple[str, ...]:
@@ -198,6 +238,7 @@ def load_and_check(
 
 
 def check_bank(bank: Bank, sources: tuple[str, ...] = ("en",)) -> Iterable[Diagnostic]:
+    yield from former_ids_taken(bank)
     yield from bidi_controls(bank)
     yield from duplicate_questions(bank)
     yield from untranslated(bank, sources)
@@ -207,13 +248,18 @@ def check_bank(bank: Bank, sources: tuple[str, ...] = ("en",)) -> Iterable[Diagn
 
 
 def check_across(
-    banks: Sequence[Bank], reference: str = "", cache: BankCache | None = None
+    outlines: Sequence[Outline],
+    full: Callable[[Outline], Bank],
+    reference: str = "",
+    cache: BankCache | None = None,
 ) -> list[Diagnostic]:
-    """Problems between banks: the same deck twice, translations out of step. With a
-    cache, a translation is checked against its reference again only if either changed."""
+    """Problems between banks: the same deck twice, translations out of step. `full` gives
+    the whole of a bank, needed to compare a translation with its reference; with a
+    cache, only a translation or reference that changed is compared again."""
     found: list[Diagnostic] = []
-    first: dict[str, Bank] = {}
-    for bank in banks:
+    first: dict[str, Outline] = {}
+    for outlined in outlines:
+        bank = outlined.bank
         if bank.key in first:
             found.append(
                 Diagnostic(
@@ -221,27 +267,27 @@ def check_across(
                     bank.lines.get("language", 1),
                     "error",
                     f"topic {bank.topic!r} in language {bank.language!r} is already defined "
-                    f"in {first[bank.key].path}",
+                    f"in {first[bank.key].bank.path}",
                 )
             )
             continue
-        first[bank.key] = bank
+        first[bank.key] = outlined
     unique = list(first.values())
     found.extend(missing_items(unique))
     indexes: dict[str, dict[str, _Reference]] = {}
-    for bank, ref in _with_references(unique, reference):
+    for bank, ref in _with_references([o.bank for o in unique], reference):
         if ref is None:
             continue
 
         def check(bank: Bank = bank, ref: Bank = ref) -> list[Diagnostic]:
             index = indexes.get(ref.key)
             if index is None:
-                index = indexes[ref.key] = _reference_index(ref)
-            return list(against_reference(bank, ref, index, reference))
+                index = indexes[ref.key] = _reference_index(full(first[ref.key]))
+            return list(against_reference(full(first[bank.key]), ref, index, reference))
 
         found.extend(cache.across(bank.path, ref.path, check) if cache else check())
-    found.extend(same_deck_names(unique))
-    found.extend(formerly_clashes(unique))
+    found.extend(same_deck_names([o.bank for o in unique]))
+    found.extend(former_names_taken([o.bank for o in unique]))
     return found
 
 
@@ -263,8 +309,8 @@ def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
             first[name] = bank
 
 
-def formerly_clashes(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
-    """A former name must belong to this bank or item alone, and not be a live one."""
+def former_names_taken(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """A bank's former name must be its own alone, and not a live bank's."""
     live = {bank.key: bank for bank in banks}
     claimed: dict[str, Bank] = {}
     for bank in banks:
@@ -291,26 +337,30 @@ def formerly_clashes(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
                 )
             else:
                 claimed[key] = bank
-        ids = {item.id: item for item in bank.items}
-        owner: dict[str, str] = {}
-        for item in bank.items:
-            item_line = item.line_at("formerly")
-            for old in item.formerly:
-                if old == item.id:
-                    message = f"item {item.id!r}: formerly names the item itself"
-                elif old in ids:
-                    message = (
-                        f"item {item.id!r}: formerly {old!r} is the id of a live item "
-                        f"(line {ids[old].line}); an old id cannot be a current one"
-                    )
-                elif old in owner:
-                    message = (
-                        f"item {item.id!r}: formerly {old!r} is also claimed by item {owner[old]!r}"
-                    )
-                else:
-                    owner[old] = item.id
-                    continue
-                yield Diagnostic(bank.path, item_line, "error", message)
+
+
+def former_ids_taken(bank: Bank) -> Iterable[Diagnostic]:
+    """An item's former id must be its own alone, and not a live item's."""
+    ids = {item.id: item for item in bank.items}
+    owner: dict[str, str] = {}
+    for item in bank.items:
+        item_line = item.line_at("formerly")
+        for old in item.formerly:
+            if old == item.id:
+                message = f"item {item.id!r}: formerly names the item itself"
+            elif old in ids:
+                message = (
+                    f"item {item.id!r}: formerly {old!r} is the id of a live item "
+                    f"(line {ids[old].line}); an old id cannot be a current one"
+                )
+            elif old in owner:
+                message = (
+                    f"item {item.id!r}: formerly {old!r} is also claimed by item {owner[old]!r}"
+                )
+            else:
+                owner[old] = item.id
+                continue
+            yield Diagnostic(bank.path, item_line, "error", message)
 
 
 _SCRIPT_OF: dict[str, str] = {}
@@ -598,11 +648,12 @@ def reference_language(banks: Sequence[Bank], reference: str = "") -> Bank:
     return min(banks, key=lambda b: (b.language != reference, b.language != "en", b.language))
 
 
-def missing_items(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+def missing_items(outlines: Sequence[Outline]) -> Iterable[Diagnostic]:
     """Items that some language of a topic has and another has not."""
     topics: dict[str, list[tuple[Bank, set[str]]]] = {}
-    for bank in banks:
-        topics.setdefault(bank.topic, []).append((bank, {i.id for i in bank.items}))
+    for outlined in outlines:
+        bank = outlined.bank
+        topics.setdefault(bank.topic, []).append((bank, {i.id for i in outlined.items}))
     for group in topics.values():
         if len(group) < 2:
             continue

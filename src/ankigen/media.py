@@ -19,13 +19,15 @@ from typing import TYPE_CHECKING, Any
 from ankigen import ids
 from ankigen.errors import Diagnostic
 
+IMAGE_FIELDS = ("image", "explanation_image")
+"""The item fields that name an image file."""
+
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-    from ankigen.bank import Bank
+    from ankigen.bank import Bank, Outline
 
 MAX_PIXELS = 40_000_000
-IMAGE_FIELDS = ("image", "explanation_image")
 DEFAULT_MAX_SIDE = 1600
 JPEG_QUALITY = 85
 WEBP_QUALITY = 82
@@ -67,15 +69,13 @@ class ImageProblem(Exception):
     """An image that cannot be used; the message says why."""
 
 
-def image_refs(banks: Iterable[Bank]) -> list[ImageRef]:
-    refs = []
-    for bank in banks:
-        for item in bank.items:
-            for field in IMAGE_FIELDS:
-                value = getattr(item, field)
-                if value:
-                    refs.append(ImageRef(bank, item.id, field, value, item.line_at(field)))
-    return refs
+def image_refs(outlines: Iterable[Outline]) -> list[ImageRef]:
+    return [
+        ImageRef(outline.bank, item.id, field, path, line)
+        for outline in outlines
+        for item in outline.items
+        for field, path, line in item.images
+    ]
 
 
 def resolve(media_dir: Path, relative: str) -> Path:
