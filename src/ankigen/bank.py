@@ -16,6 +16,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import NamedTuple
 
 import yaml
 
@@ -162,11 +163,11 @@ class Bank:
         return tuple(item for item in self.items if not item.retired)
 
 
-@dataclass(frozen=True, slots=True)
-class ItemOutline:
+class ItemOutline(NamedTuple):
     """What a build needs of an item outside its own deck's job: who the item is to Anki,
     whether it is retired, and the images it names (their files are prepared for every
-    deck at once)."""
+    deck at once). A named tuple: a build reads one per item of every bank, and a tuple
+    is made several times faster than a frozen dataclass."""
 
     id: str
     line: int

@@ -349,7 +349,7 @@ def _outline_items(data: Any) -> tuple[ItemOutline, ...]:
     columns = [check(data[name]) for name, check in _OUTLINE_COLUMNS.items()]
     if len({len(column) for column in columns}) != 1:
         raise BadEntry("outline: columns of different lengths")
-    return tuple(map(ItemOutline, *columns))
+    return tuple(map(ItemOutline._make, zip(*columns, strict=True)))
 
 
 def _dump_diagnostics(diagnostics: list[Diagnostic]) -> list[list[str | int]]:
