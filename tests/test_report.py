@@ -336,6 +336,70 @@ def test_an_edit_reads_only_the_items_it_changed(
     assert sorted(read) == ["i4", "new"]
 
 
+def test_an_edit_checks_only_its_items_for_untranslated_text(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The untranslated-text check is the costliest of a bank's own: the items an edit
+    did not change keep what it said of them, at their new lines."""
+    import ankigen.lint
+
+    def hindi_item(item_id: str, english: bool = False) -> dict[str, Any]:
+        question = (
+            f"Which of these choices is the right one for question {item_id}?"
+            if english
+            else f"प्रश्न {item_id}: इनमें से कौन सा विकल्प सही है?"
+        )
+        choices = [f"विकल्प {item_id} {n}" for n in range(1, 5)]
+        return item(item_id, question=question, explanation="व्याख्या यहाँ है।") | {"choices": choices}
+
+    items = [hindi_item(f"i{n}", english=n % 2 == 1) for n in range(6)]
+    write_bank(project / "banks", language="hi", items=items)
+    assert "3 warnings in the banks" in invoke(runner, "build").stderr
+    judged: list[str] = []
+    real = ankigen.lint.untranslated_parts
+
+    def counting(bank: Bank, item: Any, *rest: Any) -> Any:
+        judged.append(item.id)
+        return real(bank, item, *rest)
+
+    monkeypatch.setattr(ankigen.lint, "untranslated_parts", counting)
+    # a new first item moves every other one; one English question is translated
+    items = [hindi_item("new"), *items]
+    items[2] = hindi_item("i1")
+    write_bank(project / "banks", language="hi", items=items)
+    result = invoke(runner, "build")
+    assert sorted(judged) == ["i1", "new"]
+    assert "2 warnings in the banks" in result.stderr
+    lint = invoke(runner, "lint").output
+    assert lint.count("untranslated? question in Latin script, not Devanagari") == 2
+    assert "banks/demo/hi.yaml:41: warning: item 'i3'" in lint  # at its new line
+    # what the build keeps for the next one is what a fresh check finds
+    import hashlib
+
+    from ankigen.bankcache import load
+    from ankigen.sources import Source
+
+    path = Path("banks/demo/hi.yaml")
+
+    def kept_as_found() -> None:
+        data = (project / path).read_bytes()
+        source = Source(path, data, hashlib.sha256(data).hexdigest())
+        [entry] = (project / "out" / ".ankigen-banks").glob("*.json")
+        kept = load(source, entry.read_bytes(), ("en",))[1]
+        assert kept == ankigen.lint.load_and_check(source)[1]
+
+    kept_as_found()
+    # in another language, the same items are judged again
+    (project / path).write_text(
+        (project / path).read_text(encoding="utf-8").replace("language: hi", "language: en"),
+        encoding="utf-8",
+    )
+    judged.clear()
+    assert invoke(runner, "build").exit_code == 0
+    assert len(judged) == 7
+    kept_as_found()
+
+
 def test_an_edited_bank_checked_by_a_worker_while_the_others_load(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
 ) -> None:

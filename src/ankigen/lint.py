@@ -14,7 +14,7 @@ import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import Executor
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ankigen import bankcache, identity, lang, langid, markup
@@ -209,6 +209,32 @@ def sources_for(reference: str) -> tuple[str, ...]:
 _Checked = tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]
 
 
+@dataclass(frozen=True)
+class Before:
+    """A bank as its previous bytes were checked: the items an edit may reuse, and what
+    the untranslated-text check (the costliest) said of each, which holds as long as the
+    item and the bank's language are the same."""
+
+    items: tuple[Item, ...] = ()
+    language: str = ""
+    untranslated: dict[int, str] = field(default_factory=dict)
+    """Item seal -> the warning about its untranslated texts, or "" for none."""
+
+    @classmethod
+    def of(cls, bank: Bank, diagnostics: Sequence[Diagnostic]) -> Before:
+        at: dict[int, list[str]] = {}
+        for diagnostic in diagnostics:
+            at.setdefault(diagnostic.line, []).append(diagnostic.message)
+        said = {}
+        for item in bank.items:
+            if item.seal:
+                prefix = _untranslated_prefix(item)
+                said[item.seal] = next(
+                    (m for m in at.get(item.line, ()) if m.startswith(prefix)), ""
+                )
+        return cls(bank.items, bank.language, said)
+
+
 def _load_and_check(
     for_cache: bool,
     sources: tuple[str, ...],
@@ -218,30 +244,33 @@ def _load_and_check(
     was checked, in a worker process too, not one after another in the main process.
     With the entry of the file's previous bytes, its unchanged items are reused."""
     source, previous = job
-    items: tuple[Item, ...] = ()
+    before = Before()
     if previous is not None:
         with contextlib.suppress(bankcache.BadEntry, RecursionError):
-            old, _ = bankcache.load(*previous, sources)
-            items = old.items if old is not None else ()
-    result = load_and_check(source, sources, items)
+            old, found = bankcache.load(*previous, sources)
+            if old is not None:
+                before = Before.of(old, found)
+    result = load_and_check(source, sources, before)
     return result, bankcache.dump(source, result, sources) if for_cache else None
 
 
 def load_and_check(
-    source: Source, sources: tuple[str, ...] = ("en",), previous: Sequence[Item] = ()
+    source: Source, sources: tuple[str, ...] = ("en",), before: Before | None = None
 ) -> tuple[Bank | None, list[Diagnostic]]:
     """One bank with the problems found in it alone (runs in a worker process)."""
-    bank, found = parse_bank(source.shown, source.data, previous)
+    bank, found = parse_bank(source.shown, source.data, before.items if before else ())
     if bank is not None:
-        found.extend(check_bank(bank, sources))
+        found.extend(check_bank(bank, sources, before))
     return bank, found
 
 
-def check_bank(bank: Bank, sources: tuple[str, ...] = ("en",)) -> Iterable[Diagnostic]:
+def check_bank(
+    bank: Bank, sources: tuple[str, ...] = ("en",), before: Before | None = None
+) -> Iterable[Diagnostic]:
     yield from former_ids_taken(bank)
     yield from bidi_controls(bank)
     yield from duplicate_questions(bank)
-    yield from untranslated(bank, sources)
+    yield from untranslated(bank, sources, before)
     yield from placeholders(bank)
     yield from position_bias(bank)
     yield from missing_alt_text(bank)
@@ -493,11 +522,25 @@ def _normal(text: str) -> str:
     return " ".join(text.casefold().split())
 
 
-def untranslated(bank: Bank, sources: Sequence[str] = SOURCES) -> Iterable[Diagnostic]:
+def untranslated(
+    bank: Bank, sources: Sequence[str] = SOURCES, before: Before | None = None
+) -> Iterable[Diagnostic]:
+    """Items whose texts look untranslated; an item unchanged since `before` (the same
+    sealed content, in the same language) gets what was said of it then."""
+    said = before.untranslated if before and before.language == bank.language else {}
     for item in bank.items:
+        message = said.get(item.seal) if item.seal else None
+        if message is not None:
+            if message:
+                yield Diagnostic(bank.path, item.line, "warning", message)
+            continue
         parts = untranslated_parts(bank, item, sources)
         if parts:
             yield _untranslated_warning(bank, item, parts)
+
+
+def _untranslated_prefix(item: Item) -> str:
+    return f"item {item.id!r}: untranslated? "
 
 
 def _untranslated_warning(bank: Bank, item: Item, parts: Sequence[Untranslated]) -> Diagnostic:
@@ -505,7 +548,7 @@ def _untranslated_warning(bank: Bank, item: Item, parts: Sequence[Untranslated])
     for part in parts:
         by_reason.setdefault(part.reason, []).append(part.part)
     what = "; ".join(f"{', '.join(labels)} {reason}" for reason, labels in by_reason.items())
-    return Diagnostic(bank.path, item.line, "warning", f"item {item.id!r}: untranslated? {what}")
+    return Diagnostic(bank.path, item.line, "warning", _untranslated_prefix(item) + what)
 
 
 def untranslated_items(
