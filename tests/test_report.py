@@ -400,38 +400,6 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
     kept_as_found()
 
 
-def test_an_edited_bank_checked_by_a_worker_while_the_others_load(
-    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
-) -> None:
-    """A large edited bank is handed to a worker process while this one loads the cached
-    banks (here every bank counts as large; this process takes the bank back if no worker
-    started on it by then): the build says and writes what it does in one process."""
-    import ankigen.lint
-    import ankigen.parallel
-
-    banks = project / "banks"
-    for topic in ("one", "two", "three"):
-        write_bank(banks, topic, items=[item("a"), item("b", 2)])
-    assert invoke(runner, "build").exit_code == 0
-    edited = [item("a", question="Edited?"), item("b", 2), item("b", 3)]  # an error too
-    write_bank(banks, "two", items=edited)
-    error = "banks/two/en.yaml:23: error: duplicate item id 'b' (first used at line 14)"
-    assert error in invoke(runner, "lint").output
-    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(ankigen.lint, "MIN_PARALLEL_BYTES", 0)
-    failed = invoke(runner, "build")
-    assert (failed.exit_code, failed.stderr) == (1, f"{error}\n1 error; nothing was written\n")
-    write_bank(banks, "two", items=edited[:2])
-    result = invoke(runner, "build")
-    assert without_versions(result.stdout).splitlines() == [
-        "up to date out/one.en.apkg: 2 notes",
-        "up to date out/three.en.apkg: 2 notes",
-        "wrote out/two.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged, 0 removed)",
-    ]
-    collection.import_package(project / "out" / "two.en.apkg")
-    assert collection.note_by_item("a")["Question"] == "Edited?"
-
-
 def test_an_edited_translation_alone_is_checked_against_its_reference(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

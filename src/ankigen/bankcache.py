@@ -434,8 +434,11 @@ class BankCache:
         """The outline of the bank as checked before, with its problems, if its entry is
         exactly what it should be so far; its items are read only if needed (`bank`)."""
         name = entry_name(source, self.languages)
+        path = self.folder / name
         try:
-            raw = (self.folder / name).read_bytes()
+            if not path.is_file():
+                return None  # none yet; and a FIFO would block the build on opening it
+            raw = path.read_bytes()
             loaded = load_outline(source, raw, self.languages)
         except (OSError, BadEntry, RecursionError):
             return None
@@ -482,10 +485,6 @@ class BankCache:
         self.read.pop(name, None)
         self.pending[name] = dump(read, loaded, self.languages)
         return loaded[0]
-
-    def has(self, source: Source) -> bool:
-        """Whether there is an entry for the bank's bytes (it may still prove unusable)."""
-        return (self.folder / entry_name(source, self.languages)).is_file()
 
     def previous(self, source: Source) -> tuple[SourceDigest, bytes] | None:
         """The entry of the same file as it was when last checked, if its bytes differ

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import itertools
 import re
 import unicodedata
 from collections import Counter
@@ -22,7 +21,7 @@ from ankigen.bank import Bank, Item, Outline, lookalike_key, outline, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
-from ankigen.parallel import MIN_PARALLEL_BYTES, parallel_map
+from ankigen.parallel import parallel_map
 from ankigen.sources import Source, SourceDigest, read_files
 
 # The script a language is written in, by the first word of Unicode character
@@ -169,25 +168,13 @@ def _check_each(
     known: dict[str, _Result] = {}
     work = functools.partial(_load_and_check, cache is not None, sources_for(reference))
 
-    def check(fresh: list[Source], alone: bool = False) -> Iterator[tuple[Source, _Checked]]:
-        jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
-        return zip(fresh, parallel_map(work, jobs, pool, alone), strict=True)
-
-    cached: list[Source] = []
-    fresh: list[Source] = []
     for source in sources:
-        (cached if cache and cache.has(source) else fresh).append(source)
-    # a large edited bank is checked by a worker while this process loads the others
-    meanwhile = bool(cached) and sum(len(source.data) for source in fresh) >= MIN_PARALLEL_BYTES
-    checking = check(fresh, alone=meanwhile)
-    unusable: list[Source] = []
-    for source in cached:
         outlined = cache.get(source) if cache else None
-        if outlined is None:
-            unusable.append(source)
-        else:
+        if outlined is not None:
             known[source.shown] = (None, *outlined)
-    for source, ((bank, found), entry) in itertools.chain(checking, check(unusable)):
+    fresh = [source for source in sources if source.shown not in known]
+    jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
+    for source, ((bank, found), entry) in zip(fresh, parallel_map(work, jobs, pool), strict=True):
         known[source.shown] = (bank, outline(bank) if bank else None, found)
         if cache and entry is not None:
             cache.put(source, entry)

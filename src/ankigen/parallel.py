@@ -104,13 +104,10 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
         pool.shutdown(wait=True, cancel_futures=True)
 
 
-def parallel_map(
-    func: Callable[[T], R], items: Sequence[T], pool: Executor | None, alone: bool = False
-) -> Iterator[R]:
+def parallel_map(func: Callable[[T], R], items: Sequence[T], pool: Executor | None) -> Iterator[R]:
     """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
-    in order. The work is handed out at once; with `alone`, even a single item goes to a
-    worker, for a caller with other work to do before it asks for the results."""
-    if pool is None or not items or (len(items) < 2 and not alone):
+    in order."""
+    if pool is None or len(items) < 2:
         return map(func, items)
     with _interrupts_ignored():
         # every submit may start a worker process: they start with SIGINT ignored
