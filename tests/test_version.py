@@ -89,3 +89,35 @@ def test_version_string_and_deck_version() -> None:
     assert deck_version([("g2", "h2", 5 * DAY), ("g1", "h1", 10)]) == one
     assert deck_version([("g1", "h1", 10), ("g2", "h3", 5 * DAY)]) != one
     assert sort_key("garbage") < sort_key(one)
+
+
+@pytest.mark.parametrize("record", ["kept", "missing", "forged"])
+def test_an_unchanged_deck_keeps_its_version_through_other_decks_edits(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, record: str
+) -> None:
+    """The version of a deck left as it was comes with its package's record in the
+    build cache; without a well-formed one it is made again from the lock: the same."""
+    banks = project / "banks"
+    write_bank(banks, language="en", items=[item("a"), item("b", 2)])
+    write_bank(banks, language="de", items=[item("a", question="Frage?"), item("b", 2)])
+    first = build_json(runner, monkeypatch, 1_790_000_000)
+    cache = project / "out" / ".ankigen-cache.json"
+    data = json.loads(cache.read_text(encoding="utf-8"))
+    assert data["packages"]["demo.de.apkg"]["deck_version"] == first["de"]
+    if record != "kept":
+        forged = {"missing": None, "forged": "<b>9999.99.99+</b>"}[record]
+        data["packages"]["demo.de.apkg"]["deck_version"] = forged
+        cache.write_text(json.dumps(data), encoding="utf-8")
+    import ankigen.decks
+
+    made: list[str] = []
+    real = ankigen.decks.lock_version
+    monkeypatch.setattr(
+        ankigen.decks,
+        "lock_version",
+        lambda topic, language, lock: made.append(language) or real(topic, language, lock),
+    )
+    write_bank(banks, language="en", items=[item("a", question="Edited?"), item("b", 2)])
+    second = build_json(runner, monkeypatch, 1_790_000_000 + DAY)
+    assert second["de"] == first["de"] and second["en"] != first["en"]
+    assert ("de" in made) == (record != "kept")

@@ -23,6 +23,7 @@ from ankigen.media import Prepared, Settings, unchanged_images
 from ankigen.package import exclusive
 from ankigen.project import Project, load_project, parse_project, project_path
 from ankigen.sources import NoBanks, SourceDigest, find_banks, read_sources, shown_path
+from ankigen.version import is_version
 
 if TYPE_CHECKING:
     from ankigen.bank import Bank
@@ -155,12 +156,20 @@ class BuildCache:
             return key if isinstance(key, str) else None
         return None
 
-    def record(self, path: Path, key: str, reuse: str | None = None, parents: Parents = ()) -> None:
+    def record(
+        self,
+        path: Path,
+        key: str,
+        reuse: str | None = None,
+        parents: Parents = (),
+        version: str = "",
+    ) -> None:
         stat = path.stat()
         self.packages[path.name] = {
             "key": key,
             "reuse": reuse,
             "parents": ids.content_hash(repr(parents)),
+            "deck_version": version,
             "size": stat.st_size,
             "mtime_ns": stat.st_mtime_ns,
             "inode": stat.st_ino,
@@ -170,6 +179,15 @@ class BuildCache:
         """Whether the package in place holds these notes (its parent decks aside)."""
         entry = self.packages.get(path.name)
         return entry is not None and entry.get("reuse") == reuse and self.fresh(path)
+
+    def version_if_same(self, path: Path, reuse: str) -> str | None:
+        """The deck's version recorded with the package in place, if that package holds
+        these notes (the reuse key binds the lock entry the version is made from)."""
+        entry = self.packages.get(path.name)
+        if entry is None or not self.same_content(path, reuse):
+            return None
+        version = entry.get("deck_version")
+        return version if isinstance(version, str) and is_version(version) else None
 
     def reusable(self, path: Path, reuse: str | None, parents: Parents) -> bool:
         """Whether the package in place was built from inputs with this reuse key and

@@ -255,7 +255,9 @@ def reuse_key(
     )
 
 
-def unchanged_report(outlined: Outline, lock: DeckLock) -> DeckReport:
+def unchanged_report(outlined: Outline, lock: DeckLock, version: str | None = None) -> DeckReport:
+    """The report of a deck whose package holds its notes already; `version`, if known,
+    saves making it again from every note's stamp."""
     bank = outlined.bank
     return DeckReport(
         topic=bank.topic,
@@ -268,7 +270,7 @@ def unchanged_report(outlined: Outline, lock: DeckLock) -> DeckReport:
         removed=0,
         retired=sum(item.retired for item in outlined.items),
         written=False,
-        version=lock_version(bank.topic, bank.language, lock),
+        version=version or lock_version(bank.topic, bank.language, lock),
     )
 
 
@@ -533,7 +535,8 @@ def build_locked(
             new_lock.decks[key],
             project_digest,
         )
-        cache.record(out_dir / name, package_keys[key], content, parents.get(key, ()))
+        version = reports[key].version
+        cache.record(out_dir / name, package_keys[key], content, parents.get(key, ()), version)
     ordered_reports = [reports[key] for key in sorted(reports)]
     pruned = tuple(orphan_keys) if prune else ()
     result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
@@ -559,13 +562,12 @@ def _same_content(
     for outlined in outlines:
         bank = outlined.bank
         ident, content_key = decks[bank.key], reuse[bank.key]
-        if (
-            content_key is not None
-            and ident.previous is not None
-            and ident.previous_key == bank.key
-            and cache.same_content(out_dir / package_name(bank), content_key)
-        ):
-            found[bank.key] = unchanged_report(outlined, ident.previous)
+        if content_key is None or ident.previous is None or ident.previous_key != bank.key:
+            continue
+        path = out_dir / package_name(bank)
+        if cache.same_content(path, content_key):
+            version = cache.version_if_same(path, content_key)
+            found[bank.key] = unchanged_report(outlined, ident.previous, version)
     return found
 
 

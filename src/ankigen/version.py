@@ -32,6 +32,13 @@ _VERSION = re.compile(r"(\d{4})\.(\d{2})\.(\d{2})\+([0-9a-f]+)")
 CHOICES_FIELD = 1
 
 
+def is_version(text: object) -> bool:
+    """Whether `text` is a version as `version_string` makes them."""
+    return (
+        isinstance(text, str) and re.fullmatch(r"\d{4}\.\d\d\.\d\d\+[0-9a-f]{8}", text) is not None
+    )
+
+
 def version_string(newest: int, digest: str) -> str:
     day = time.strftime("%Y.%m.%d", time.gmtime(newest))
     return f"{day}+{digest[:8]}"
