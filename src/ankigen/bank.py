@@ -170,7 +170,6 @@ class ItemOutline(NamedTuple):
     is made several times faster than a frozen dataclass."""
 
     id: str
-    line: int
     formerly: tuple[str, ...] = ()
     retired: bool = False
     images: tuple[tuple[str, str, int], ...] = ()
@@ -197,7 +196,7 @@ def outline(bank: Bank) -> Outline:
             for name in IMAGE_FIELDS
             if (path := getattr(item, name))
         )
-        items.append(ItemOutline(item.id, item.line, item.formerly, item.retired, images))
+        items.append(ItemOutline(item.id, item.formerly, item.retired, images))
     return Outline(replace(bank, items=()), tuple(items))
 
 

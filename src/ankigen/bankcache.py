@@ -336,7 +336,6 @@ def _images(values: Any) -> list[tuple[tuple[str, str, int], ...]]:
 
 _OUTLINE_COLUMNS: dict[str, Callable[[Any], list[Any]]] = {
     "id": _column_checker(str),
-    "line": _column_checker(int),
     "formerly": _column_checker(tuple[str, ...]),
     "retired": _column_checker(bool),
     "images": _images,
