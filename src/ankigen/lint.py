@@ -527,6 +527,8 @@ def untranslated(
 
 
 def _untranslated_prefix(item: Item) -> str:
+    # `Before.of` finds an item's warning by this prefix at the item's line: no other
+    # check of a bank's own may begin a message with it
     return f"item {item.id!r}: untranslated? "
 
 
