@@ -61,7 +61,9 @@ _ITEM_FIELDS = {f.name: f for f in dataclasses.fields(Item)}
 _BANK_FIELDS = {f.name: f for f in dataclasses.fields(Bank) if f.name != "items"}
 
 
-def dump(source: Source, loaded: Loaded, languages: Languages) -> bytes:
+def dump(
+    source: Source, loaded: Loaded, languages: Languages, outlined: Outline | None = None
+) -> bytes:
     """A header line (what the entry is for, and a checksum of the rest), then two
     payloads: the bank's outline (`bank.outline`) with its settings and problems, and
     its items. A build reads the items of the banks it plans only."""
@@ -71,9 +73,9 @@ def dump(source: Source, loaded: Loaded, languages: Languages) -> bytes:
     if bank is not None:
         # by hand: dataclasses.asdict deep-copies every value and is several times slower
         head = {name: getattr(bank, name) for name in _BANK_FIELDS}
-        outlined = outline(bank).items
+        items_outlined = (outlined or outline(bank)).items
         head["outline"] = {
-            name: [getattr(item, name) for item in outlined] for name in _OUTLINE_COLUMNS
+            name: [getattr(item, name) for item in items_outlined] for name in _OUTLINE_COLUMNS
         }
         # by field, not by item: each field's values are checked at once when read
         items = {name: [getattr(item, name) for item in bank.items] for name in _ITEM_FIELDS}

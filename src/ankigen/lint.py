@@ -139,17 +139,16 @@ def check_outlines(
 ) -> CheckedOutlines:
     """`check_sources` for a build: banks whose bytes were checked before are not parsed
     again, and only the outline of the banks they did not change is read from the cache,
-    besides the whole of a topic's reference and translation that must be compared."""
+    besides the whole of a topic's reference and translation that must be compared.
+    Banks parsed afresh are kept as entries too, not whole: a large project's banks do not
+    fit in memory at once; each is read again from its entry for that comparison."""
     results = _check_each(sources, pool, cache, reference)
     by_path = {source.shown: source for source in sources}
-    loaded: dict[str, Bank] = {}
 
     def full(found: Outline) -> Bank:
-        path = found.bank.path
-        bank = results[path][0] or loaded.get(path)
-        if bank is None:
-            bank = loaded[path] = cache.bank(by_path[path])
-        return bank
+        # a translation is compared with one reference; a reference's items are kept in
+        # its index for all its translations
+        return cache.bank(by_path[found.bank.path])
 
     outlines = [found for _, found, _ in results.values() if found is not None]
     diagnostics = [d for _, _, found in results.values() for d in found]
@@ -157,7 +156,8 @@ def check_outlines(
     return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
 
 
-# a bank as checked: the whole bank when it was parsed here, its outline, its problems
+# a bank as checked: the whole bank when it was parsed here and not put in a bank cache,
+# its outline (None if it did not load), its problems
 _Result = tuple[Bank | None, Outline | None, list[Diagnostic]]
 
 
@@ -174,8 +174,8 @@ def _check_each(
             known[source.shown] = (None, *outlined)
     fresh = [source for source in sources if source.shown not in known]
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
-    for source, ((bank, found), entry) in zip(fresh, parallel_map(work, jobs, pool), strict=True):
-        known[source.shown] = (bank, outline(bank) if bank else None, found)
+    for source, (result, entry) in zip(fresh, parallel_map(work, jobs, pool), strict=True):
+        known[source.shown] = result
         if cache and entry is not None:
             cache.put(source, entry)
     return {source.shown: known[source.shown] for source in sources}
@@ -193,7 +193,7 @@ def sources_for(reference: str) -> tuple[str, ...]:
 
 
 # a bank checked afresh, and its bank cache entry if one is kept
-_Checked = tuple[tuple[Bank | None, list[Diagnostic]], bytes | None]
+_Checked = tuple[_Result, bytes | None]
 
 
 @dataclass(frozen=True)
@@ -229,7 +229,8 @@ def _load_and_check(
 ) -> _Checked:
     """`load_and_check`, and the bank cache's entry for its result: made where the bank
     was checked, in a worker process too, not one after another in the main process.
-    With the entry of the file's previous bytes, its unchanged items are reused."""
+    With the entry of the file's previous bytes, its unchanged items are reused. For the
+    cache, the bank travels back as its entry and outline only."""
     source, previous = job
     before = Before()
     if previous is not None:
@@ -237,8 +238,11 @@ def _load_and_check(
             old, found = bankcache.load(*previous, sources)
             if old is not None:
                 before = Before.of(old, found)
-    result = load_and_check(source, sources, before)
-    return result, bankcache.dump(source, result, sources) if for_cache else None
+    bank, found = load_and_check(source, sources, before)
+    outlined = outline(bank) if bank is not None else None
+    if not for_cache:
+        return (bank, outlined, found), None
+    return (None, outlined, found), bankcache.dump(source, (bank, found), sources, outlined)
 
 
 def load_and_check(
