@@ -146,6 +146,20 @@ def test_a_cache_entry_whose_outline_is_not_its_items(project: Path, runner: Cli
     assert package.read_bytes() == good
 
 
+def test_a_bank_cache_that_cannot_be_written_is_left_out(project: Path, runner: CliRunner) -> None:
+    """The bank cache is written after the packages and the lock: a file where its folder
+    should be does not fail a build that is done, and each build reads the banks afresh."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    (project / "out").mkdir()
+    (project / "out" / ".ankigen-banks").write_bytes(b"not a folder")
+    for question in ("First?", "Second?"):
+        write_bank(project / "banks", items=[item("one", question=question), item("two")])
+        result = invoke(runner, "build")
+        assert result.exit_code == 0, result.output
+        assert question.encode() in package_text(project / "out" / "demo.en.apkg")
+    assert (project / "out" / ".ankigen-banks").read_bytes() == b"not a folder"
+
+
 def test_odd_files_among_the_bank_cache_entries_are_passed_over(
     project: Path, runner: CliRunner
 ) -> None:

@@ -541,15 +541,17 @@ class BankCache:
         return self.pending.get(name) or self.read[name]
 
     def save(self) -> None:
-        """Write the new entries; forget those this build did not use."""
+        """Write the new entries; forget those this build did not use. Only a cache, written
+        once the build's packages and lock are in place: what cannot be written (a file
+        where its folder should be, a full disk) is left out, and read afresh next time."""
         for name, data in self.pending.items():
-            write_atomic(self.folder / name, data)
+            with contextlib.suppress(OutputError):
+                write_atomic(self.folder / name, data)
         self.pending.clear()
         self.used.add(ACROSS_NAME)
         if self.across_used != (self.across_read or {}):
             pairs = {key: _dump_diagnostics(found) for key, found in self.across_used.items()}
             kept = {"version": [__version__, FORMAT], "pairs": pairs}
-            # only a cache: the build succeeded even if it cannot be kept
             with contextlib.suppress(OutputError):
                 write_atomic(self.folder / ACROSS_NAME, json.dumps(kept).encode())
         if self.folder.is_dir():
