@@ -146,18 +146,29 @@ def test_a_cache_entry_whose_outline_is_not_its_items(project: Path, runner: Cli
     assert package.read_bytes() == good
 
 
-def test_a_bank_cache_that_cannot_be_written_is_left_out(project: Path, runner: CliRunner) -> None:
-    """The bank cache is written after the packages and the lock: a file where its folder
-    should be does not fail a build that is done, and each build reads the banks afresh."""
+@pytest.mark.parametrize("cache", ["bank cache", "build cache"])
+def test_caches_that_cannot_be_written_are_left_out(
+    project: Path, runner: CliRunner, cache: str
+) -> None:
+    """The caches are written after the packages and the lock: a file where the bank
+    cache's folder should be, or a folder where the build cache's file should be, does not
+    fail a build that is done; each build then does the work again."""
     write_bank(project / "banks", items=[item("one"), item("two")])
     (project / "out").mkdir()
-    (project / "out" / ".ankigen-banks").write_bytes(b"not a folder")
-    for question in ("First?", "Second?"):
+    if cache == "bank cache":
+        (project / "out" / ".ankigen-banks").write_bytes(b"not a folder")
+    else:
+        (project / "out" / ".ankigen-cache.json").mkdir()
+    for question in ("First?", "Second?", "Second?"):
         write_bank(project / "banks", items=[item("one", question=question), item("two")])
         result = invoke(runner, "build")
-        assert result.exit_code == 0, result.output
+        assert (result.exit_code, result.stderr) == (0, ""), result.output
         assert question.encode() in package_text(project / "out" / "demo.en.apkg")
-    assert (project / "out" / ".ankigen-banks").read_bytes() == b"not a folder"
+    # the same banks again: up to date, or without a build cache written again unchanged
+    expected = (
+        "up to date" if cache == "bank cache" else "wrote out/demo.en.apkg: 2 notes (0 new, 0"
+    )
+    assert result.stdout.startswith(expected)
 
 
 def test_odd_files_among_the_bank_cache_entries_are_passed_over(

@@ -8,6 +8,7 @@ times) are `identity`'s decisions; this module only asks.
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Sequence
 from concurrent.futures import Executor
@@ -28,7 +29,7 @@ from ankigen.build import (
     package_name,
 )
 from ankigen.deckinfo import deck_description
-from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.lint import sources_for
@@ -545,7 +546,10 @@ def build_locked(
         inputs.sources, lock_bytes, media_dir, image_settings, prune, inputs.project_bytes
     )
     cache.remember(after, result, images, standing)
-    write_atomic(cache.path, cache.to_bytes())
+    # only a cache, written once the packages and the lock are in place: if it cannot be
+    # (a folder where it should be), the next build is a real one
+    with contextlib.suppress(OutputError):
+        write_atomic(cache.path, cache.to_bytes())
     return result
 
 
