@@ -47,10 +47,6 @@ Languages = tuple[str, ...]
 about untranslated text depend on them, so an entry holds for those alone."""
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
-
-
 def entry_name(source: Source | SourceDigest, languages: Languages) -> str:
     digest = hashlib.sha256(source.digest.encode())
     digest.update(f"\0{source.path}\0{__version__}\0{FORMAT}\0{','.join(languages)}".encode())
@@ -252,12 +248,8 @@ def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loa
         if items is not None:
             raise BadEntry("items of no bank")
         return None, found
-    outlined = _outline_items(head.pop("outline", None))
-    bank = _settings(head, source, _items(items))
-    if outline(bank).items != outlined:
-        # the build planned the deck from the outline: its job must find the same items
-        raise BadEntry("the outline is not the items'")
-    return bank, found
+    _outline_items(head.pop("outline", None))  # of the right shape, as `load_outline` wants
+    return _settings(head, source, _items(items)), found
 
 
 def load_outline(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Outlined:
@@ -456,9 +448,11 @@ class BankCache:
         outline and problems the build already used (no ankigen wrote that entry), the
         build stops with CacheError, the entry removed, and the next one reads afresh."""
         name = entry_name(source, self.languages)
+        used = self.outlined.get(name)  # None for an entry made here: it is its bank's
         with contextlib.suppress(BadEntry, RecursionError):
             bank, _ = load(source, self.entry(source), self.languages)
-            if bank is not None:
+            # the build planned from the outline: the items must be the ones it outlines
+            if bank is not None and (used is None or outline(bank) == used[0]):
                 return bank
         from ankigen.lint import load_and_check  # the checks import this module
 
@@ -467,16 +461,10 @@ class BankCache:
         except OSError:
             data = b""
         read = Source(source.path, data, source.digest)
-        loaded = load_and_check(read, self.languages) if _digest(data) == source.digest else None
-        if (
-            loaded is None
-            or loaded[0] is None
-            or self.outlined.get(name)
-            != (
-                outline(loaded[0]),
-                loaded[1],
-            )
-        ):
+        fresh = None
+        if hashlib.sha256(data).hexdigest() == source.digest:
+            fresh = load_and_check(read, self.languages)
+        if fresh is None or fresh[0] is None or used != (outline(fresh[0]), fresh[1]):
             with contextlib.suppress(OSError):
                 (self.folder / name).unlink()
             raise CacheError(
@@ -484,8 +472,9 @@ class BankCache:
                 "it is removed now: build again"
             )
         self.read.pop(name, None)
-        self.pending[name] = dump(read, loaded, self.languages)
-        return loaded[0]
+        self.outlined.pop(name, None)
+        self.pending[name] = dump(read, fresh, self.languages)
+        return fresh[0]
 
     def previous(self, source: Source) -> tuple[SourceDigest, bytes] | None:
         """The entry of the same file as it was when last checked, if its bytes differ
