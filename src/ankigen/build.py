@@ -180,14 +180,11 @@ class BuildCache:
         entry = self.packages.get(path.name)
         return entry is not None and entry.get("reuse") == reuse and self.fresh(path)
 
-    def version_if_same(self, path: Path, reuse: str) -> str | None:
-        """The deck's version recorded with the package in place, if that package holds
-        these notes (the reuse key binds the lock entry the version is made from)."""
-        entry = self.packages.get(path.name)
-        if entry is None or not self.same_content(path, reuse):
-            return None
-        version = entry.get("deck_version")
-        return version if isinstance(version, str) and is_version(version) else None
+    def recorded_version(self, path: Path) -> str | None:
+        """The deck's version recorded with the package, if well formed: right when
+        `same_content` holds, since the reuse key binds the lock entry it is made from."""
+        version = self.packages.get(path.name, {}).get("deck_version")
+        return version if is_version(version) else None
 
     def reusable(self, path: Path, reuse: str | None, parents: Parents) -> bool:
         """Whether the package in place was built from inputs with this reuse key and

@@ -570,7 +570,7 @@ def _same_content(
             continue
         path = out_dir / package_name(bank)
         if cache.same_content(path, content_key):
-            version = cache.version_if_same(path, content_key)
+            version = cache.recorded_version(path)
             found[bank.key] = unchanged_report(outlined, ident.previous, version)
     return found
 

@@ -23,6 +23,7 @@ import html
 import re
 import time
 from collections.abc import Iterable
+from typing import TypeGuard
 
 from ankigen import ids
 from ankigen.identity import note_guid
@@ -32,7 +33,7 @@ _VERSION = re.compile(r"(\d{4})\.(\d{2})\.(\d{2})\+([0-9a-f]+)")
 CHOICES_FIELD = 1
 
 
-def is_version(text: object) -> bool:
+def is_version(text: object) -> TypeGuard[str]:
     """Whether `text` is a version as `version_string` makes them."""
     return (
         isinstance(text, str) and re.fullmatch(r"\d{4}\.\d\d\.\d\d\+[0-9a-f]{8}", text) is not None
