@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import json
 from collections.abc import Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,7 +43,7 @@ from ankigen.package import (
     remove_stale_temporaries,
     write_atomic,
 )
-from ankigen.parallel import parallel_map
+from ankigen.parallel import Pool, parallel_map
 from ankigen.project import Project, parent_decks
 from ankigen.size import check_package
 from ankigen.sources import SourceDigest, shown_path
@@ -296,6 +295,10 @@ class DeckJob:
     """`package_key` of the deck's package in the output folder, if any."""
 
 
+def _job_size(job: DeckJob) -> int:
+    return len(job.entry)
+
+
 def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
@@ -347,7 +350,7 @@ def build_locked(
     progress: Progress | None,
     media_dir: Path,
     image_settings: Settings,
-    pool: Executor | None,
+    pool: Pool | None,
     now: int,
     prune: bool,
 ) -> BuildResult:
@@ -450,7 +453,7 @@ def build_locked(
         for k in sorted(by_key)
         if k not in same_content
     ]
-    for plan in parallel_map(run_deck_job, to_plan, pool):
+    for plan in parallel_map(run_deck_job, to_plan, pool, _job_size):
         plans[plan.key] = plan
 
     # 2. parent decks list every child's version, so a sibling's new version changes them
@@ -463,7 +466,7 @@ def build_locked(
         if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
     ]
     again = [job(by_key[k], parents.get(k, ())) for k in stale]
-    for plan in parallel_map(run_deck_job, again, pool):
+    for plan in parallel_map(run_deck_job, again, pool, _job_size):
         plans[plan.key] = plan
 
     # 3. packages, for planned decks whose package in place differs

@@ -12,7 +12,6 @@ import re
 import unicodedata
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
@@ -21,7 +20,7 @@ from ankigen.bank import Bank, Item, Outline, lookalike_key, outline, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
-from ankigen.parallel import parallel_map
+from ankigen.parallel import Pool, parallel_map
 from ankigen.sources import Source, SourceDigest, read_files
 
 # The script a language is written in, by the first word of Unicode character
@@ -90,7 +89,7 @@ class Checked:
 def check_paths(
     paths: Iterable[Path],
     media_dir: Path | None = None,
-    pool: Executor | None = None,
+    pool: Pool | None = None,
     reference: str = "",
 ) -> Checked:
     """Read, load and check banks (for lint, status and preview)."""
@@ -104,7 +103,7 @@ def check_paths(
 def check_sources(
     sources: Sequence[Source],
     media_dir: Path | None = None,
-    pool: Executor | None = None,
+    pool: Pool | None = None,
     reference: str = "",
 ) -> Checked:
     """Load and check banks from the bytes already read; with `media_dir`, also verify
@@ -135,7 +134,7 @@ class CheckedOutlines:
 
 
 def check_outlines(
-    sources: Sequence[Source], pool: Executor | None, cache: BankCache, reference: str = ""
+    sources: Sequence[Source], pool: Pool | None, cache: BankCache, reference: str = ""
 ) -> CheckedOutlines:
     """`check_sources` for a build: banks whose bytes were checked before are not parsed
     again, and only the outline of the banks they did not change is read from the cache,
@@ -162,7 +161,7 @@ _Result = tuple[Bank | None, Outline | None, list[Diagnostic]]
 
 
 def _check_each(
-    sources: Sequence[Source], pool: Executor | None, cache: BankCache | None, reference: str
+    sources: Sequence[Source], pool: Pool | None, cache: BankCache | None, reference: str
 ) -> dict[str, _Result]:
     """Each bank checked by itself, by bank path, in the order of `sources`."""
     known: dict[str, _Result] = {}
@@ -174,7 +173,8 @@ def _check_each(
             known[source.shown] = (None, *outlined)
     fresh = [source for source in sources if source.shown not in known]
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
-    for source, (result, entry) in zip(fresh, parallel_map(work, jobs, pool), strict=True):
+    checked = parallel_map(work, jobs, pool, lambda job: len(job[0].data))
+    for source, (result, entry) in zip(fresh, checked, strict=True):
         known[source.shown] = result
         if cache and entry is not None:
             cache.put(source, entry)

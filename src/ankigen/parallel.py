@@ -8,7 +8,7 @@ import os
 import signal
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import Executor, Future
+from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
 from typing import TypeVar
 
 from ankigen.entry import GC_THRESHOLDS
@@ -60,16 +60,16 @@ def _start_quiet_resource_tracker() -> None:
         os.close(devnull)
 
 
-class _Pool(Executor):
-    """A process pool made on its first task: a build that turns out to need no worker
-    (an edit to one small bank) neither loads multiprocessing nor starts its helper
-    process."""
+class Pool:
+    """Worker processes, started on the first task: a build that turns out to need no
+    worker (an edit to one small bank) neither loads multiprocessing nor starts its
+    helper process."""
 
     def __init__(self, max_workers: int) -> None:
         self.max_workers = max_workers
         self.pool: Executor | None = None
 
-    def submit(self, fn: Callable[..., R], /, *args: object, **kwargs: object) -> Future[R]:
+    def submit(self, fn: Callable[[T], R], arg: T) -> Future[R]:
         if self.pool is None:
             # imported here: a build too small for workers never loads multiprocessing
             import multiprocessing
@@ -82,50 +82,113 @@ class _Pool(Executor):
             self.pool = ProcessPoolExecutor(
                 max_workers=self.max_workers, mp_context=context, initializer=_start_worker
             )
-        return self.pool.submit(fn, *args, **kwargs)
+        return self.pool.submit(fn, arg)
 
-    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+    def shutdown(self) -> None:
         if self.pool is not None:
-            self.pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+            self.pool.shutdown(wait=True, cancel_futures=True)
 
 
 @contextlib.contextmanager
-def worker_pool(total_bytes: int, jobs: int) -> Iterator[Executor | None]:
+def worker_pool(total_bytes: int, jobs: int) -> Iterator[Pool | None]:
     """Processes for a build big enough to gain from them, else None (run in this process)."""
     if jobs < 2 or total_bytes < MIN_PARALLEL_BYTES or workers() < 2:
         yield None
         return
-    # this process works too (see `_results`): one process fewer to start and feed
-    pool = _Pool(min(workers(), jobs) - 1)
+    # this process works too (see `parallel_map`): one process fewer to start and feed
+    pool = Pool(min(workers(), jobs) - 1)
     try:
         yield pool
     finally:
         # on Ctrl-C too: queued work is dropped, running work finishes and cleans up
-        pool.shutdown(wait=True, cancel_futures=True)
+        pool.shutdown()
 
 
-def parallel_map(func: Callable[[T], R], items: Sequence[T], pool: Executor | None) -> Iterator[R]:
+def parallel_map(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    pool: Pool | None,
+    size: Callable[[T], int] | None = None,
+) -> Iterator[R]:
     """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
-    in order."""
+    in order. With `size`, the largest items are started first: the last to finish is
+    then a small one, and no process waits long for another at the end."""
     if pool is None or len(items) < 2:
         return map(func, items)
+    order = range(len(items))
+    handout = _Handout(sorted(order, key=lambda i: -size(items[i])) if size else list(order))
     with _interrupts_ignored():
-        # every submit may start a worker process: they start with SIGINT ignored
-        futures = [pool.submit(func, item) for item in items]
-    return _results(func, items, futures)
+        # the first tasks start the worker processes, which start with SIGINT ignored
+        running = {pool.submit(func, items[index]): index for index in handout.take_some(pool)}
+    return _shared(func, items, pool, handout, running)
 
 
-def _results(func: Callable[[T], R], items: Sequence[T], futures: list[Future[R]]) -> Iterator[R]:
-    """The workers take items from the front; meanwhile this process, which would
-    otherwise only wait, takes those no worker has started from the back."""
+class _Handout:
+    """The numbers of the items, in the order given, to whichever process asks next."""
+
+    def __init__(self, order: list[int]) -> None:
+        self.lock = threading.Lock()
+        self.order = order
+        self.next = 0
+        self.count = len(order)
+
+    def take(self) -> int | None:
+        with self.lock:
+            if self.next >= self.count:
+                return None
+            self.next += 1
+            return self.order[self.next - 1]
+
+    def take_some(self, pool: Pool) -> list[int]:
+        """One for each worker."""
+        return [i for i in (self.take() for _ in range(pool.max_workers)) if i is not None]
+
+    def stop(self) -> None:
+        with self.lock:
+            self.next = self.count
+
+
+def _shared(
+    func: Callable[[T], R],
+    items: Sequence[T],
+    pool: Pool,
+    handout: _Handout,
+    running: dict[Future[R], int],
+) -> Iterator[R]:
+    """Each process takes the next item when it is free: this one between its own items,
+    a worker as soon as it returns one (a thread here sends it). A worker is never sent
+    an item ahead, to wait behind the one it is working on: once sent, this process
+    could no longer take it, and would sit idle at the end while the worker did two."""
+    done: dict[int, Future[R]] = {}
+    failures: list[BaseException] = []
+
+    def feed() -> None:
+        try:
+            while running:
+                finished, _ = wait(running, return_when=FIRST_COMPLETED)
+                for future in finished:
+                    done[running.pop(future)] = future
+                    if future.cancelled() or future.exception() is not None:
+                        handout.stop()  # the map fails: no more work for it
+                    index = handout.take()
+                    if index is not None:
+                        running[pool.submit(func, items[index])] = index
+        except BaseException as exc:  # a broken or shut down pool: raised in the caller
+            handout.stop()
+            failures.append(exc)
+
+    feeder = threading.Thread(target=feed, name="ankigen-feeder", daemon=True)
+    feeder.start()
     here: dict[int, R] = {}
     try:
-        for index in range(len(items) - 1, -1, -1):
-            if not futures[index].cancel():
-                break  # a worker has it, and all before it
+        while (index := handout.take()) is not None:
             here[index] = func(items[index])
-        for index, future in enumerate(futures):
-            yield here.pop(index) if index in here else future.result()
+        feeder.join()
+        if failures:
+            raise failures[0]
+        for index in range(len(items)):
+            yield here.pop(index) if index in here else done[index].result()
     finally:
-        for future in futures:
+        handout.stop()
+        for future in [*running, *done.values()]:
             future.cancel()

@@ -1,0 +1,83 @@
+"""Work spread over a worker process and this one: each item once, in order, and no
+process left idle while an item waits for another to finish."""
+
+from __future__ import annotations
+
+import os
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ankigen.parallel import Pool, parallel_map
+
+
+def _square_where(number: int) -> tuple[int, int]:
+    return number * number, os.getpid()
+
+
+def _first_waits_for_the_rest(job: tuple[Path, int, int]) -> str:
+    folder, number, count = job
+    if number:
+        (folder / f"done-{number}").write_text("")
+        return f"{number} in {os.getpid()}"
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        if len(list(folder.glob("done-*"))) == count - 1:
+            return f"0 after the rest, in {os.getpid()}"
+        time.sleep(0.01)
+    return "0 gave up waiting"
+
+
+def _fails_at_three(number: int) -> int:
+    if number == 3:
+        raise ValueError("three")
+    return number
+
+
+@pytest.fixture
+def pool() -> Iterator[Pool]:
+    workers = Pool(1)
+    yield workers
+    workers.shutdown()
+
+
+def test_results_come_in_order_each_item_once(pool: Pool) -> None:
+    results = list(parallel_map(_square_where, range(40), pool))
+    assert [square for square, _ in results] == [n * n for n in range(40)]
+    assert results[0][1] != os.getpid()  # the first item goes to the worker
+
+
+def test_no_item_waits_behind_a_busy_worker(tmp_path: Path, pool: Pool) -> None:
+    # the worker's first item finishes only once every other item is done: an item
+    # queued behind it in the worker would never be done, and this process, idle, would
+    # wait for it; instead this process takes every item the worker has not started
+    count = 8
+    jobs = [(tmp_path, number, count) for number in range(count)]
+    results = list(parallel_map(_first_waits_for_the_rest, jobs, pool))
+    assert results[0].startswith("0 after the rest, in ")
+    assert results[0] != f"0 after the rest, in {os.getpid()}"
+    assert results[1:] == [f"{number} in {os.getpid()}" for number in range(1, count)]
+
+
+def test_a_failure_in_either_process_reaches_the_caller(pool: Pool) -> None:
+    with pytest.raises(ValueError, match="three"):
+        list(parallel_map(_fails_at_three, range(10), pool))
+    with pytest.raises(ValueError, match="three"):
+        list(parallel_map(_fails_at_three, range(4), pool))
+
+
+def test_without_a_pool_everything_runs_here() -> None:
+    results = list(parallel_map(_square_where, range(5), None))
+    assert results == [(n * n, os.getpid()) for n in range(5)]
+
+
+def test_the_largest_items_start_first(pool: Pool) -> None:
+    # the worker is sent the first item handed out, before this process takes any
+    numbers = [1, 2, 9, 3, 4]
+    by_size = list(parallel_map(_square_where, numbers, pool, size=int))
+    in_order = list(parallel_map(_square_where, numbers, pool))
+    assert [square for square, _ in by_size] == [n * n for n in numbers]
+    assert by_size[2][1] != os.getpid()  # 9
+    assert in_order[0][1] != os.getpid()  # 1
