@@ -148,23 +148,25 @@ class AnkiCollection:
 def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
     """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell.
 
-    `change(header, data)` sees both payloads as one: the outline's, with the items'
-    columns in `data["bank"]["items"]` (when the bank loaded)."""
+    `change(header, data)` sees the first two payloads as one: the outline's, with the
+    items' columns in `data["bank"]["items"]` (when the bank loaded); the parity stays."""
     import hashlib
 
     head, _, payload = entry.read_bytes().partition(b"\n")
     header = json.loads(head)
-    size = header["outline"]
+    size, items_size = header["outline"], header["items"]
     data = json.loads(zlib.decompress(payload[:size]))
-    items = json.loads(zlib.decompress(payload[size:]))
+    items = json.loads(zlib.decompress(payload[size : size + items_size]))
+    parity = payload[size + items_size :]
     if isinstance(data.get("bank"), dict):
         data["bank"]["items"] = items
     change(header, data)  # type: ignore[operator]
     if isinstance(data.get("bank"), dict) and "items" in data["bank"]:
         items = data["bank"].pop("items")
     first = zlib.compress(json.dumps(data).encode())
-    new_payload = first + zlib.compress(json.dumps(items).encode())
+    second = zlib.compress(json.dumps(items).encode())
+    new_payload = first + second + parity
     if checksum:
-        header["outline"] = len(first)
+        header["outline"], header["items"] = len(first), len(second)
         header["checksum"] = hashlib.sha256(new_payload).hexdigest()
     entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)

@@ -293,23 +293,37 @@ def test_bank_cache_entries_of_random_bytes_are_refused(raw: bytes) -> None:
     st.dictionaries(BANK_KEYS, JSON, max_size=3)
     | st.fixed_dictionaries({"bank": st.dictionaries(BANK_KEYS, JSON), "diagnostics": JSON}),
     JSON | st.dictionaries(BANK_KEYS, JSON, max_size=3),
+    JSON
+    | st.lists(st.lists(JSON | st.integers(), max_size=7), max_size=3)
+    | st.lists(
+        st.tuples(
+            st.text(max_size=4),
+            st.integers(),
+            st.lists(st.integers(), max_size=3),
+            st.integers(),
+            st.integers(),
+            st.integers(),
+        ).map(list),
+        max_size=3,
+    ),
 )
 def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
-    payload: object, items: object
+    payload: object, items: object, parity: object
 ) -> None:
     """Even with a header that matches, only payloads of exactly the right shape are used,
-    the outline's alone or with the items'."""
+    the outline's alone or with the items', and the parity's."""
     import hashlib
     import json
     import zlib
 
     from ankigen import __version__
     from ankigen.bank import Bank, Outline
-    from ankigen.bankcache import FORMAT, BadEntry, load, load_outline
+    from ankigen.bankcache import FORMAT, BadEntry, load, load_outline, load_parity
 
     source = _source("/nowhere")
     first = zlib.compress(json.dumps(payload).encode())
-    body = first + zlib.compress(json.dumps(items).encode())
+    second = zlib.compress(json.dumps(items).encode())
+    body = first + second + zlib.compress(json.dumps(parity).encode())
     header = {
         "version": __version__,
         "format": FORMAT,
@@ -317,9 +331,22 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
         "path": str(source.path),  # type: ignore[attr-defined]
         "sources": ["en"],
         "outline": len(first),
+        "items": len(second),
         "checksum": hashlib.sha256(body).hexdigest(),
     }
     raw = json.dumps(header).encode() + b"\n" + body
+    try:
+        facts = load_parity(source, raw, ("en",))  # type: ignore[arg-type]
+    except BadEntry:
+        pass
+    else:
+        assert facts is None or all(
+            type(key) is str
+            and len(value) == 5
+            and type(value[1]) is tuple
+            and all(type(n) is int for n in (value[0], *value[1], *value[2:]))
+            for key, value in facts.items()
+        )
     try:
         outlined, problems = load_outline(source, raw, ("en",))  # type: ignore[arg-type]
     except BadEntry:
@@ -794,3 +821,60 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
             read = Issued(path).notes
             with mock.patch.object(identity, "_sane_notes", return_value=None):
                 assert Issued(path).notes == read, odd
+
+
+WORDS = st.text(alphabet="ab ", max_size=4)
+
+
+@SETTINGS
+@given(
+    st.integers(2, 4),
+    st.lists(WORDS, min_size=4, max_size=4),
+    WORDS,
+    WORDS,
+    st.sets(st.sampled_from(["choices", "answer", "why", "question", "explanation"]), max_size=2),
+    st.sampled_from(["", "a", "b b"]),
+)
+def test_parity_in_step_only_where_the_full_comparison_finds_nothing(
+    count: int, whys: list[str], question: str, explanation: str, changes: set[str], other: str
+) -> None:
+    """`in_step` spares reading a translation and its reference only where
+    `against_reference` is sure to find nothing; with none of the differences it
+    looks for, it does spare it."""
+    from ankigen.bank import Bank, Item
+    from ankigen.lint import _reference_index, against_reference, in_step, parity
+
+    def bank(language: str, item: Item) -> Bank:
+        return Bank(f"{language}.yaml", "demo", language, "Demo", (item,))
+
+    whys = whys[:count]
+    ref = Item(
+        "one",
+        f"Q {question}",
+        tuple(f"c{n}" for n in range(count)),
+        (1,),
+        f"E {explanation}",
+        whys=tuple(whys) if any(whys) else (),
+    )
+    translated_whys = [why and "translated" for why in whys]
+    if "why" in changes and any(whys):
+        translated_whys[[bool(w) for w in whys].index(True)] = ""
+    translated = Item(
+        "one",
+        # in another case and spacing, the reference's text is still its text
+        f"q  {question.upper()}" if "question" in changes else f"Frage {other}",
+        tuple(f"t{n}" for n in range(count + ("choices" in changes))),
+        (2,) if "answer" in changes else (1,),
+        f"e {explanation} " if "explanation" in changes else f"Erklärung {other}",
+        whys=tuple(translated_whys) if any(translated_whys) else (),
+    )
+    found = list(
+        against_reference(
+            bank("de", translated), bank("en", ref), _reference_index(bank("en", ref))
+        )
+    )
+    step = in_step(parity(bank("de", translated)), parity(bank("en", ref)))
+    if found:
+        assert not step
+    differs = changes - ({"why"} if not any(whys) else set())
+    assert step == (not differs)

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import Bank
+from ankigen.bank import Bank, Parity
 from ankigen.errors import Diagnostic
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, rewrite_entry, without_versions, write_bank
@@ -404,8 +404,9 @@ def test_an_edited_translation_alone_is_checked_against_its_reference(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A translation's check against its reference is kept by both banks' bytes: an
-    edit to one translation compares it alone, an edit to the reference all of them;
-    what the build counts stays what `lint` finds."""
+    edit to one translation compares it alone, an edit to the reference all of them,
+    each in full only where their parities are not in step; what the build counts
+    stays what `lint` finds."""
     import ankigen.lint
 
     banks = project / "banks"
@@ -433,15 +434,25 @@ def test_an_edited_translation_alone_is_checked_against_its_reference(
         compared.append(bank.language)
         return real(bank, *rest)
 
+    steps: list[bool] = []
+    real_in_step = ankigen.lint.in_step
+
+    def counting_steps(*parities: Parity) -> bool:
+        steps.append(real_in_step(*parities))
+        return steps[-1]
+
     monkeypatch.setattr(ankigen.lint, "against_reference", counting)
+    monkeypatch.setattr(ankigen.lint, "in_step", counting_steps)
     bank("fr", 4)
     assert "2 warnings in the banks" in invoke(runner, "build").stderr
-    assert compared == ["fr"]
+    assert compared == ["fr"] and steps == [False]
     assert "0 errors, 2 warnings in 3 banks" in invoke(runner, "lint").output
     compared.clear()
+    steps.clear()
     bank("en", 4)
     assert "1 warning in the banks" in invoke(runner, "build").stderr  # now German is out
-    assert sorted(compared) == ["de", "fr"]
+    assert compared == ["de"]  # French is in step: its parity says so, unread
+    assert sorted(steps) == [False, True]
 
 
 def test_the_bank_cache_round_trips_every_shipped_bank() -> None:

@@ -176,6 +176,12 @@ class ItemOutline(NamedTuple):
     """(field, path, line) of each image the item names, in `IMAGE_FIELDS` order."""
 
 
+Parity = dict[str, tuple[int, tuple[int, ...], int, int, int]]
+"""Of each item by id, what comparing a translation with its reference reads
+(`lint.against_reference`): the number of choices, the answer, which choices have a why
+(bit n-1 for choice n), and digests of the normalized question and explanation."""
+
+
 @dataclass(frozen=True)
 class Outline:
     """A checked bank as a build keeps it: the bank without its items, which stay in the

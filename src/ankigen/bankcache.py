@@ -2,9 +2,11 @@
 
 Each entry is compressed JSON (never pickle: an output folder may come from elsewhere),
 named by the hash of the bank file's bytes, its path, ankigen's version and the source
-languages, and holding that hash again. It has two parts: the bank's outline (its
+languages, and holding that hash again. It has three parts: the bank's outline (its
 settings, problems and an outline of each item: `bank.Outline`), which every build
-reads, and its items, which only the bank's deck job reads. An entry is used only
+reads; its items, which only the bank's deck job reads; and its parity
+(`lint.Parity`), which a build reads to compare a translation with its reference. An
+entry is used only
 when it is exactly what this version wrote for exactly those bytes and has exactly
 the expected shape; anything else is ignored, and the bank is parsed again (see
 `BankCache.bank` for items found unusable after their outline was used).
@@ -24,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ankigen import __version__
-from ankigen.bank import Bank, Item, ItemOutline, Outline, outline, shared_keys
+from ankigen.bank import Bank, Item, ItemOutline, Outline, Parity, outline, shared_keys
 from ankigen.errors import AnkigenError, Diagnostic, OutputError
 from ankigen.jsondata import parse_json
 from ankigen.media import IMAGE_FIELDS
@@ -35,8 +37,8 @@ Loaded = tuple[Bank | None, list[Diagnostic]]
 Outlined = tuple[Outline | None, list[Diagnostic]]
 # 4: items gained `whys` and `recall`, banks `recall`; 5: items stored by field (columns);
 # 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages;
-# 9: the bank's outline first, readable without its items
-FORMAT = 9
+# 9: the bank's outline first, readable without its items; 10: the bank's parity last
+FORMAT = 10
 # the fastest level: the cache must cost less to read than the bank costs to parse,
 # and stay well under the size of the banks it caches
 COMPRESSION = 1
@@ -58,11 +60,15 @@ _BANK_FIELDS = {f.name: f for f in dataclasses.fields(Bank) if f.name != "items"
 
 
 def dump(
-    source: Source, loaded: Loaded, languages: Languages, outlined: Outline | None = None
+    source: Source,
+    loaded: Loaded,
+    languages: Languages,
+    outlined: Outline | None = None,
+    parity: Parity | None = None,
 ) -> bytes:
-    """A header line (what the entry is for, and a checksum of the rest), then two
-    payloads: the bank's outline (`bank.outline`) with its settings and problems, and
-    its items. A build reads the items of the banks it plans only."""
+    """A header line (what the entry is for, and a checksum of the rest), then three
+    payloads: the bank's outline (`bank.outline`) with its settings and problems, its
+    items, and its parity if known. A build reads the items of the banks it plans only."""
     bank, diagnostics = loaded
     head: dict[str, Any] | None = None
     items: dict[str, Any] | None = None
@@ -76,8 +82,10 @@ def dump(
         # by field, not by item: each field's values are checked at once when read
         items = {name: [getattr(item, name) for item in bank.items] for name in _ITEM_FIELDS}
     first = _compress({"bank": head, "diagnostics": _dump_diagnostics(diagnostics)})
-    payload = first + _compress(items)
-    header = _header(source, payload, len(first), languages)
+    second = _compress(items)
+    rows = None if parity is None else [[key, *value] for key, value in parity.items()]
+    payload = first + second + _compress(rows)
+    header = _header(source, payload, (len(first), len(second)), languages)
     return json.dumps(header, ensure_ascii=False).encode() + b"\n" + payload
 
 
@@ -86,17 +94,18 @@ def _compress(data: object) -> bytes:
 
 
 def _header(
-    source: Source | SourceDigest, payload: bytes, outline_size: int, languages: Languages
+    source: Source | SourceDigest, payload: bytes, sizes: tuple[int, int], languages: Languages
 ) -> dict[str, Any]:
     """What an entry is for (these bank bytes, checked against these source languages, by
-    this version), where its items begin, and its payload's checksum."""
+    this version), the sizes of its outline and items, and its payload's checksum."""
     return {
         "version": __version__,
         "format": FORMAT,
         "digest": source.digest,
         "path": str(source.path),
         "sources": list(languages),
-        "outline": outline_size,
+        "outline": sizes[0],
+        "items": sizes[1],
         "checksum": hashlib.sha256(payload).hexdigest(),
     }
 
@@ -241,7 +250,7 @@ _BANK_CHECKS = {
 def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loaded:
     """The cached result for exactly these bytes checked against these languages;
     BadEntry for anything else."""
-    first, second = _parts(source, raw, languages)
+    first, second, _ = _parts(source, raw, languages)
     head, found = _head(first)
     items = _unpack(second)
     if head is None:
@@ -254,7 +263,7 @@ def load(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Loa
 
 def load_outline(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Outlined:
     """Like `load`, the bank's outline only: its items are not even decompressed."""
-    first, _ = _parts(source, raw, languages)
+    first, _, _ = _parts(source, raw, languages)
     head, found = _head(first)
     if head is None:
         return None, found
@@ -262,21 +271,50 @@ def load_outline(source: Source | SourceDigest, raw: bytes, languages: Languages
     return Outline(_settings(head, source, ()), items), found
 
 
-def _parts(source: Source | SourceDigest, raw: bytes, languages: Languages) -> tuple[bytes, bytes]:
-    """The two payloads of an entry that is for exactly these bytes and languages."""
+def _parts(
+    source: Source | SourceDigest, raw: bytes, languages: Languages
+) -> tuple[bytes, bytes, bytes]:
+    """The three payloads of an entry that is for exactly these bytes and languages."""
     head, _, payload = raw.partition(b"\n")
     try:
         header = parse_json(head)
     except ValueError:
         raise BadEntry("not JSON") from None
-    size = header.get("outline") if isinstance(header, dict) else None
+    if not isinstance(header, dict):
+        raise BadEntry("not a header")
+    first, second = header.get("outline"), header.get("items")
     if (
-        type(size) is not int
-        or not 0 < size <= len(payload)
-        or header != _header(source, payload, size, languages)
+        type(first) is not int
+        or type(second) is not int
+        or not 0 < first < first + second < len(payload)
+        or header != _header(source, payload, (first, second), languages)
     ):
         raise BadEntry("for other bytes, another version, or changed since written")
-    return payload[:size], payload[size:]
+    return payload[:first], payload[first : first + second], payload[first + second :]
+
+
+def load_parity(source: Source | SourceDigest, raw: bytes, languages: Languages) -> Parity | None:
+    """The bank's parity as its entry keeps it, or None where it keeps none."""
+    _, _, last = _parts(source, raw, languages)
+    rows = _unpack(last)
+    if rows is None:
+        return None
+    if type(rows) is not list:
+        raise BadEntry("parity")
+    parity: Parity = {}
+    for row in rows:
+        if not (
+            type(row) is list
+            and len(row) == 6
+            and type(row[0]) is str
+            and type(row[1]) is int
+            and type(row[2]) is list
+            and all(type(number) is int for number in row[2])
+            and all(type(value) is int for value in row[3:])
+        ):
+            raise BadEntry("parity")
+        parity[row[0]] = (row[1], tuple(row[2]), row[3], row[4], row[5])
+    return parity
 
 
 def _unpack(part: bytes) -> Any:
@@ -454,7 +492,7 @@ class BankCache:
             # the build planned from the outline: the items must be the ones it outlines
             if bank is not None and (used is None or outline(bank) == used[0]):
                 return bank
-        from ankigen.lint import load_and_check  # the checks import this module
+        from ankigen.lint import load_and_check, parity  # the checks import this module
 
         try:
             data = source.data if isinstance(source, Source) else source.path.read_bytes()
@@ -473,8 +511,15 @@ class BankCache:
             )
         self.read.pop(name, None)
         self.outlined.pop(name, None)
-        self.pending[name] = dump(read, fresh, self.languages)
+        self.pending[name] = dump(read, fresh, self.languages, parity=parity(fresh[0]))
         return fresh[0]
+
+    def parity(self, source: Source | SourceDigest) -> Parity | None:
+        """The parity of a bank checked in this build, if its entry keeps one."""
+        try:
+            return load_parity(source, self.entry(source), self.languages)
+        except (BadEntry, RecursionError):
+            return None
 
     def previous(self, source: Source) -> tuple[SourceDigest, bytes] | None:
         """The entry of the same file as it was when last checked, if its bytes differ

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import re
 import unicodedata
 from collections import Counter
@@ -16,7 +17,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ankigen import bankcache, identity, lang, langid, markup
-from ankigen.bank import Bank, Item, Outline, lookalike_key, outline, parse_bank
+from ankigen.bank import Bank, Item, Outline, Parity, lookalike_key, outline, parse_bank
 from ankigen.bankcache import BankCache
 from ankigen.errors import Diagnostic
 from ankigen.html import plain_text
@@ -151,7 +152,11 @@ def check_outlines(
 
     outlines = [found for _, found, _ in results.values() if found is not None]
     diagnostics = [d for _, _, found in results.values() for d in found]
-    diagnostics.extend(check_across(outlines, full, reference, cache))
+    diagnostics.extend(
+        check_across(
+            outlines, full, reference, cache, lambda found: cache.parity(by_path[found.bank.path])
+        )
+    )
     return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
 
 
@@ -242,7 +247,8 @@ def _load_and_check(
     outlined = outline(bank) if bank is not None else None
     if not for_cache:
         return (bank, outlined, found), None
-    return (None, outlined, found), bankcache.dump(source, (bank, found), sources, outlined)
+    facts = None if bank is None else parity(bank)
+    return (None, outlined, found), bankcache.dump(source, (bank, found), sources, outlined, facts)
 
 
 def load_and_check(
@@ -272,10 +278,12 @@ def check_across(
     full: Callable[[Outline], Bank],
     reference: str = "",
     cache: BankCache | None = None,
+    parity: Callable[[Outline], Parity | None] | None = None,
 ) -> list[Diagnostic]:
     """Problems between banks: the same deck twice, translations out of step. `full` gives
-    the whole of a bank, needed to compare a translation with its reference; with a
-    cache, only a translation or reference that changed is compared again."""
+    the whole of a bank, needed to compare a translation with its reference, unless
+    `parity` shows the two in step; with a cache, only a translation or reference that
+    changed is compared again."""
     found: list[Diagnostic] = []
     first: dict[str, Outline] = {}
     for outlined in outlines:
@@ -295,11 +303,18 @@ def check_across(
     unique = list(first.values())
     found.extend(missing_items(unique))
     indexes: dict[str, dict[str, _Reference]] = {}
+    parities: dict[str, Parity | None] = {}
     for bank, ref in _with_references([o.bank for o in unique], reference):
         if ref is None:
             continue
 
         def check(bank: Bank = bank, ref: Bank = ref) -> list[Diagnostic]:
+            if parity is not None:
+                if ref.key not in parities:
+                    parities[ref.key] = parity(first[ref.key])
+                mine, theirs = parity(first[bank.key]), parities[ref.key]
+                if mine is not None and theirs is not None and in_step(mine, theirs):
+                    return []
             index = indexes.get(ref.key)
             if index is None:
                 index = indexes[ref.key] = _reference_index(full(first[ref.key]))
@@ -712,6 +727,40 @@ _Reference = tuple[Item, str, str]
 def _reference_index(reference: Bank) -> dict[str, _Reference]:
     """A reference's items by id, their texts normalized once for all its translations."""
     return {i.id: (i, _normal(i.question), _normal(i.explanation)) for i in reference.items}
+
+
+def parity(bank: Bank) -> Parity:
+    """A bank's `Parity`: small enough to keep with its cache entry, and to compare a
+    translation with its reference without reading either bank's items."""
+    return {
+        item.id: (
+            len(item.choices),
+            item.answer,
+            sum(1 << n for n, why in enumerate(item.whys) if why),
+            _digest(_normal(item.question)),
+            _digest(_normal(item.explanation)),
+        )
+        for item in bank.items
+    }
+
+
+def _digest(text: str) -> int:
+    return int.from_bytes(hashlib.blake2b(text.encode(), digest_size=8).digest())
+
+
+def in_step(translation: Parity, reference: Parity) -> bool:
+    """Whether `against_reference` is sure to find nothing: the same choices, answers and
+    whys, and no question or explanation the reference's (digests that differ prove the
+    texts differ; equal ones send the pair to the full comparison)."""
+    for item_id, (count, answer, whys, question, explanation) in translation.items():
+        ref = reference.get(item_id)
+        if ref is None:
+            continue
+        if (count, answer) != ref[:2] or ref[2] & ~whys or question == ref[3]:
+            return False
+        if explanation == ref[4]:
+            return False
+    return True
 
 
 def against_reference(
