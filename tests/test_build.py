@@ -182,6 +182,31 @@ def test_packages_are_deflated_with_fixed_times_and_no_temporary_names(
     assert infos[0].compress_size < infos[0].file_size / 5
 
 
+def test_the_archive_reads_back_exactly_and_no_larger_than_zlib_best() -> None:
+    import io
+    import random
+
+    from ankigen.package import zip_bytes
+
+    words = [bytes(random.Random(n).choices(b"abcdefgh ", k=7)) for n in range(300)]
+    text = b" ".join(random.Random(1).choices(words, k=40_000))
+    entries = [("collection.anki2", text), ("media", b"{}"), ("0", b""), ("é.png", b"\x89PNG")]
+    data = zip_bytes(entries)
+    assert zip_bytes(entries) == data  # the same entries, the same bytes
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        assert archive.testzip() is None  # every CRC checks out
+        infos = archive.infolist()
+        assert [(i.filename, archive.read(i)) for i in infos] == entries
+    assert all(i.compress_type == zipfile.ZIP_DEFLATED for i in infos)
+    assert all(i.date_time == (1980, 1, 1, 0, 0, 0) for i in infos)
+    assert all(i.external_attr == 0o644 << 16 and i.create_system == 3 for i in infos)
+    by_zlib = io.BytesIO()
+    with zipfile.ZipFile(by_zlib, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
+        for name, content in entries:
+            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), content)
+    assert len(data) <= len(by_zlib.getvalue())
+
+
 def test_retitled_deck_keeps_cards_where_they_are(
     project: Path, runner: CliRunner, collection: AnkiCollection
 ) -> None:

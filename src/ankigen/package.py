@@ -7,7 +7,6 @@ is deflated, has fixed entry times and order, and contains no temporary names.
 from __future__ import annotations
 
 import contextlib
-import io
 import itertools
 import json
 import os
@@ -21,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ankigen import ids, notetype
 from ankigen.errors import OutputError
 
-# sqlite3, tempfile and zipfile are imported where they are used: a build with
+# sqlite3, tempfile and deflate are imported where they are used: a build with
 # nothing changed writes nothing, and importing them was a tenth of its time
 
 if TYPE_CHECKING:
@@ -172,18 +171,59 @@ def apkg_bytes(deck: PackageDeck, media: Sequence[tuple[str, bytes]] = ()) -> by
     return zip_bytes(entries)
 
 
-def zip_bytes(entries: Sequence[tuple[str, bytes]]) -> bytes:
-    buffer = io.BytesIO()
-    import zipfile
+# libdeflate's level 7 gives packages about 1% smaller than zlib's best (level 9) in
+# half its time: compressing was a seventh of a cold build
+DEFLATE_LEVEL = 7
+_DOS_DATE = (ZIP_EPOCH[0] - 1980) << 9 | ZIP_EPOCH[1] << 5 | ZIP_EPOCH[2]
+_DOS_TIME = ZIP_EPOCH[3] << 11 | ZIP_EPOCH[4] << 5 | ZIP_EPOCH[5] // 2
+_VERSION = 20  # what deflate needs: zip 2.0
+_MADE_ON_UNIX = 3 << 8 | _VERSION  # the permissions are Unix ones
+_MODE = 0o644 << 16
 
-    with zipfile.ZipFile(buffer, "w") as archive:
-        for name, data in entries:
-            info = zipfile.ZipInfo(name, date_time=ZIP_EPOCH)
-            info.compress_type = zipfile.ZIP_DEFLATED
-            info.create_system = 3
-            info.external_attr = 0o644 << 16
-            archive.writestr(info, data, compresslevel=9)
-    return buffer.getvalue()
+
+def zip_bytes(entries: Sequence[tuple[str, bytes]]) -> bytes:
+    """A zip archive of `entries` in their order, each deflated (by libdeflate, which
+    `zipfile` cannot use), with fixed times and permissions: the same entries give the
+    same bytes."""
+    import struct
+
+    import deflate
+
+    if len(entries) >= 0xFFFF:  # more would need zip64: no bank comes near
+        raise OutputError(f"a package holds fewer than 65,535 files; this one {len(entries)}")
+    body = bytearray()
+    directory = bytearray()
+    for name, data in entries:
+        if len(data) >= 0xFFFFFFFF:  # zip64 again
+            raise OutputError(f"{name}: a file in a package is limited to 4 GiB")
+        packed = deflate.deflate_compress(data, DEFLATE_LEVEL)
+        encoded = name.encode()
+        flags = 0 if name.isascii() else 0x800  # the name is UTF-8
+        crc = deflate.crc32(data)
+        common = (flags, 8, _DOS_TIME, _DOS_DATE, crc, len(packed), len(data), len(encoded))
+        directory += struct.pack(
+            "<IHHHHHHIIIHHHHHII",
+            0x02014B50,
+            _MADE_ON_UNIX,
+            _VERSION,
+            *common,
+            0,  # extra field
+            0,  # comment
+            0,  # disk
+            0,  # internal attributes
+            _MODE,
+            len(body),
+        )
+        directory += encoded
+        body += struct.pack("<IHHHHHIIIHH", 0x04034B50, _VERSION, *common, 0)
+        body += encoded
+        body += packed
+    if len(body) + len(directory) >= 0xFFFFFFFF:  # zip64 again
+        raise OutputError("a package is limited to 4 GiB")
+    end = struct.pack(
+        "<IHHHHIIH", 0x06054B50, 0, 0, len(entries), len(entries), len(directory), len(body), 0
+    )
+    return bytes(body + directory + end)
 
 
 def write_atomic(path: Path, data: bytes) -> None:
