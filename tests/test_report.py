@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import re
 from collections.abc import Iterable
@@ -398,6 +399,46 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
     assert invoke(runner, "build").exit_code == 0
     assert len(judged) == 7
     kept_as_found()
+
+
+def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The one bank an edit changed is parsed in this process: its deck's job takes it as
+    it is, instead of loading it again from the entry just made (but a job sent to a
+    worker never carries it)."""
+    import pickle
+
+    import ankigen.bankcache
+    from ankigen.decks import DeckJob
+
+    write_bank(project / "banks", language="en", items=[item("a"), item("b")])
+    write_bank(project / "banks", language="de", items=[item("a"), item("b")])
+    assert invoke(runner, "build").exit_code == 0
+    loaded: list[str] = []
+    real_load = ankigen.bankcache.load
+
+    def counting(source: Any, *rest: Any) -> Any:
+        loaded.append(source.digest)
+        return real_load(source, *rest)
+
+    monkeypatch.setattr(ankigen.bankcache, "load", counting)
+    jobs: list[DeckJob] = []
+    real_job = ankigen.decks.run_deck_job
+
+    def seen(job: DeckJob) -> Any:
+        jobs.append(job)
+        return real_job(job)
+
+    monkeypatch.setattr(ankigen.decks, "run_deck_job", seen)
+    edited = write_bank(project / "banks", language="de", items=[item("a", 2), item("b")])
+    result = invoke(runner, "build")
+    assert "wrote out/demo.de.apkg: 2 notes (0 new, 1 changed" in result.output
+    new_digest = hashlib.sha256(edited.read_bytes()).hexdigest()
+    assert new_digest not in loaded  # only the previous entry, for the items it reuses
+    [job] = jobs
+    assert job.bank is not None and job.bank.items[0].answer == (2,)
+    assert pickle.loads(pickle.dumps(job)).bank is None
 
 
 def test_an_edited_translation_alone_is_checked_against_its_reference(

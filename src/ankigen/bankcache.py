@@ -422,6 +422,8 @@ class BankCache:
         """What `get` gave, by entry: what the build knows of a bank it did not read."""
         self.digests: dict[str, str] = {}
         """Bank path (as shown) -> the hash of the bytes this build checked."""
+        self.kept: dict[str, Bank] = {}
+        """Banks parsed in this process and kept whole, by entry (see `put`)."""
         self.across_read: dict[str, list[Diagnostic]] | None = None
         self.across_used: dict[str, list[Diagnostic]] = {}
 
@@ -486,6 +488,8 @@ class BankCache:
         outline and problems the build already used (no ankigen wrote that entry), the
         build stops with CacheError, the entry removed, and the next one reads afresh."""
         name = entry_name(source, self.languages)
+        if name in self.kept:
+            return self.kept[name]
         used = self.outlined.get(name)  # None for an entry made here: it is its bank's
         with contextlib.suppress(BadEntry, RecursionError):
             bank, _ = load(source, self.entry(source), self.languages)
@@ -552,13 +556,20 @@ class BankCache:
         except OSError:
             return None
 
-    def put(self, source: Source, entry: bytes) -> None:
+    def put(self, source: Source, entry: bytes, bank: Bank | None = None) -> None:
         """Keep a freshly checked bank's entry (`dump`), under the hash of the bytes it
-        was parsed from."""
+        was parsed from; and the bank itself, if parsed in this process and given, for
+        `bank` and `kept_bank` to give instead of loading the entry again."""
         name = entry_name(source, self.languages)
+        if bank is not None:
+            self.kept[name] = bank
         self.pending[name] = entry
         self.used.add(name)
         self.digests[source.shown] = source.digest
+
+    def kept_bank(self, source: Source | SourceDigest) -> Bank | None:
+        """The bank as parsed in this process, if kept (`put`)."""
+        return self.kept.get(entry_name(source, self.languages))
 
     def checked_entry(self, source: Source | SourceDigest) -> bytes:
         """`entry`, its items checked first if it was read rather than made (`get` checks

@@ -293,6 +293,12 @@ class DeckJob:
     makes the package too, so its notes never travel between processes."""
     in_place: str | None = None
     """`package_key` of the deck's package in the output folder, if any."""
+    bank: Bank | None = None
+    """The bank, when this process parsed it and the job runs here; never sent to a
+    worker (see `__getstate__`), which loads it from `entry`."""
+
+    def __getstate__(self) -> dict[str, object]:
+        return self.__dict__ | {"bank": None}
 
 
 def _job_size(job: DeckJob) -> int:
@@ -302,7 +308,9 @@ def _job_size(job: DeckJob) -> int:
 def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
-    loaded, _ = bankcache.load(job.source, job.entry, sources_for(job.project.reference))
+    loaded = job.bank
+    if loaded is None:
+        loaded, _ = bankcache.load(job.source, job.entry, sources_for(job.project.reference))
     assert loaded is not None  # only banks without errors are planned
     bank = job.project.apply(loaded)
     plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
@@ -436,6 +444,7 @@ def build_locked(
             bank_path=relative_bank_path(bank, inputs.banks_dir),
             parents=parents,
             in_place=None if parents is None else cache.key_if_fresh(out_dir / package_name(bank)),
+            bank=bank_cache.kept_bank(source),
         )
 
     # a deck without a generated parent deck needs no sibling's version: planned and

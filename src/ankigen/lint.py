@@ -160,7 +160,7 @@ def check_outlines(
     return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
 
 
-# a bank as checked: the whole bank when it was parsed here and not put in a bank cache,
+# a bank as checked: the whole bank when it was parsed here and kept (see `_check_each`),
 # its outline (None if it did not load), its problems
 _Result = tuple[Bank | None, Outline | None, list[Diagnostic]]
 
@@ -170,19 +170,22 @@ def _check_each(
 ) -> dict[str, _Result]:
     """Each bank checked by itself, by bank path, in the order of `sources`."""
     known: dict[str, _Result] = {}
-    work = functools.partial(_load_and_check, cache is not None, sources_for(reference))
-
     for source in sources:
         outlined = cache.get(source) if cache else None
         if outlined is not None:
             known[source.shown] = (None, *outlined)
     fresh = [source for source in sources if source.shown not in known]
+    # without a cache every bank is kept whole; with one, a bank edited alone (parsed
+    # here) is kept for its deck's job, but not the many banks of a cold build: a large
+    # project's banks do not fit in memory at once
+    keep = cache is None or len(fresh) == 1
+    work = functools.partial(_load_and_check, cache is not None, keep, sources_for(reference))
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     checked = parallel_map(work, jobs, pool, lambda job: len(job[0].data))
     for source, (result, entry) in zip(fresh, checked, strict=True):
         known[source.shown] = result
         if cache and entry is not None:
-            cache.put(source, entry)
+            cache.put(source, entry, result[0])
     return {source.shown: known[source.shown] for source in sources}
 
 
@@ -229,13 +232,14 @@ class Before:
 
 def _load_and_check(
     for_cache: bool,
+    keep: bool,
     sources: tuple[str, ...],
     job: tuple[Source, tuple[SourceDigest, bytes] | None],
 ) -> _Checked:
     """`load_and_check`, and the bank cache's entry for its result: made where the bank
     was checked, in a worker process too, not one after another in the main process.
     With the entry of the file's previous bytes, its unchanged items are reused. For the
-    cache, the bank travels back as its entry and outline only."""
+    cache, the bank travels back as its entry and outline, and whole only if `keep`."""
     source, previous = job
     before = Before()
     if previous is not None:
@@ -245,10 +249,11 @@ def _load_and_check(
                 before = Before.of(old, found)
     bank, found = load_and_check(source, sources, before)
     outlined = outline(bank) if bank is not None else None
+    result = (bank if keep else None), outlined, found
     if not for_cache:
-        return (bank, outlined, found), None
+        return result, None
     facts = None if bank is None else parity(bank)
-    return (None, outlined, found), bankcache.dump(source, (bank, found), sources, outlined, facts)
+    return result, bankcache.dump(source, (bank, found), sources, outlined, facts)
 
 
 def load_and_check(
