@@ -508,6 +508,8 @@ def build_locked(
     del plans
     made.update(zip(jobs, parallel_map(run_package_job, list(jobs.values()), pool), strict=True))
     del jobs
+    if pool is not None:
+        pool.close()  # the last work for workers: they exit while this process writes
     writes: list[tuple[Path, bytes]] = []
     for done, (key, data) in enumerate(sorted(made.items()), start=1):
         changes.extend(check_package(by_key[key], written[key], data))

@@ -84,6 +84,11 @@ class Pool:
             )
         return self.pool.submit(fn, arg)
 
+    def close(self) -> None:
+        """No more work: the workers exit while this process goes on."""
+        if self.pool is not None:
+            self.pool.shutdown(wait=False)
+
     def shutdown(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
