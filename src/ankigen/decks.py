@@ -516,9 +516,13 @@ def build_locked(
         writes.append((out_dir / written[key], data))
         if progress:
             progress(done, len(made))
-    for deck in new_lock.decks.values():
-        for item_id, stamp in deck.items.items():
-            issued.note(deck.guids[item_id], stamp)
+    # a deck left as it was needs none: its reuse key binds its lock entry and what was
+    # issued for its notes as they were when the entry was last noted (see `record` below)
+    left = same_content - set(stale)
+    for key, deck in new_lock.decks.items():
+        if key not in left:
+            for item_id, stamp in deck.items.items():
+                issued.note(deck.guids[item_id], stamp)
 
     # packages of decks renamed with `formerly:` or pruned are superseded
     removals = [
@@ -540,6 +544,8 @@ def build_locked(
     )
     for path in removals:
         cache.packages.pop(path.name, None)
+    # made once every planned deck's stamps are noted: a later build that finds this key
+    # again knows them noted (above)
     for key, name in written.items():
         content = reuse_key(
             source_of[by_key[key].path],
