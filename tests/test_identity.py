@@ -375,3 +375,41 @@ def test_retired_cards_say_so_on_both_sides_and_are_not_counted(
     assert deck is not None
     assert "سوالات: 1 " in deck["desc"]
     assert "ہٹائے گئے سوالات، اوپر شمار نہیں: 2" in deck["desc"]
+
+
+def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> None:
+    """The reuse key names only the notes whose issued stamp is not their lock stamp,
+    yet tells apart every state of what was issued: none, the lock's, an older or a
+    newer one, for any note."""
+    from ankigen.decks import reuse_key
+    from ankigen.identity import DeckIdentity, Issued, ItemIdentity, Stamp
+    from ankigen.lock import DeckLock
+    from ankigen.media import Prepared
+    from ankigen.sources import SourceDigest
+
+    lock = DeckLock("Demo", 1_700_000_000)
+    for n in range(3):
+        lock.items[f"i{n}"] = Stamp(f"h{n}", 1_700_000_000 + n)
+        lock.guids[f"i{n}"] = f"g{n}"
+    items = {
+        f"i{n}": ItemIdentity(f"g{n}", lock.items.get(f"i{n}"), f"i{n}", None) for n in range(4)
+    }
+    ident = DeckIdentity("demo.en", "demo.en", lock, 1, items)  # i3 is new: no lock stamp
+
+    def key(**issued_stamps: Stamp) -> str | None:
+        issued = Issued(tmp_path / "none.json")
+        issued.notes.update(issued_stamps)
+        source = SourceDigest(Path("banks/demo/en.yaml"), "0" * 64)
+        return reuse_key(source, ident, issued, Stamp("t", 1), Prepared({}, ()), lock)
+
+    as_locked = {f"g{n}": lock.items[f"i{n}"] for n in range(3)}
+    states = [
+        key(),
+        key(**as_locked),
+        key(**as_locked | {"g1": Stamp("h1", 1_690_000_000)}),
+        key(**as_locked | {"g1": Stamp("other", 1_800_000_000)}),
+        key(**as_locked | {"g3": Stamp("h3", 1_700_000_000)}),
+        key(**{g: s for g, s in as_locked.items() if g != "g2"}),
+    ]
+    assert None not in states and len(set(states)) == len(states)
+    assert key(**as_locked) == states[1]  # the same state, the same key

@@ -238,11 +238,15 @@ def reuse_key(
     note type's stamp and its images."""
     if previous is None:
         return None
-    # in the bank's order, which its digest fixes
+    # what was issued for its notes where that is not the lock entry's stamp (the entry
+    # is in the key): the two give the stamp issued for every note, and most notes were
+    # last issued as the lock has them, so the key costs no text per note
+    locked = {previous.guids[item_id]: stamp for item_id, stamp in previous.items.items()}
+    newest = issued.newest
     evidence = "".join(
         f"{i.guid}\x1f{stamp.hash}\x1f{stamp.mtime}\x1e" if stamp else f"{i.guid}\x1e"
-        for i in ident.items.values()
-        for stamp in (issued.newest(i.guid),)
+        for i in ident.items.values()  # in the bank's order, which its digest fixes
+        if (stamp := newest(i.guid)) != locked.get(i.guid)
     )
     return ids.content_hash(
         __version__,
