@@ -242,11 +242,17 @@ def reuse_key(
     # is in the key): the two give the stamp issued for every note, and most notes were
     # last issued as the lock has them, so the key costs no text per note
     locked = {previous.guids[item_id]: stamp for item_id, stamp in previous.items.items()}
-    newest = issued.newest
-    evidence = "".join(
-        f"{i.guid}\x1f{stamp.hash}\x1f{stamp.mtime}\x1e" if stamp else f"{i.guid}\x1e"
-        for i in ident.items.values()  # in the bank's order, which its digest fixes
-        if (stamp := newest(i.guid)) != locked.get(i.guid)
+    guids = [i.guid for i in ident.items.values()]  # in the bank's order, which its digest fixes
+    newest = list(map(issued.notes.get, guids))  # `Issued.newest`, without a call per note
+    as_locked = list(map(locked.get, guids))
+    evidence = (
+        ""
+        if newest == as_locked  # compared at once: the usual case
+        else "".join(
+            f"{guid}\x1f{stamp.hash}\x1f{stamp.mtime}\x1e" if stamp else f"{guid}\x1e"
+            for guid, stamp, lock_stamp in zip(guids, newest, as_locked, strict=True)
+            if stamp != lock_stamp
+        )
     )
     return ids.content_hash(
         __version__,
