@@ -413,3 +413,21 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
     ]
     assert None not in states and len(set(states)) == len(states)
     assert key(**as_locked) == states[1]  # the same state, the same key
+
+
+def test_an_issued_record_of_version_1_keeps_its_evidence(tmp_path: Path) -> None:
+    """Earlier versions wrote the record note by note; its stamps still count, and it is
+    written back by column."""
+    from ankigen.identity import ISSUED_NAME, Issued, Stamp
+
+    path = tmp_path / ISSUED_NAME
+    notes = {"Abc": ["h1", 1_700_000_000], "x#Y": ["h2", 1_700_000_500]}
+    path.write_text(json.dumps({"version": 1, "notes": notes, "blobs": ["ab" * 20]}))
+    issued = Issued(path)
+    assert issued.notes == {"Abc": Stamp("h1", 1_700_000_000), "x#Y": Stamp("h2", 1_700_000_500)}
+    assert issued.blobs == {"ab" * 20}
+    path.write_bytes(issued.to_bytes())
+    written = json.loads(path.read_text())
+    assert written["version"] == 2 and written["guids"] == ["Abc", "x#Y"]
+    again = Issued(path)
+    assert (again.notes, again.blobs) == (issued.notes, issued.blobs)

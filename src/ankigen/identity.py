@@ -135,14 +135,16 @@ def sane_rows(values: Sequence[object], width: int, now: int) -> list[list[objec
     if not set(map(len, rows)) <= {width}:
         return None
     columns = [list(map(itemgetter(n), rows)) for n in range(width)]
-    hashes, mtimes = columns[:2]
+    return columns if sane_stamps(columns[0], columns[1], now) else None
+
+
+def sane_stamps(hashes: list[object], mtimes: list[object], now: int) -> bool:
+    """Whether the hashes are text and the times have no `time_problem`, a column at a time."""
     # `type(...) is int`: JSON's true is no time
     if not (set(map(type, hashes)) <= {str} and set(map(type, mtimes)) <= {int}):
-        return None
+        return False
     times = cast(list[int], mtimes)
-    if times and not (min(times) >= EARLIEST and max(times) <= now + FUTURE_SLACK):
-        return None
-    return columns
+    return not times or (min(times) >= EARLIEST and max(times) <= now + FUTURE_SLACK)
 
 
 def stamps_of(columns: list[list[object]]) -> Iterator[Stamp]:
@@ -207,7 +209,8 @@ def restamp(previous: Stamp | None, issued: Stamp | None, content_hash: str, now
 
 
 ISSUED_NAME = ".ankigen-issued.json"
-ISSUED_VERSION = 1
+# 1: notes as {guid: [hash, mtime]}; 2: as columns, parsed and written in half the time
+ISSUED_VERSION = 2
 
 
 class Issued:
@@ -230,22 +233,17 @@ class Issued:
             data = parse_json(self.path.read_bytes())
         except (OSError, ValueError):
             return
-        if not isinstance(data, dict) or data.get("version") != ISSUED_VERSION:
-            return
-        notes, blobs = data.get("notes"), data.get("blobs")
-        if not isinstance(notes, dict) or not isinstance(blobs, list):
+        if not isinstance(data, dict) or not isinstance(data.get("blobs"), list):
             return
         now = clock()
-        sane = _sane_notes(notes, now)
-        if sane is not None:
-            self.notes = sane
-        else:  # not as this version writes it: what can be used, note by note
-            for guid, value in notes.items():
-                stamp = _stamp_or_none(value, now)
-                if stamp is not None and GUID.fullmatch(guid):
-                    self.notes[guid] = stamp
+        if data.get("version") == 1:  # as earlier versions wrote it: its evidence still holds
+            self.notes = _notes_by_guid(data.get("notes"), now)
+        elif data.get("version") == ISSUED_VERSION:
+            self.notes = _notes_by_column(data, now)
+        else:
+            return
         self.blobs = {
-            b for b in blobs if isinstance(b, str) and re.fullmatch(r"[0-9a-f]{40,64}", b)
+            b for b in data["blobs"] if isinstance(b, str) and re.fullmatch(r"[0-9a-f]{40,64}", b)
         }
 
     def note(self, guid: str, stamp: Stamp) -> None:
@@ -265,18 +263,58 @@ class Issued:
                 self.note(guid, stamp)
 
     def to_bytes(self) -> bytes:
-        notes = {guid: [s.hash, s.mtime] for guid, s in sorted(self.notes.items())}
-        data = {"version": ISSUED_VERSION, "notes": notes, "blobs": sorted(self.blobs)}
+        guids = sorted(self.notes)
+        stamps = list(map(self.notes.__getitem__, guids))
+        data = {
+            "version": ISSUED_VERSION,
+            # flat columns: the JSON encoder and parser handle them fastest
+            "guids": guids,
+            "hashes": list(map(itemgetter(0), stamps)),
+            "mtimes": list(map(itemgetter(1), stamps)),
+            "blobs": sorted(self.blobs),
+        }
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()
 
 
+def _notes_by_guid(notes: object, now: int) -> dict[str, Stamp]:
+    """The usable notes of a version 1 record: {guid: [hash, mtime]}."""
+    if not isinstance(notes, dict):
+        return {}
+    sane = _sane_notes(notes, now)
+    if sane is not None:
+        return sane
+    found = {}  # not as ankigen wrote it: what can be used, note by note
+    for guid, value in notes.items():
+        stamp = _stamp_or_none(value, now)
+        if stamp is not None and GUID.fullmatch(guid):
+            found[guid] = stamp
+    return found
+
+
 def _sane_notes(notes: dict[str, object], now: int) -> dict[str, Stamp] | None:
-    """The notes, if every one is exactly what `Issued.to_bytes` writes and sane, checked a
+    """The notes, if every one is exactly what version 1 wrote and sane, checked a
     column at a time (there is one per note ever issued); else None."""
     columns = sane_rows(list(notes.values()), 2, now)
     if columns is None or not all_guids(list(notes)):
         return None
     return dict(zip(notes, stamps_of(columns), strict=True))
+
+
+def _notes_by_column(data: dict[str, object], now: int) -> dict[str, Stamp]:
+    """The usable notes of a version 2 record: columns of GUIDs, hashes and times."""
+    guids, hashes, mtimes = (data.get(name) for name in ("guids", "hashes", "mtimes"))
+    if not (isinstance(guids, list) and isinstance(hashes, list) and isinstance(mtimes, list)):
+        return {}
+    if not len(guids) == len(hashes) == len(mtimes):
+        return {}
+    if sane_stamps(hashes, mtimes, now) and all_guids(guids):  # as version 2 writes it
+        return dict(zip(guids, map(Stamp, hashes, mtimes), strict=True))
+    found = {}  # not as ankigen wrote it: what can be used, note by note
+    for guid, stamp_hash, mtime in zip(guids, hashes, mtimes, strict=True):
+        stamp = _stamp_or_none([stamp_hash, mtime], now)
+        if stamp is not None and isinstance(guid, str) and GUID.fullmatch(guid):
+            found[guid] = stamp
+    return found
 
 
 def _stamp_or_none(value: object, now: int) -> Stamp | None:
