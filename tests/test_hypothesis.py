@@ -190,6 +190,19 @@ def test_guids_depend_on_topic_language_and_id_only(
         assert identity.note_guid(*a) != identity.note_guid(*b)
 
 
+@SETTINGS
+@given(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 90, 91, 8280, 8281, 8282, 91**9 - 1]))
+def test_base91_writes_each_digit_as_one_at_a_time_did(number: int) -> None:
+    """GUIDs are forever: the encoding, made faster, gives exactly the old digits."""
+    digits = identity._BASE91
+    chars = []
+    rest = number
+    while rest:
+        rest, digit = divmod(rest, len(digits))
+        chars.append(digits[digit])
+    assert identity.base91(number) == ("".join(reversed(chars)) or digits[0])
+
+
 PLAIN_TYPES = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str"}
 
 

@@ -73,12 +73,20 @@ def _digest(*parts: str) -> bytes:
 
 def note_guid(topic: str, language: str, item_id: str) -> str:
     """The GUID of an item's note: one per topic, language and item, never shared."""
-    number = int.from_bytes(_digest(GUID_NAMESPACE, topic, language, item_id)[:8], "big")
-    chars = []
-    while number:
-        number, rem = divmod(number, len(_BASE91))
-        chars.append(_BASE91[rem])
-    return "".join(reversed(chars)) or _BASE91[0]
+    return base91(int.from_bytes(_digest(GUID_NAMESPACE, topic, language, item_id)[:8], "big"))
+
+
+def base91(number: int) -> str:
+    """A number in Anki's base 91 digits, the most significant first, without leading zeros."""
+    pairs = []
+    while number:  # two digits at a time: a build makes one GUID per new note
+        number, rem = divmod(number, _PAIR_BASE)
+        pairs.append(_BASE91_PAIRS[rem])
+    return "".join(reversed(pairs)).lstrip(_BASE91[0]) or _BASE91[0]
+
+
+_BASE91_PAIRS = [high + low for high in _BASE91 for low in _BASE91]
+_PAIR_BASE = len(_BASE91_PAIRS)
 
 
 def deck_id(topic: str, language: str) -> int:
