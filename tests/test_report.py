@@ -441,6 +441,30 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
     assert pickle.loads(pickle.dumps(job)).bank is None
 
 
+def test_parities_read_from_the_cache_only_for_banks_not_checked_in_the_build(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bank checked in this build hands its parity over with its entry; only a bank
+    whose entry was read is asked for its parity from the entry."""
+    import ankigen.bankcache
+
+    read: list[str] = []
+    real = ankigen.bankcache.load_parity
+
+    def counting(source: Any, *rest: Any) -> Any:
+        read.append(str(source.path))
+        return real(source, *rest)
+
+    monkeypatch.setattr(ankigen.bankcache, "load_parity", counting)
+    for language in ("en", "de", "fr"):
+        write_bank(project / "banks", language=language, items=[item("a"), item("b")])
+    assert invoke(runner, "build").exit_code == 0
+    assert read == []
+    write_bank(project / "banks", language="fr", items=[item("a", 2), item("b")])
+    assert invoke(runner, "build").exit_code == 0
+    assert read == ["banks/demo/en.yaml"]  # French was checked in this build
+
+
 def test_an_edited_translation_alone_is_checked_against_its_reference(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

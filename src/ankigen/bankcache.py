@@ -424,6 +424,8 @@ class BankCache:
         """Bank path (as shown) -> the hash of the bytes this build checked."""
         self.kept: dict[str, Bank] = {}
         """Banks parsed in this process and kept whole, by entry (see `put`)."""
+        self.parities: dict[str, Parity] = {}
+        """The parities of the banks checked in this build, by entry (see `put`)."""
         self.across_read: dict[str, list[Diagnostic]] | None = None
         self.across_used: dict[str, list[Diagnostic]] = {}
 
@@ -520,10 +522,17 @@ class BankCache:
 
     def parity(self, source: Source | SourceDigest) -> Parity | None:
         """The parity of a bank checked in this build, if its entry keeps one."""
+        name = entry_name(source, self.languages)
+        if name in self.parities:
+            return self.parities[name]
         try:
             return load_parity(source, self.entry(source), self.languages)
         except (BadEntry, RecursionError):
             return None
+
+    def drop_parities(self) -> None:
+        """Translations are compared: the parities `put` kept are no longer needed."""
+        self.parities.clear()
 
     def previous(self, source: Source) -> tuple[SourceDigest, bytes] | None:
         """The entry of the same file as it was when last checked, if its bytes differ
@@ -556,13 +565,18 @@ class BankCache:
         except OSError:
             return None
 
-    def put(self, source: Source, entry: bytes, bank: Bank | None = None) -> None:
+    def put(
+        self, source: Source, entry: bytes, bank: Bank | None = None, parity: Parity | None = None
+    ) -> None:
         """Keep a freshly checked bank's entry (`dump`), under the hash of the bytes it
         was parsed from; and the bank itself, if parsed in this process and given, for
-        `bank` and `kept_bank` to give instead of loading the entry again."""
+        `bank` and `kept_bank` to give instead of loading the entry again; and its parity,
+        for `parity` (until `drop_parities`)."""
         name = entry_name(source, self.languages)
         if bank is not None:
             self.kept[name] = bank
+        if parity is not None:
+            self.parities[name] = parity
         self.pending[name] = entry
         self.used.add(name)
         self.digests[source.shown] = source.digest

@@ -157,6 +157,7 @@ def check_outlines(
             outlines, full, reference, cache, lambda found: cache.parity(by_path[found.bank.path])
         )
     )
+    cache.drop_parities()
     return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
 
 
@@ -182,10 +183,10 @@ def _check_each(
     work = functools.partial(_load_and_check, cache is not None, keep, sources_for(reference))
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     checked = parallel_map(work, jobs, pool, lambda job: len(job[0].data))
-    for source, (result, entry) in zip(fresh, checked, strict=True):
+    for source, (result, entry, facts) in zip(fresh, checked, strict=True):
         known[source.shown] = result
         if cache and entry is not None:
-            cache.put(source, entry, result[0])
+            cache.put(source, entry, result[0], facts)
     return {source.shown: known[source.shown] for source in sources}
 
 
@@ -201,7 +202,7 @@ def sources_for(reference: str) -> tuple[str, ...]:
 
 
 # a bank checked afresh, and its bank cache entry if one is kept
-_Checked = tuple[_Result, bytes | None]
+_Checked = tuple[_Result, bytes | None, Parity | None]
 
 
 @dataclass(frozen=True)
@@ -239,7 +240,8 @@ def _load_and_check(
     """`load_and_check`, and the bank cache's entry for its result: made where the bank
     was checked, in a worker process too, not one after another in the main process.
     With the entry of the file's previous bytes, its unchanged items are reused. For the
-    cache, the bank travels back as its entry and outline, and whole only if `keep`."""
+    cache, the bank travels back as its entry, outline and parity, and whole only if
+    `keep`."""
     source, previous = job
     before = Before()
     if previous is not None:
@@ -251,9 +253,9 @@ def _load_and_check(
     outlined = outline(bank) if bank is not None else None
     result = (bank if keep else None), outlined, found
     if not for_cache:
-        return result, None
+        return result, None, None
     facts = None if bank is None else parity(bank)
-    return result, bankcache.dump(source, (bank, found), sources, outlined, facts)
+    return result, bankcache.dump(source, (bank, found), sources, outlined, facts), facts
 
 
 def load_and_check(
