@@ -141,7 +141,8 @@ def check_outlines(
     again, and only the outline of the banks they did not change is read from the cache,
     besides the whole of a topic's reference and translation that must be compared.
     Banks parsed afresh are kept as entries too, not whole: a large project's banks do not
-    fit in memory at once; each is read again from its entry for that comparison."""
+    fit in memory at once; each is read again from its entry for that comparison, where
+    its parity shows it out of step with its reference."""
     results = _check_each(sources, pool, cache, reference)
     by_path = {source.shown: source for source in sources}
 
@@ -201,7 +202,7 @@ def sources_for(reference: str) -> tuple[str, ...]:
     return tuple(dict.fromkeys((*SOURCES, *([reference] if reference else []))))
 
 
-# a bank checked afresh, and its bank cache entry if one is kept
+# a bank checked afresh, and its bank cache entry and parity if the cache is kept
 _Checked = tuple[_Result, bytes | None, Parity | None]
 
 
