@@ -5,11 +5,10 @@ named by the hash of the bank file's bytes, its path, ankigen's version and the 
 languages, and holding that hash again. It has three parts: the bank's outline (its
 settings, problems and an outline of each item: `bank.Outline`), which every build
 reads; its items, which only the bank's deck job reads; and its parity
-(`lint.Parity`), which a build reads to compare a translation with its reference. An
-entry is used only
-when it is exactly what this version wrote for exactly those bytes and has exactly
-the expected shape; anything else is ignored, and the bank is parsed again (see
-`BankCache.bank` for items found unusable after their outline was used).
+(`bank.Parity`), which a build reads to compare a translation with its reference. An
+entry is used only when it is exactly what this version wrote for exactly those bytes
+and has exactly the expected shape; anything else is ignored, and the bank is parsed
+again (see `BankCache.bank` for items found unusable after their outline was used).
 """
 
 from __future__ import annotations
