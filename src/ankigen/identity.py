@@ -289,14 +289,7 @@ def _notes_by_guid(notes: object, now: int) -> dict[str, Stamp]:
     if not isinstance(notes, dict):
         return {}
     sane = _sane_notes(notes, now)
-    if sane is not None:
-        return sane
-    found = {}  # not as ankigen wrote it: what can be used, note by note
-    for guid, value in notes.items():
-        stamp = _stamp_or_none(value, now)
-        if stamp is not None and GUID.fullmatch(guid):
-            found[guid] = stamp
-    return found
+    return sane if sane is not None else _usable_notes(notes.items(), now)
 
 
 def _sane_notes(notes: dict[str, object], now: int) -> dict[str, Stamp] | None:
@@ -317,9 +310,16 @@ def _notes_by_column(data: dict[str, object], now: int) -> dict[str, Stamp]:
         return {}
     if sane_stamps(hashes, mtimes, now) and all_guids(guids):  # as version 2 writes it
         return dict(zip(guids, map(Stamp, hashes, mtimes), strict=True))
-    found = {}  # not as ankigen wrote it: what can be used, note by note
-    for guid, stamp_hash, mtime in zip(guids, hashes, mtimes, strict=True):
-        stamp = _stamp_or_none([stamp_hash, mtime], now)
+    rows = map(list, zip(hashes, mtimes, strict=True))
+    return _usable_notes(zip(guids, rows, strict=True), now)
+
+
+def _usable_notes(rows: Iterable[tuple[object, object]], now: int) -> dict[str, Stamp]:
+    """Of (GUID, [hash, mtime]) rows not as ankigen wrote them, what can be used, note by
+    note."""
+    found = {}
+    for guid, value in rows:
+        stamp = _stamp_or_none(value, now)
         if stamp is not None and isinstance(guid, str) and GUID.fullmatch(guid):
             found[guid] = stamp
     return found
