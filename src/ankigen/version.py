@@ -34,10 +34,9 @@ CHOICES_FIELD = 1
 
 
 def is_version(text: object) -> TypeGuard[str]:
-    """Whether `text` is a version as `version_string` makes them."""
-    return (
-        isinstance(text, str) and re.fullmatch(r"\d{4}\.\d\d\.\d\d\+[0-9a-f]{8}", text) is not None
-    )
+    """Whether `text` is a version as `version_string` makes them (8 hex digits)."""
+    match = _VERSION.fullmatch(text) if isinstance(text, str) else None
+    return match is not None and len(match[4]) == 8
 
 
 def version_string(newest: int, digest: str) -> str:
