@@ -489,8 +489,9 @@ def build_locked(
         plans[plan.key] = plan
 
     # 3. packages, for planned decks whose package in place differs
+    left = same_content - set(stale)  # decks left as they were: lock entry and package
     reports: dict[str, DeckReport] = {}
-    for key in same_content - set(stale):
+    for key in left:
         previous = decks[key].previous
         assert previous is not None
         new_lock.decks[key] = previous
@@ -528,7 +529,6 @@ def build_locked(
             progress(done, len(made))
     # a deck left as it was needs none: its reuse key binds its lock entry and what was
     # issued for its notes as they were when the entry was last noted (see `record` below)
-    left = same_content - set(stale)
     for key, deck in new_lock.decks.items():
         if key not in left:
             for item_id, stamp in deck.items.items():
