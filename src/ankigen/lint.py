@@ -116,7 +116,7 @@ def check_sources(
     diagnostics = [d for _, _, found in results.values() for d in found]
     diagnostics.extend(check_across(outlines, lambda o: banks[o.bank.path], reference))
     if media_dir is not None:
-        diagnostics.extend(check_images(list(banks.values()), media_dir))
+        diagnostics.extend(check_images(outlines, media_dir))
     failed = tuple(Path(path) for path, (bank, _, _) in results.items() if bank is None)
     return Checked(tuple(banks.values()), tuple(sorted(diagnostics)), failed, reference)
 
@@ -191,10 +191,10 @@ def _check_each(
     return {source.shown: known[source.shown] for source in sources}
 
 
-def check_images(banks: Sequence[Bank], media_dir: Path) -> list[Diagnostic]:
+def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:
     from ankigen.media import check, image_refs
 
-    return check(image_refs(map(outline, banks)), media_dir)
+    return check(image_refs(outlines), media_dir)
 
 
 def sources_for(reference: str) -> tuple[str, ...]:
