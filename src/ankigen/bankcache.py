@@ -507,7 +507,8 @@ class BankCache:
         fresh = None
         if hashlib.sha256(data).hexdigest() == source.digest:
             fresh = load_and_check(read, self.languages)
-        if fresh is None or fresh[0] is None or used != (outline(fresh[0]), fresh[1]):
+        outlined = outline(fresh[0]) if fresh is not None and fresh[0] is not None else None
+        if fresh is None or fresh[0] is None or used != (outlined, fresh[1]):
             with contextlib.suppress(OSError):
                 (self.folder / name).unlink()
             raise CacheError(
@@ -516,7 +517,7 @@ class BankCache:
             )
         self.read.pop(name, None)
         self.outlined.pop(name, None)
-        self.pending[name] = dump(read, fresh, self.languages, parity=parity(fresh[0]))
+        self.pending[name] = dump(read, fresh, self.languages, outlined, parity(fresh[0]))
         return fresh[0]
 
     def parity(self, source: Source | SourceDigest) -> Parity | None:
