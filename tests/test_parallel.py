@@ -3,14 +3,17 @@ process left idle while an item waits for another to finish."""
 
 from __future__ import annotations
 
+import functools
 import os
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
 
 from ankigen.parallel import Pool, parallel_map
+
+WAIT = 60  # seconds before a test gives up on a file another process should write
 
 
 def _square_where(number: int) -> tuple[int, int]:
@@ -81,3 +84,76 @@ def test_the_largest_items_start_first(pool: Pool) -> None:
     assert [square for square, _ in by_size] == [n * n for n in numbers]
     assert by_size[2][1] != os.getpid()  # 9
     assert in_order[0][1] != os.getpid()  # 1
+
+
+def _wait_for(path: Path) -> bool:
+    deadline = time.monotonic() + WAIT
+    while not path.exists():
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+class Squares:
+    """Follows each even number with its square; collects what came back."""
+
+    def __init__(self) -> None:
+        self.collected: dict[int, object] = {}
+
+    def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
+        return functools.partial(_square_where, item) if item % 2 == 0 else None
+
+    def collect(self, item: int, outcome: object) -> None:
+        assert item not in self.collected
+        self.collected[item] = outcome
+
+
+@pytest.mark.parametrize("workers", [1, 0], ids=["pool", "no pool"])
+def test_each_result_is_followed_once(workers: int) -> None:
+    then = Squares()
+    pool = Pool(workers) if workers else None
+    try:
+        results = list(parallel_map(_square_where, range(30), pool, then=then))
+    finally:
+        if pool is not None:
+            pool.shutdown()
+    assert [square for square, _ in results] == [n * n for n in range(30)]
+    assert {n: square for n, (square, _) in then.collected.items()} == {  # type: ignore[misc]
+        n: n * n for n in range(0, 30, 2)
+    }
+
+
+def _steps(job: tuple[Path, int]) -> str:
+    folder, number = job
+    if number == 1:  # here: busy until the worker has taken item 2
+        return "1 done" if _wait_for(folder / "started-2") else "1 gave up"
+    if number == 2:  # in the worker: done only once item 0's follow-up is
+        (folder / "started-2").write_text("")
+        return "2 done" if _wait_for(folder / "followed-0") else "2 gave up"
+    return "0 done"
+
+
+def _follow_zero(folder: Path) -> int:
+    (folder / "followed-0").write_text("")
+    return os.getpid()
+
+
+class FollowZero:
+    def __init__(self) -> None:
+        self.ran_in: object = None
+
+    def after(self, item: tuple[Path, int], result: str) -> Callable[[], object] | None:
+        return functools.partial(_follow_zero, item[0]) if item[1] == 0 else None
+
+    def collect(self, item: tuple[Path, int], outcome: object) -> None:
+        self.ran_in = outcome
+
+
+def test_a_follow_up_goes_to_whichever_process_is_free(tmp_path: Path, pool: Pool) -> None:
+    # the worker does item 0, then takes item 2 (items before follow-ups), which waits for
+    # item 0's follow-up: this process, free after item 1, must take it from the worker
+    then = FollowZero()
+    jobs = [(tmp_path, number) for number in range(3)]
+    assert list(parallel_map(_steps, jobs, pool, then=then)) == ["0 done", "1 done", "2 done"]
+    assert then.ran_in == os.getpid()
