@@ -326,7 +326,7 @@ def build(
             return unchanged
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.bankcache import BankCache
-    from ankigen.decks import Inputs, build_locked
+    from ankigen.decks import EarlyPlans, Inputs, build_locked, read_issued
     from ankigen.lint import check_outlines, sources_for
     from ankigen.package import check_file_name
     from ankigen.parallel import worker_pool
@@ -334,8 +334,10 @@ def build(
     old_lock, lock_problems = parse_lock(shown_path(lock_path), lock_bytes)
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(len(source.data) for source in sources)
+    issued = read_issued(out_dir, lock_path)
+    early = EarlyPlans(banks_dir, out_dir, project, old_lock, issued, now)
     with worker_pool(size, len(sources)) as pool:
-        checked = check_outlines(sources, pool, bank_cache, project.reference)
+        checked = check_outlines(sources, pool, bank_cache, project.reference, early)
         del sources  # the banks' bytes, the build's largest input: their digests suffice now
         if checked.errors or lock_problems:
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
@@ -364,6 +366,7 @@ def build(
                 pool,
                 now,
                 prune,
+                early,
             )
             bank_cache.save()
             return result

@@ -9,8 +9,9 @@ times) are `identity`'s decisions; this module only asks.
 from __future__ import annotations
 
 import contextlib
+import functools
 import json
-from collections.abc import Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -28,7 +29,7 @@ from ankigen.build import (
     package_name,
 )
 from ankigen.deckinfo import deck_description
-from ankigen.errors import Diagnostic, InvalidBanks, OutputError
+from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.lint import sources_for
@@ -310,6 +311,20 @@ class DeckJob:
     def __getstate__(self) -> dict[str, object]:
         return self.__dict__ | {"bank": None}
 
+    def inputs(self) -> tuple[object, ...]:
+        """What its plan is a function of: the entry and the bank are the source's bytes."""
+        return (
+            self.source,
+            self.project,
+            self.ident,
+            self.notetype_mtime,
+            self.now,
+            self.images,
+            self.bank_path,
+            self.parents,
+            self.in_place,
+        )
+
 
 def _job_size(job: DeckJob) -> int:
     return len(job.entry)
@@ -331,6 +346,98 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     key = package_key(package)
     data = None if key == job.in_place else apkg_bytes(package, plan.media)
     return replace(plan, package=Packaged(key, data), media=())
+
+
+def run_early_job(job: DeckJob) -> DeckPlan | None:
+    """`run_deck_job` for a deck planned early: a failure is not reported here but where
+    the deck is planned again, in its turn (it might not be, if another bank's errors
+    stop the build)."""
+    try:
+        return run_deck_job(job)
+    except AnkigenError:
+        return None
+
+
+class EarlyPlans:
+    """Decks planned as soon as their bank is checked, while other banks still are (see
+    `lint.AfterCheck`): most decks of a build with many banks changed, so that checking
+    and planning overlap and no process waits at the end of either.
+
+    Only decks whose plan needs nothing from other banks: without images (processed
+    for all banks at once) or a generated parent deck. A plan is used only if the build
+    proper makes the same job (`DeckJob.inputs`): made before the output folder was
+    locked, it is checked once it is."""
+
+    def __init__(
+        self,
+        banks_dir: Path,
+        out_dir: Path,
+        project: Project,
+        lock: Lock,
+        issued: Issued,
+        now: int,
+    ) -> None:
+        self.banks_dir = banks_dir
+        self.out_dir = out_dir
+        self.project = project
+        self.lock = lock
+        self.issued = issued
+        self.now = now
+        self.notetype_mtime = restamp(lock.notetype, None, notetype.schema_hash(), now).mtime
+        self.cache = BuildCache(out_dir)
+        self.inputs: dict[Path, tuple[object, ...]] = {}
+        self.plans: dict[Path, DeckPlan] = {}
+        self.idents: dict[str, DeckIdentity] = {}
+        """By deck key: the build proper resolves them all again, but for these."""
+
+    def after(
+        self, source: SourceDigest, outlined: Outline, entry: bytes, bank: Bank | None
+    ) -> Callable[[], object] | None:
+        applied = self.project.apply(outlined.bank)
+        name = plain_text(applied.deck_name)
+        if "::" in name or any(item.images for item in outlined.items):
+            return None
+        ident = identity.resolve([replace(outlined, bank=applied)], self.lock, self.issued)
+        self.idents.update(ident)
+        job = DeckJob(
+            source=source,
+            entry=entry,
+            project=self.project,
+            ident=ident[applied.key],
+            notetype_mtime=self.notetype_mtime,
+            now=self.now,
+            images=Prepared({}, ()),
+            bank_path=relative_bank_path(applied, self.banks_dir),
+            parents=(),
+            in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
+            bank=bank,
+        )
+        self.inputs[source.path] = job.inputs()
+        return functools.partial(run_early_job, job)
+
+    def collect(self, source: SourceDigest, outcome: object) -> None:
+        if isinstance(outcome, DeckPlan):
+            self.plans[source.path] = outcome
+
+    def take(self, job: DeckJob) -> DeckPlan | None:
+        """The plan made early for this job, if it was made from the same inputs."""
+        plan = self.plans.pop(job.source.path, None)
+        made_from = self.inputs.pop(job.source.path, None)
+        return plan if plan is not None and made_from == job.inputs() else None
+
+
+def plan_decks(
+    jobs: Sequence[DeckJob], pool: Pool | None, early: EarlyPlans | None
+) -> Iterator[DeckPlan]:
+    """Each job's plan: made early, or now."""
+    todo = []
+    for job in jobs:
+        plan = early.take(job) if early is not None else None
+        if plan is None:
+            todo.append(job)
+        else:
+            yield plan
+    yield from parallel_map(run_deck_job, todo, pool, _job_size)
 
 
 @dataclass(frozen=True)
@@ -371,6 +478,7 @@ def build_locked(
     pool: Pool | None,
     now: int,
     prune: bool,
+    early: EarlyPlans | None = None,
 ) -> BuildResult:
     """The build proper, with the output folder to ourselves.
 
@@ -387,9 +495,11 @@ def build_locked(
     if images.diagnostics:
         raise InvalidBanks([*diagnostics, *images.diagnostics])
 
-    issued = Issued(out_dir / identity.ISSUED_NAME)
-    issued.read_git_history(lock_path)
-    decks = identity.resolve(outlines, old_lock, issued)
+    issued = early.issued if early is not None else read_issued(out_dir, lock_path)
+    if not issued.still_current():  # another build wrote it since it was read
+        issued = read_issued(out_dir, lock_path)
+        early = None
+    decks = identity.resolve(outlines, old_lock, issued, early.idents if early else None)
     clashes = identity.duplicate_guids(decks)
     if clashes:
         raise InvalidBanks(
@@ -472,7 +582,7 @@ def build_locked(
         for k in sorted(by_key)
         if k not in same_content
     ]
-    for plan in parallel_map(run_deck_job, to_plan, pool, _job_size):
+    for plan in plan_decks(to_plan, pool, early):
         plans[plan.key] = plan
 
     # 2. parent decks list every child's version, so a sibling's new version changes them
@@ -485,7 +595,7 @@ def build_locked(
         if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
     ]
     again = [job(by_key[k], parents.get(k, ())) for k in stale]
-    for plan in parallel_map(run_deck_job, again, pool, _job_size):
+    for plan in plan_decks(again, pool, early):
         plans[plan.key] = plan
 
     # 3. packages, for planned decks whose package in place differs
@@ -581,6 +691,13 @@ def build_locked(
     with contextlib.suppress(OutputError):
         write_atomic(cache.path, cache.to_bytes())
     return result
+
+
+def read_issued(out_dir: Path, lock_path: Path) -> Issued:
+    """What was issued for each note: the output folder's record and the lock's git history."""
+    issued = Issued(out_dir / identity.ISSUED_NAME)
+    issued.read_git_history(lock_path)
+    return issued
 
 
 def _same_content(

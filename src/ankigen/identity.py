@@ -234,12 +234,19 @@ class Issued:
         self.notes: dict[str, Stamp] = {}
         self.blobs: set[str] = set()
         """Git blobs of the lock file already read into `notes`."""
-        self._load()
-
-    def _load(self) -> None:
+        self.read_as: bytes | None = None
+        """The SHA-256 of the file as read, None if there was none."""
         try:
-            data = parse_json(self.path.read_bytes())
-        except (OSError, ValueError):
+            raw = path.read_bytes()
+        except OSError:
+            return
+        self.read_as = hashlib.sha256(raw).digest()
+        self._load(raw)
+
+    def _load(self, raw: bytes) -> None:
+        try:
+            data = parse_json(raw)
+        except ValueError:
             return
         if not isinstance(data, dict) or not isinstance(data.get("blobs"), list):
             return
@@ -253,6 +260,15 @@ class Issued:
         self.blobs = {
             b for b in data["blobs"] if isinstance(b, str) and re.fullmatch(r"[0-9a-f]{40,64}", b)
         }
+
+    def still_current(self) -> bool:
+        """Whether the file is as it was read: read before the output folder was locked,
+        another build may have written it since."""
+        try:
+            raw = self.path.read_bytes()
+        except OSError:
+            return self.read_as is None
+        return hashlib.sha256(raw).digest() == self.read_as
 
     def note(self, guid: str, stamp: Stamp) -> None:
         """Record that `stamp` was issued for `guid`."""
@@ -480,11 +496,20 @@ class DeckIdentity:
         return tuple(sorted(set(self.previous.items) - claimed))
 
 
-def resolve(outlines: Sequence[Outline], lock: Lock, issued: Issued) -> dict[str, DeckIdentity]:
-    """Each bank's deck identity: its lock entry, and each item's GUID and stamps."""
+def resolve(
+    outlines: Sequence[Outline],
+    lock: Lock,
+    issued: Issued,
+    resolved: Mapping[str, DeckIdentity] | None = None,
+) -> dict[str, DeckIdentity]:
+    """Each bank's deck identity: its lock entry, and each item's GUID and stamps.
+    `resolved`: identities resolved before from the same outlines, lock and evidence."""
     out: dict[str, DeckIdentity] = {}
     for outlined in outlines:
         bank = outlined.bank
+        if resolved and bank.key in resolved:
+            out[bank.key] = resolved[bank.key]
+            continue
         names = former_keys(
             bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
         )

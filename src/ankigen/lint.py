@@ -15,6 +15,7 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Protocol
 
 from ankigen import bankcache, identity, lang, langid, markup
 from ankigen.bank import Bank, Item, Outline, Parity, lookalike_key, outline, parse_bank
@@ -134,16 +135,51 @@ class CheckedOutlines:
         return sum(d.severity == "error" for d in self.diagnostics)
 
 
+class AfterCheck(Protocol):
+    """Work to start on a bank as soon as it is checked without errors, in whichever
+    process is free, while other banks are still being checked (a deck's plan)."""
+
+    def after(
+        self, source: SourceDigest, outlined: Outline, entry: bytes, bank: Bank | None
+    ) -> Callable[[], object] | None:
+        """The work, picklable, or None. `entry` is the bank's cache entry; `bank` the
+        bank itself, when it was kept in this process."""
+
+    def collect(self, source: SourceDigest, outcome: object) -> None:
+        """Its outcome, once every bank is checked."""
+
+
+@dataclass(frozen=True)
+class _AfterEach:
+    """`AfterCheck` as `parallel_map` calls it: with each bank's job and result."""
+
+    then: AfterCheck
+
+    def after(self, job: tuple[Source, object], checked: _Checked) -> Callable[[], object] | None:
+        (bank, outlined, found), entry, _ = checked
+        if outlined is None or entry is None or any(d.severity == "error" for d in found):
+            return None
+        return self.then.after(job[0].seen, outlined, entry, bank)
+
+    def collect(self, job: tuple[Source, object], outcome: object) -> None:
+        self.then.collect(job[0].seen, outcome)
+
+
 def check_outlines(
-    sources: Sequence[Source], pool: Pool | None, cache: BankCache, reference: str = ""
+    sources: Sequence[Source],
+    pool: Pool | None,
+    cache: BankCache,
+    reference: str = "",
+    then: AfterCheck | None = None,
 ) -> CheckedOutlines:
     """`check_sources` for a build: banks whose bytes were checked before are not parsed
     again, and only the outline of the banks they did not change is read from the cache,
     besides the whole of a topic's reference and translation that must be compared.
     Banks parsed afresh are kept as entries too, not whole: a large project's banks do not
     fit in memory at once; each is read again from its entry for that comparison, where
-    its parity shows it out of step with its reference."""
-    results = _check_each(sources, pool, cache, reference)
+    its parity shows it out of step with its reference. `then` starts work on each bank
+    checked afresh as soon as it is."""
+    results = _check_each(sources, pool, cache, reference, then)
     by_path = {source.shown: source for source in sources}
 
     def full(found: Outline) -> Bank:
@@ -168,7 +204,11 @@ _Result = tuple[Bank | None, Outline | None, list[Diagnostic]]
 
 
 def _check_each(
-    sources: Sequence[Source], pool: Pool | None, cache: BankCache | None, reference: str
+    sources: Sequence[Source],
+    pool: Pool | None,
+    cache: BankCache | None,
+    reference: str,
+    then: AfterCheck | None = None,
 ) -> dict[str, _Result]:
     """Each bank checked by itself, by bank path, in the order of `sources`."""
     known: dict[str, _Result] = {}
@@ -183,7 +223,8 @@ def _check_each(
     keep = cache is None or len(fresh) == 1
     work = functools.partial(_load_and_check, cache is not None, keep, sources_for(reference))
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
-    checked = parallel_map(work, jobs, pool, lambda job: len(job[0].data))
+    after = _AfterEach(then) if then is not None else None
+    checked = parallel_map(work, jobs, pool, lambda job: len(job[0].data), after)
     for source, (result, entry, facts) in zip(fresh, checked, strict=True):
         known[source.shown] = result
         if cache and entry is not None:
