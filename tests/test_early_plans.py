@@ -10,6 +10,7 @@ from typing import Any
 import pytest
 from PIL import Image
 
+import ankigen.bankcache
 import ankigen.decks
 import ankigen.lint
 import ankigen.parallel
@@ -67,6 +68,29 @@ def test_each_deck_is_planned_once_and_plain_decks_early(
     ]
     assert sorted(jobs) == ["nested/en.yaml", "pictured/en.yaml", "plain/en.yaml"]
     assert early == {"nested/en.yaml": False, "pictured/en.yaml": False, "plain/en.yaml": True}
+
+
+def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Its deck's job runs next in the process that checked it, and takes the bank as
+    checked instead of loading it again from its cache entry."""
+    for topic in ("a", "b", "c"):
+        write_bank(project / "banks", topic, items=[item(f"{topic}{n}") for n in range(20)])
+    loaded: list[str] = []
+    real_load = ankigen.bankcache.load
+
+    def counting(source: Any, *rest: Any) -> Any:
+        loaded.append(str(source.path))
+        return real_load(source, *rest)
+
+    monkeypatch.setattr(ankigen.bankcache, "load", counting)
+    jobs, early = planned(monkeypatch)
+    build(project / "banks", project / "out")
+    assert sorted(jobs) == ["a/en.yaml", "b/en.yaml", "c/en.yaml"]
+    assert all(early.values())
+    assert loaded == []
+    assert ankigen.lint._checked_here == {}  # nothing left held
 
 
 def outputs(project: Path) -> dict[str, bytes]:

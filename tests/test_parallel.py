@@ -124,36 +124,29 @@ def test_each_result_is_followed_once(workers: int) -> None:
     }
 
 
-def _steps(job: tuple[Path, int]) -> str:
-    folder, number = job
-    if number == 1:  # here: busy until the worker has taken item 2
-        return "1 done" if _wait_for(folder / "started-2") else "1 gave up"
-    if number == 2:  # in the worker: done only once item 0's follow-up is
-        (folder / "started-2").write_text("")
-        return "2 done" if _wait_for(folder / "followed-0") else "2 gave up"
-    return "0 done"
+def _follow_where(number: int) -> tuple[int, int]:
+    return -number, os.getpid()
 
 
-def _follow_zero(folder: Path) -> int:
-    (folder / "followed-0").write_text("")
-    return os.getpid()
+class FollowWhere:
+    """Follows each item; collects where each item and its follow-up ran."""
 
-
-class FollowZero:
     def __init__(self) -> None:
-        self.ran_in: object = None
+        self.pairs: dict[int, tuple[int, object]] = {}
 
-    def after(self, item: tuple[Path, int], result: str) -> Callable[[], object] | None:
-        return functools.partial(_follow_zero, item[0]) if item[1] == 0 else None
+    def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
+        self.pairs[item] = (result[1], None)
+        return functools.partial(_follow_where, item)
 
-    def collect(self, item: tuple[Path, int], outcome: object) -> None:
-        self.ran_in = outcome
+    def collect(self, item: int, outcome: object) -> None:
+        assert isinstance(outcome, tuple) and outcome[0] == -item
+        self.pairs[item] = (self.pairs[item][0], outcome[1])
 
 
-def test_a_follow_up_goes_to_whichever_process_is_free(tmp_path: Path, pool: Pool) -> None:
-    # the worker does item 0, then takes item 2 (items before follow-ups), which waits for
-    # item 0's follow-up: this process, free after item 1, must take it from the worker
-    then = FollowZero()
-    jobs = [(tmp_path, number) for number in range(3)]
-    assert list(parallel_map(_steps, jobs, pool, then=then)) == ["0 done", "1 done", "2 done"]
-    assert then.ran_in == os.getpid()
+def test_a_follow_up_runs_where_its_result_was_made(pool: Pool) -> None:
+    # there, what the item made may still be at hand (a bank just checked)
+    then = FollowWhere()
+    list(parallel_map(_square_where, range(12), pool, then=then))
+    assert sorted(then.pairs) == list(range(12))
+    assert all(made == followed for made, followed in then.pairs.values())
+    assert {made for made, _ in then.pairs.values()} > {os.getpid()}  # the worker did some

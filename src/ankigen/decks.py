@@ -32,7 +32,7 @@ from ankigen.deckinfo import deck_description
 from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
-from ankigen.lint import sources_for
+from ankigen.lint import checked_here, sources_for
 from ankigen.lock import DeckLock, KeyLines, Lock
 from ankigen.media import Prepared, Settings, image_refs, prepare
 from ankigen.note import NoteContent, note_content
@@ -333,7 +333,7 @@ def _job_size(job: DeckJob) -> int:
 def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
-    loaded = job.bank
+    loaded = job.bank or checked_here(job.source.digest)
     if loaded is None:
         loaded, _ = bankcache.load(job.source, job.entry, sources_for(job.project.reference))
     assert loaded is not None  # only banks without errors are planned

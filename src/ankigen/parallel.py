@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import heapq
 import os
 import signal
 import sys
@@ -116,7 +115,8 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Pool | None]:
 
 class Then(Protocol[T_in, R_in]):
     """Work that can start as soon as one item's result is in (a deck's plan once its bank
-    is checked), so no process waits for the slowest item of the first stage."""
+    is checked): no process then waits for the slowest item of the first stage before
+    the second, and the process that made the result has it at hand."""
 
     def after(self, item: T_in, result: R_in) -> Callable[[], object] | None:
         """The follow-up of one result, or None: picklable (a `functools.partial` of a
@@ -136,8 +136,8 @@ def parallel_map(
     """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
     in order. With `size`, the largest items are started first: the last to finish is
     then a small one, and no process waits long for another at the end. With `then`,
-    each result's follow-up runs as soon as the result is in, in whichever process is
-    free; the outcomes are collected before the first result is given."""
+    each result's follow-up runs as soon as the result is in, in the process that made
+    it; the outcomes are collected before the first result is given."""
     if pool is None or len(items) < 2:
         return _here(func, items, then)
     order = range(len(items))
@@ -164,48 +164,28 @@ def _call(follow: Callable[[], S]) -> S:
 
 
 class _Handout:
-    """The numbers of the items, in the order given, to whichever process asks next; then
-    the follow-ups (numbered after the items) as they come, in that order."""
+    """The numbers of the items, in the order given, to whichever process asks next."""
 
     def __init__(self, order: list[int]) -> None:
-        self.ready = threading.Condition()
-        self.queue = [(0, position, index) for position, index in enumerate(order)]  # a heap
-        self.added = 0
-        self.working = 0
-        """Items being worked on in workers, whose follow-ups may still come."""
+        self.lock = threading.Lock()
+        self.order = order
+        self.next = 0
+        self.count = len(order)
 
-    def take(self, wait: bool = False, worker: bool = False) -> int | None:
-        """The next number; with `wait`, while workers may still add follow-ups, waits."""
-        with self.ready:
-            while wait and not self.queue and self.working:
-                self.ready.wait()
-            if not self.queue:
+    def take(self) -> int | None:
+        with self.lock:
+            if self.next >= self.count:
                 return None
-            stage, _, index = heapq.heappop(self.queue)
-            self.working += worker and stage == 0
-            return index
+            self.next += 1
+            return self.order[self.next - 1]
 
     def take_some(self, pool: Pool) -> list[int]:
         """One for each worker."""
-        taken = (self.take(worker=True) for _ in range(pool.max_workers))
-        return [i for i in taken if i is not None]
-
-    def add(self, index: int) -> None:
-        with self.ready:
-            heapq.heappush(self.queue, (1, self.added, index))
-            self.added += 1
-
-    def worked(self) -> None:
-        """A worker's item is done, its follow-up added."""
-        with self.ready:
-            self.working -= 1
-            self.ready.notify_all()
+        return [i for i in (self.take() for _ in range(pool.max_workers)) if i is not None]
 
     def stop(self) -> None:
-        with self.ready:
-            self.queue.clear()
-            self.working = 0
-            self.ready.notify_all()
+        with self.lock:
+            self.next = self.count
 
 
 # while workers are fed: the thread that feeds them waits for the interpreter lock at most
@@ -226,17 +206,11 @@ def _shared(
     a worker as soon as it returns one (a thread here sends it). A worker is never sent
     an item ahead, to wait behind the one it is working on: once sent, this process
     could no longer take it, and would sit idle at the end while the worker did two.
-    A follow-up of an item done here is done here at once; of an item done in a worker,
-    it is handed out like the items."""
+    A result's follow-up is done next by the process that made the result, which may
+    have what it needs at hand (a bank it has just checked)."""
     count = len(items)
-    follows: dict[int, Callable[[], object]] = {}
     done: dict[int, Future[object]] = {}
     failures: list[BaseException] = []
-
-    def submit(index: int) -> Future[object]:
-        if index < count:
-            return pool.submit(func, items[index])
-        return pool.submit(_call, follows.pop(index))
 
     def feed() -> None:
         try:
@@ -246,18 +220,21 @@ def _shared(
                 for future in finished:
                     index = running.pop(future)
                     done[index] = future
-                    free += 1
                     if future.cancelled() or future.exception() is not None:
                         handout.stop()  # the map fails: no more work for it
-                    elif index < count:
-                        if then is not None:
-                            follow = then.after(items[index], future.result())  # type: ignore[arg-type]
-                            if follow is not None:
-                                follows[count + index] = follow
-                                handout.add(count + index)
-                        handout.worked()
-                while free and (taken := handout.take(worker=True)) is not None:
-                    running[submit(taken)] = taken
+                        free += 1
+                        continue
+                    follow = (
+                        then.after(items[index], future.result())  # type: ignore[arg-type]
+                        if then is not None and index < count
+                        else None
+                    )
+                    if follow is None:
+                        free += 1
+                    else:  # to the worker just freed: the only one waiting for work
+                        running[pool.submit(_call, follow)] = count + index
+                while free and (taken := handout.take()) is not None:
+                    running[pool.submit(func, items[taken])] = taken
                     free -= 1
         except BaseException as exc:  # a broken or shut down pool: raised in the caller
             handout.stop()
@@ -269,10 +246,7 @@ def _shared(
     feeder.start()
     here: dict[int, object] = {}
     try:
-        while (index := handout.take(wait=True)) is not None:
-            if index >= count:
-                here[index] = follows.pop(index)()
-                continue
+        while (index := handout.take()) is not None:
             result = here[index] = func(items[index])
             follow = then.after(items[index], result) if then is not None else None
             if follow is not None:
