@@ -150,3 +150,45 @@ def test_a_follow_up_runs_where_its_result_was_made(pool: Pool) -> None:
     assert sorted(then.pairs) == list(range(12))
     assert all(made == followed for made, followed in then.pairs.values())
     assert {made for made, _ in then.pairs.values()} > {os.getpid()}  # the worker did some
+
+
+FORKED_WHILE_LOCKED = """
+import fcntl, os, sys
+from pathlib import Path
+from ankigen.package import LOCK_FILE, exclusive
+from ankigen.parallel import Pool, parallel_map
+
+folder = Path(sys.argv[1])
+pool = Pool(1, fork=True)
+with exclusive(folder):
+    list(parallel_map(abs, range(-4, 0), pool))  # the worker is started here, forked
+handle = open(folder / LOCK_FILE, "a+b")
+try:
+    fcntl.flock(handle.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    print(pool.started_by, "free")
+except BlockingIOError:
+    print(pool.started_by, "still held")
+pool.shutdown()
+"""
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="forking needs a POSIX system")
+def test_a_forked_worker_never_holds_the_output_folders_lock(tmp_path: Path) -> None:
+    """A worker forked while this process holds the lock would keep its copy of it alive,
+    and a build killed meanwhile would block every later one until the worker exits.
+    Run in a fresh interpreter: this one may have threads, which rule out forking."""
+    import subprocess
+    import sys
+
+    script = tmp_path / "forked.py"
+    script.write_text(FORKED_WHILE_LOCKED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    expected = "fork free" if sys.platform == "linux" else "spawn free"
+    assert done.stdout.strip() == expected

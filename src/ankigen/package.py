@@ -317,6 +317,22 @@ def _fsync_dir(directory: Path) -> None:
             os.close(fd)
 
 
+# the output folders' locks this process holds: a process forked from it (a worker)
+# closes its copies at once, so that it never keeps a lock alive once this one is gone
+_held: set[Any] = set()
+
+
+def _close_held_locks() -> None:
+    for handle in _held:
+        with contextlib.suppress(OSError):
+            handle.close()
+    _held.clear()
+
+
+if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
+    os.register_at_fork(after_in_child=_close_held_locks)
+
+
 @contextlib.contextmanager
 def exclusive(directory: Path) -> Iterator[None]:
     """Hold the output folder's lock, so concurrent builds into it take turns."""
@@ -327,8 +343,10 @@ def exclusive(directory: Path) -> Iterator[None]:
         raise OutputError(f"{directory}: cannot use as output folder: {exc.strerror}") from None
     try:
         _lock(handle)
+        _held.add(handle)
         yield
     finally:
+        _held.discard(handle)
         handle.close()  # closing releases the lock
 
 

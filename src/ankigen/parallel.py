@@ -64,13 +64,25 @@ def _start_quiet_resource_tracker() -> None:
         os.close(devnull)
 
 
+# Up to this much input a worker is forked from this process, where it can be (Linux,
+# no other thread running): it starts in milliseconds with everything imported, where a
+# fresh interpreter takes 0.2 s, most of a worker's time in a small build. A larger
+# build's workers start afresh: their start-up is paid back, and a forked one would
+# share this process's memory (the banks read), which counts twice in its size.
+FORK_MAX_BYTES = 32 << 20
+
+
 class Pool:
     """Worker processes, started on the first task: a build that turns out to need no
     worker (an edit to one small bank) neither loads multiprocessing nor starts its
     helper process."""
 
-    def __init__(self, max_workers: int) -> None:
+    def __init__(self, max_workers: int, fork: bool = False) -> None:
         self.max_workers = max_workers
+        self.fork = fork
+        """Whether the workers may be forked (see FORK_MAX_BYTES)."""
+        self.started_by = ""
+        """How the workers were started, "fork" or "spawn", once they are."""
         self.pool: Executor | None = None
 
     def submit(self, fn: Callable[[T], R], arg: T) -> Future[R]:
@@ -79,10 +91,13 @@ class Pool:
             import multiprocessing
             from concurrent.futures import ProcessPoolExecutor
 
-            # spawn, not fork: a forked worker would inherit the output folder's lock,
-            # and outlive a build killed with SIGKILL while still holding it
-            context = multiprocessing.get_context("spawn")
-            _start_quiet_resource_tracker()
+            # forked only without other threads, whose locks a child would inherit held;
+            # a forked worker closes its copy of the output folder's lock (see package)
+            forking = self.fork and sys.platform == "linux" and threading.active_count() == 1
+            self.started_by = "fork" if forking else "spawn"
+            context = multiprocessing.get_context(self.started_by)
+            if not forking:  # a forked pool's semaphores are unnamed: nothing to track
+                _start_quiet_resource_tracker()
             self.pool = ProcessPoolExecutor(
                 max_workers=self.max_workers, mp_context=context, initializer=_start_worker
             )
@@ -105,7 +120,7 @@ def worker_pool(total_bytes: int, jobs: int) -> Iterator[Pool | None]:
         yield None
         return
     # this process works too (see `parallel_map`): one process fewer to start and feed
-    pool = Pool(min(workers(), jobs) - 1)
+    pool = Pool(min(workers(), jobs) - 1, fork=total_bytes <= FORK_MAX_BYTES)
     try:
         yield pool
     finally:
