@@ -1,6 +1,6 @@
-"""Decks planned as soon as their bank is checked, while other banks still are: each
-deck planned once, the same bytes as planned in turn, and never from evidence that
-another build replaced meanwhile."""
+"""Decks planned as soon as their bank is checked, while other banks still are: the
+same bytes as planned in turn, the bank at hand, and never from evidence that another
+build replaced meanwhile."""
 
 from __future__ import annotations
 
@@ -14,6 +14,7 @@ import ankigen.bankcache
 import ankigen.decks
 import ankigen.lint
 import ankigen.parallel
+import ankigen.sources
 from ankigen.build import build
 from ankigen.identity import ISSUED_NAME, Issued, Stamp
 from ankigen.lock import LOCK_NAME, parse_lock
@@ -30,65 +31,63 @@ def three_kinds(banks: Path) -> None:
     Image.new("RGB", (4, 4)).save(media / "dot.png")
 
 
-def planned(
-    monkeypatch: pytest.MonkeyPatch, workers: bool = False
-) -> tuple[list[str], dict[str, bool]]:
-    """The bank of each deck job run in this process (not counted with `workers`: the
-    function is sent to them), and whether each deck's plan was taken from those made
-    early."""
-    jobs: list[str] = []
+def planned_early(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
+    """Whether each deck's plan was taken from those made early, by bank."""
     early: dict[str, bool] = {}
-    run, take = ankigen.decks.run_deck_job, ankigen.decks.EarlyPlans.take
-
-    def running(job: Any) -> Any:
-        jobs.append(job.bank_path)
-        return run(job)
+    take = ankigen.decks.EarlyPlans.take
 
     def taking(self: Any, job: Any) -> Any:
         plan = take(self, job)
         early[job.bank_path] = plan is not None
         return plan
 
-    if not workers:
-        monkeypatch.setattr(ankigen.decks, "run_deck_job", running)
     monkeypatch.setattr(ankigen.decks.EarlyPlans, "take", taking)
-    return jobs, early
+    return early
 
 
-def test_each_deck_is_planned_once_and_plain_decks_early(
-    project: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    three_kinds(project / "banks")
-    jobs, early = planned(monkeypatch)
-    result = build(project / "banks", project / "out")
-    assert sorted(d.path for d in result.decks) == [
-        "nested.en.apkg",
-        "pictured.en.apkg",
-        "plain.en.apkg",
-    ]
-    assert sorted(jobs) == ["nested/en.yaml", "pictured/en.yaml", "plain/en.yaml"]
-    assert early == {"nested/en.yaml": False, "pictured/en.yaml": False, "plain/en.yaml": True}
+def with_workers(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Worker processes even for small banks: decks are planned early only where several
+    processes share the work (in one, it would overlap nothing)."""
+    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
 
 
 def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     project: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Its deck's job runs next in the process that checked it, and takes the bank as
-    checked instead of loading it again from its cache entry."""
-    for topic in ("a", "b", "c"):
+    checked instead of loading it again from its cache entry (seen here in this process;
+    a worker does the same)."""
+    for topic in ("a", "b", "c", "d"):
         write_bank(project / "banks", topic, items=[item(f"{topic}{n}") for n in range(20)])
+    with_workers(monkeypatch)
     loaded: list[str] = []
-    real_load = ankigen.bankcache.load
+    found: list[bool] = []
+    real_load, real_found = ankigen.bankcache.load, ankigen.decks.checked_here
 
     def counting(source: Any, *rest: Any) -> Any:
         loaded.append(str(source.path))
         return real_load(source, *rest)
 
+    def finding(digest: str) -> Any:
+        bank = real_found(digest)
+        found.append(bank is not None)
+        return bank
+
+    released: list[str] = []
+    release = ankigen.sources.Source.release
+
+    def releasing(self: Any) -> None:
+        released.append(self.path.parent.name)
+        release(self)
+
     monkeypatch.setattr(ankigen.bankcache, "load", counting)
-    jobs, early = planned(monkeypatch)
+    monkeypatch.setattr(ankigen.decks, "checked_here", finding)
+    monkeypatch.setattr(ankigen.sources.Source, "release", releasing)
+    early = planned_early(monkeypatch)
     build(project / "banks", project / "out")
-    assert sorted(jobs) == ["a/en.yaml", "b/en.yaml", "c/en.yaml"]
-    assert all(early.values())
+    assert early == {f"{topic}/en.yaml": True for topic in "abcd"}
+    assert sorted(released) == list("abcd")  # the banks' bytes, let go once checked
+    assert found and all(found)  # this process planned the decks it checked, as checked
     assert loaded == []
     assert ankigen.lint._checked_here == {}  # nothing left held
 
@@ -101,24 +100,30 @@ def outputs(project: Path) -> dict[str, bytes]:
     return found
 
 
-def test_worker_processes_change_no_byte(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_plain_decks_are_planned_early_by_workers_and_change_no_byte(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """With worker processes, the decks that need nothing from other banks are planned as
+    soon as their bank is checked; decks with a generated parent deck or an image in
+    their turn. The packages, lock and issued record are those of a build in one
+    process, which plans every deck in its turn."""
     monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
-    """Worker processes (forced here for small banks) plan most decks early; the packages,
-    lock and issued record are those of a build in one process."""
     topics = ("a", "b", "c", "d", "e", "f")
     early = {}
-    for name, least in (("alone", 1 << 40), ("workers", 0)):
+    for name in ("alone", "workers"):
         banks = tmp_path / name / "banks"
         three_kinds(banks)
         for topic in topics:
             write_bank(banks, topic, items=[item(f"{topic}{n}") for n in range(40)])
         with monkeypatch.context() as patched:
-            patched.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", least)
-            _, early[name] = planned(patched, workers=True)
+            if name == "workers":
+                with_workers(patched)
+            early[name] = planned_early(patched)
             build(banks, tmp_path / name / "out")
     assert outputs(tmp_path / "workers") == outputs(tmp_path / "alone")
-    plain = {f"{topic}/en.yaml" for topic in (*topics, "plain")}
-    assert {path for path, made_early in early["workers"].items() if made_early} == plain
+    plain = {f"{topic}/en.yaml": True for topic in (*topics, "plain")}
+    assert early["workers"] == plain | {"nested/en.yaml": False, "pictured/en.yaml": False}
+    assert not any(early["alone"].values())
 
 
 def test_evidence_written_by_another_build_meanwhile_is_read_again(
@@ -129,9 +134,21 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
     it was read then are dropped, and the note gets a time newer than that one."""
     banks, out = project / "banks", project / "out"
     write_bank(banks, items=[item("a")])
+    write_bank(banks, "other", items=[item("b")])
     build(banks, out)
     write_bank(banks, items=[item("a", explanation="Changed.")])
-    (guid, stamp), *_ = Issued(out / ISSUED_NAME).notes.items()
+    write_bank(banks, "other", items=[item("b", explanation="Changed.")])
+    with_workers(monkeypatch)
+    made: list[object] = []
+    collect = ankigen.decks.EarlyPlans.collect
+    monkeypatch.setattr(
+        ankigen.decks.EarlyPlans,
+        "collect",
+        lambda self, source, outcome: made.append(outcome) or collect(self, source, outcome),
+    )
+    early = planned_early(monkeypatch)
+    before, _ = parse_lock(LOCK_NAME, (banks / LOCK_NAME).read_bytes())
+    guid, stamp = before.decks["demo.en"].guids["a"], before.decks["demo.en"].items["a"]
     meanwhile = Stamp(stamp.hash, stamp.mtime + 50)
     real_check = ankigen.lint.check_outlines
 
@@ -149,3 +166,4 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
     [new] = lock.decks["demo.en"].items.values()
     assert new.hash != stamp.hash
     assert new.mtime == meanwhile.mtime + 1
+    assert len(made) == 2 and early == {}  # planned early, then again

@@ -109,19 +109,22 @@ class Squares:
         self.collected[item] = outcome
 
 
-@pytest.mark.parametrize("workers", [1, 0], ids=["pool", "no pool"])
-def test_each_result_is_followed_once(workers: int) -> None:
+def test_each_result_is_followed_once(pool: Pool) -> None:
     then = Squares()
-    pool = Pool(workers) if workers else None
-    try:
-        results = list(parallel_map(_square_where, range(30), pool, then=then))
-    finally:
-        if pool is not None:
-            pool.shutdown()
+    results = list(parallel_map(_square_where, range(30), pool, then=then))
     assert [square for square, _ in results] == [n * n for n in range(30)]
     assert {n: square for n, (square, _) in then.collected.items()} == {  # type: ignore[misc]
         n: n * n for n in range(0, 30, 2)
     }
+
+
+def test_in_one_process_nothing_is_followed() -> None:
+    # the caller then does the work in its turn: a follow-up would overlap nothing
+    then = Squares()
+    assert [r for r, _ in parallel_map(_square_where, range(6), None, then=then)] == [
+        n * n for n in range(6)
+    ]
+    assert then.collected == {}
 
 
 def _follow_where(number: int) -> tuple[int, int]:

@@ -500,7 +500,10 @@ class BankCache:
         from ankigen.lint import load_and_check, parity  # the checks import this module
 
         try:
-            data = source.data if isinstance(source, Source) else source.path.read_bytes()
+            if isinstance(source, Source) and not source.released:
+                data = source.data
+            else:
+                data = source.path.read_bytes()
         except OSError:
             data = b""
         read = Source(source.path, data, source.digest)

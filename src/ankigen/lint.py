@@ -157,6 +157,8 @@ class _AfterEach:
 
     def after(self, job: tuple[Source, object], checked: _Checked) -> Callable[[], object] | None:
         (bank, outlined, found), entry, _ = checked
+        if entry is not None:
+            job[0].release()  # its entry holds what the build needs of it
         if outlined is None or entry is None or any(d.severity == "error" for d in found):
             return None
         return self.then.after(job[0].seen, outlined, entry, bank)

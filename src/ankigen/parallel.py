@@ -151,10 +151,12 @@ def parallel_map(
     """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
     in order. With `size`, the largest items are started first: the last to finish is
     then a small one, and no process waits long for another at the end. With `then`,
-    each result's follow-up runs as soon as the result is in, in the process that made
-    it; the outcomes are collected before the first result is given."""
+    and several processes, each result's follow-up runs as soon as the result is in, in
+    the process that made it; the outcomes are collected before the first result is
+    given."""
     if pool is None or len(items) < 2:
-        return _here(func, items, then)
+        # one process: a follow-up would overlap nothing, and only hold its result longer
+        return map(func, items)
     order = range(len(items))
     handout = _Handout(sorted(order, key=lambda i: -size(items[i])) if size else list(order))
     with _interrupts_ignored():
@@ -163,15 +165,6 @@ def parallel_map(
             pool.submit(func, items[index]): index for index in handout.take_some(pool)
         }
     return _shared(func, items, pool, handout, running, then)
-
-
-def _here(func: Callable[[T], R], items: Sequence[T], then: Then[T, R] | None) -> Iterator[R]:
-    for item in items:
-        result = func(item)
-        follow = then.after(item, result) if then is not None else None
-        if then is not None and follow is not None:
-            then.collect(item, follow())
-        yield result
 
 
 def _call(follow: Callable[[], S]) -> S:

@@ -23,13 +23,22 @@ class NoBanks(AnkigenError):
     """The banks folder holds no bank files."""
 
 
-@dataclass(frozen=True)
+@dataclass
 class Source:
-    """One bank file as it was read: its path, its bytes and their SHA-256."""
+    """One bank file as it was read: its path, its bytes and their SHA-256.
+
+    A build lets go of the bytes once the bank is checked (`release`): its bank cache
+    entry then holds what the build needs of it, and the banks' bytes are the build's
+    largest input, held otherwise while every deck is planned."""
 
     path: Path
     data: bytes
     digest: str
+    released: bool = False
+
+    def release(self) -> None:
+        self.data = b""
+        self.released = True
 
     @property
     def shown(self) -> str:
