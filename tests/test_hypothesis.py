@@ -5,7 +5,7 @@ from __future__ import annotations
 from html.parser import HTMLParser
 
 import yaml
-from hypothesis import HealthCheck, given, settings
+from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ankigen import identity
@@ -907,3 +907,17 @@ def test_parity_in_step_only_where_the_full_comparison_finds_nothing(
         assert not step
     differs = changes - ({"why"} if not any(whys) else set())
     assert step == (not differs)
+
+
+@SETTINGS
+@given(
+    st.text(alphabet="aZz09_'’- \t\n.,;:!?\"()AbcXyIİıΣσς", max_size=80)
+    | st.text(alphabet=st.characters(max_codepoint=127), max_size=80)
+)
+@example("Don't re-shard: a-0 b_c x--y 'q' 9z z9 Z-Z A'B-c")
+def test_words_of_ascii_text_are_those_of_the_unicode_pattern(text: str) -> None:
+    """`langid.words` reads ASCII text with a plain-range pattern: the same words, lowered,
+    as the Unicode letter pattern gives (non-ASCII text takes that one)."""
+    from ankigen import langid
+
+    assert langid.words(text) == [word.lower() for word in langid._WORD.findall(text)]
