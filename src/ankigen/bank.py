@@ -352,6 +352,14 @@ def _is_null(node: yaml.Node) -> bool:
     return node.value in _NULL_SPELLINGS and _scalar_type(node) == _NULL
 
 
+def _typed_null(node: yaml.Node) -> bool:
+    """`scalar_type(node) == NULL`, without trying every plain type's pattern on the
+    usual text: a plain or quoted string that is no null spelling is a string."""
+    if node.value not in _NULL_SPELLINGS and node.tag == yamltree.STR:
+        return False
+    return _scalar_type(node) == _NULL
+
+
 def load_bank(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
     """Read and check one bank file. Returns the bank (None if it has errors) and all problems."""
     shown = str(path)
@@ -557,7 +565,7 @@ def _peek_id(node: yaml.Node) -> str | None:
     if isinstance(node, yaml.MappingNode):
         for key, value in node.value:
             is_id = isinstance(key, yaml.ScalarNode) and key.value == "id"
-            if is_id and isinstance(value, yaml.ScalarNode) and _scalar_type(value) != _NULL:
+            if is_id and isinstance(value, yaml.ScalarNode) and not _typed_null(value):
                 return str(value.value).strip() or None
     return None
 
@@ -814,7 +822,8 @@ def _read_choices(
 def _read_answer(
     r: _Reader, node: yaml.Node, what: str, choice_count: int | None
 ) -> tuple[int, ...] | None:
-    if isinstance(node, yaml.ScalarNode) and _scalar_type(node) == _NULL:
+    kind = _scalar_type(node) if isinstance(node, yaml.ScalarNode) else None
+    if kind == _NULL:
         r.report(node, f"{what}: answer is missing: set the number of the correct choice")
         return None
     numbers = node.value if isinstance(node, yaml.SequenceNode) else [node]
@@ -823,7 +832,9 @@ def _read_answer(
         return None
     answer: list[int] = []
     for number_node in numbers:
-        if not (isinstance(number_node, yaml.ScalarNode) and _scalar_type(number_node) == _INT):
+        if number_node is not node:  # a list's numbers; the answer itself is typed above
+            kind = _scalar_type(number_node) if isinstance(number_node, yaml.ScalarNode) else None
+        if kind != _INT:
             r.report(number_node, f"{what}: answer must be a choice number or a list of them")
             return None
         spelled = str(number_node.value)
