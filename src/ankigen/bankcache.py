@@ -39,7 +39,9 @@ Outlined = tuple[Outline | None, list[Diagnostic]]
 # 9: the bank's outline first, readable without its items; 10: the bank's parity last
 FORMAT = 10
 # the fastest level: the cache must cost less to read than the bank costs to parse,
-# and stay well under the size of the banks it caches
+# and stay well under the size of the banks it caches. libdeflate's zlib streams, read
+# by zlib: for 10,000 items 0.024 s and 1.41 MB, where zlib's level 1 took 0.077 s
+# for 1.52 MB
 COMPRESSION = 1
 
 
@@ -89,7 +91,9 @@ def dump(
 
 
 def _compress(data: object) -> bytes:
-    return zlib.compress(json.dumps(data, ensure_ascii=False).encode(), COMPRESSION)
+    import deflate  # imported where used, like the packages' compressor
+
+    return bytes(deflate.zlib_compress(json.dumps(data, ensure_ascii=False).encode(), COMPRESSION))
 
 
 def _header(
