@@ -921,3 +921,54 @@ def test_words_of_ascii_text_are_those_of_the_unicode_pattern(text: str) -> None
     from ankigen import langid
 
     assert langid.words(text) == [word.lower() for word in langid._WORD.findall(text)]
+
+
+IDS = st.sampled_from(["a", "b", "c", "d", "e"])
+
+
+@SETTINGS
+@given(
+    st.lists(IDS, min_size=1, max_size=5, unique=True),
+    st.none() | st.dictionaries(IDS, st.integers(1, 3), max_size=5),
+    st.dictionaries(IDS, st.lists(IDS, max_size=2, unique=True), max_size=3),
+    st.dictionaries(st.sampled_from(["g-a", "g-b", "g-x"]), st.integers(1, 9), max_size=3),
+)
+def test_identities_looked_up_by_column_are_those_found_one_by_one(
+    ids: list[str],
+    locked: dict[str, int] | None,
+    formerly: dict[str, list[str]],
+    newest: dict[str, int],
+) -> None:
+    """A deck whose items all kept their ids takes every identity from the lock a column
+    at a time; any deck gives the identities the item-by-item resolution gives."""
+    from pathlib import Path
+
+    from ankigen.bank import outline
+    from ankigen.lock import DeckLock, Lock
+
+    items = [
+        {"id": i, "question": f"Q {i}?", "choices": ["x", "y"], "answer": 1, "explanation": "E."}
+        | (
+            {"formerly": former}
+            if (former := [f for f in formerly.get(i, []) if f not in ids])
+            else {}
+        )
+        for i in ids
+    ]
+    text = yaml.safe_dump({"topic": "demo", "language": "en", "title": "T", "items": items})
+    bank, problems = parse_bank("demo.yaml", text.encode())
+    assert bank is not None, problems
+    outlined = outline(bank)
+    lock = Lock()
+    if locked is not None:
+        lock.decks["demo.en"] = DeckLock(
+            "T",
+            1,
+            items={i: identity.Stamp(f"h{n}", 100 + n) for i, n in locked.items()},
+            guids={i: f"g-{i}" for i in locked},
+        )
+    issued = identity.Issued(Path("/nonexistent/issued.json"))
+    issued.notes = {guid: identity.Stamp("h", mtime) for guid, mtime in newest.items()}
+    [deck] = identity.resolve([outlined], lock, issued).values()
+    previous = lock.decks.get("demo.en")
+    assert deck.items == identity._items_one_by_one(outlined, previous, ("demo", "en"), issued)

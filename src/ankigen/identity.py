@@ -518,24 +518,38 @@ def resolve(
         oldest = oldest_key(
             bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
         )
-        items: dict[str, ItemIdentity] = {}
-        known = previous.items if previous is not None else {}
-        for item in outlined.items:
-            # most items keep their id from build to build
-            found = (
-                item.id
-                if item.id in known
-                else next(filter(known.__contains__, item.formerly), None)
-            )
-            if previous is not None and found is not None:
-                guid = previous.guids[found]
-                stamp: Stamp | None = previous.items[found]
-            else:
-                guid = note_guid(*oldest, item.formerly[0] if item.formerly else item.id)
-                stamp = None
-            items[item.id] = ItemIdentity(guid, stamp, found, issued.newest(guid))
+        ids = [item.id for item in outlined.items]
+        if previous is not None and previous.items.keys() >= set(ids):
+            # the usual deck: every item kept its id, so the lock gives every GUID and
+            # stamp; looked up a column at a time (a third of the time, note by note)
+            guids = list(map(previous.guids.__getitem__, ids))
+            stamps = map(previous.items.__getitem__, ids)
+            newest = map(issued.notes.get, guids)  # `Issued.newest`, without a call per note
+            items = dict(zip(ids, map(ItemIdentity, guids, stamps, ids, newest), strict=True))
+        else:
+            items = _items_one_by_one(outlined, previous, oldest, issued)
         out[bank.key] = DeckIdentity(bank.key, previous_key, previous, deck_id(*oldest), items)
     return out
+
+
+def _items_one_by_one(
+    outlined: Outline, previous: DeckLock | None, oldest: tuple[str, str], issued: Issued
+) -> dict[str, ItemIdentity]:
+    """Each item's identity: its lock entry under its id or a former one, else a new GUID."""
+    items: dict[str, ItemIdentity] = {}
+    known = previous.items if previous is not None else {}
+    for item in outlined.items:
+        found = (
+            item.id if item.id in known else next(filter(known.__contains__, item.formerly), None)
+        )
+        if previous is not None and found is not None:
+            guid = previous.guids[found]
+            stamp: Stamp | None = previous.items[found]
+        else:
+            guid = note_guid(*oldest, item.formerly[0] if item.formerly else item.id)
+            stamp = None
+        items[item.id] = ItemIdentity(guid, stamp, found, issued.newest(guid))
+    return items
 
 
 def orphans(decks: Mapping[str, DeckIdentity], lock: Lock) -> list[str]:
