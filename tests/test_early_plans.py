@@ -105,25 +105,34 @@ def test_plain_decks_are_planned_early_by_workers_and_change_no_byte(
 ) -> None:
     """With worker processes, the decks that need nothing from other banks are planned as
     soon as their bank is checked; decks with a generated parent deck or an image in
-    their turn. The packages, lock and issued record are those of a build in one
-    process, which plans every deck in its turn."""
-    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    their turn; and a bank edited alone is checked and planned in a worker. The
+    packages, lock and issued record are those of builds in one process, which plans
+    every deck in its turn."""
     topics = ("a", "b", "c", "d", "e", "f")
-    early = {}
-    for name in ("alone", "workers"):
+    early: dict[str, list[dict[str, bool]]] = {"alone": [], "workers": []}
+    for name in early:
         banks = tmp_path / name / "banks"
         three_kinds(banks)
         for topic in topics:
             write_bank(banks, topic, items=[item(f"{topic}{n}") for n in range(40)])
-        with monkeypatch.context() as patched:
-            if name == "workers":
-                with_workers(patched)
-            early[name] = planned_early(patched)
-            build(banks, tmp_path / name / "out")
+        for epoch, edit in (("1700000000", None), ("1700000100", "c")):
+            if edit:
+                items = [item(f"{edit}{n}", explanation=f"Edited {n}.") for n in range(40)]
+                write_bank(banks, edit, items=items)
+            with monkeypatch.context() as patched:
+                patched.setenv("SOURCE_DATE_EPOCH", epoch)
+                if name == "workers":
+                    with_workers(patched)
+                early[name].append(planned_early(patched))
+                build(banks, tmp_path / name / "out")
+            if not edit:
+                cold = outputs(tmp_path / name)
+        assert cold != outputs(tmp_path / name)
     assert outputs(tmp_path / "workers") == outputs(tmp_path / "alone")
     plain = {f"{topic}/en.yaml": True for topic in (*topics, "plain")}
-    assert early["workers"] == plain | {"nested/en.yaml": False, "pictured/en.yaml": False}
-    assert not any(early["alone"].values())
+    assert early["workers"][0] == plain | {"nested/en.yaml": False, "pictured/en.yaml": False}
+    assert early["workers"][1] == {"c/en.yaml": True}
+    assert not any(made for built in early["alone"] for made in built.values())
 
 
 def test_evidence_written_by_another_build_meanwhile_is_read_again(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -95,25 +96,38 @@ def _wait_for(path: Path) -> bool:
     return True
 
 
-class Squares:
-    """Follows each even number with its square; collects what came back."""
+class Collecting:
+    """Collects follow-ups' outcomes, which may come after the map's results."""
 
     def __init__(self) -> None:
         self.collected: dict[int, object] = {}
+        self.changed = threading.Condition()
+
+    def collect(self, item: int, outcome: object) -> None:
+        with self.changed:
+            assert item not in self.collected
+            self.collected[item] = outcome
+            self.changed.notify_all()
+
+    def wait_for(self, count: int) -> dict[int, object]:
+        with self.changed:
+            assert self.changed.wait_for(lambda: len(self.collected) >= count, timeout=WAIT)
+            return self.collected
+
+
+class Squares(Collecting):
+    """Follows each even number with its square."""
 
     def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
         return functools.partial(_square_where, item) if item % 2 == 0 else None
-
-    def collect(self, item: int, outcome: object) -> None:
-        assert item not in self.collected
-        self.collected[item] = outcome
 
 
 def test_each_result_is_followed_once(pool: Pool) -> None:
     then = Squares()
     results = list(parallel_map(_square_where, range(30), pool, then=then))
     assert [square for square, _ in results] == [n * n for n in range(30)]
-    assert {n: square for n, (square, _) in then.collected.items()} == {  # type: ignore[misc]
+    collected = then.wait_for(15)
+    assert {n: square for n, (square, _) in collected.items()} == {  # type: ignore[misc]
         n: n * n for n in range(0, 30, 2)
     }
 
@@ -131,28 +145,54 @@ def _follow_where(number: int) -> tuple[int, int]:
     return -number, os.getpid()
 
 
-class FollowWhere:
-    """Follows each item; collects where each item and its follow-up ran."""
+class FollowWhere(Collecting):
+    """Follows each item; records where each item ran."""
 
     def __init__(self) -> None:
-        self.pairs: dict[int, tuple[int, object]] = {}
+        super().__init__()
+        self.made: dict[int, int] = {}
 
     def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
-        self.pairs[item] = (result[1], None)
+        self.made[item] = result[1]
         return functools.partial(_follow_where, item)
-
-    def collect(self, item: int, outcome: object) -> None:
-        assert isinstance(outcome, tuple) and outcome[0] == -item
-        self.pairs[item] = (self.pairs[item][0], outcome[1])
 
 
 def test_a_follow_up_runs_where_its_result_was_made(pool: Pool) -> None:
     # there, what the item made may still be at hand (a bank just checked)
     then = FollowWhere()
     list(parallel_map(_square_where, range(12), pool, then=then))
-    assert sorted(then.pairs) == list(range(12))
-    assert all(made == followed for made, followed in then.pairs.values())
-    assert {made for made, _ in then.pairs.values()} > {os.getpid()}  # the worker did some
+    followed = then.wait_for(12)
+    assert followed == {n: (-n, then.made[n]) for n in range(12)}
+    assert set(then.made.values()) > {os.getpid()}  # the worker did some
+
+
+def _slow_follow(folder: Path) -> int:
+    """Done only once the caller has its results (it writes `results-in`)."""
+    if not _wait_for(folder / "results-in"):
+        return -1
+    return os.getpid()
+
+
+class FollowSlowly(Collecting):
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+
+    def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
+        return functools.partial(_slow_follow, self.folder)
+
+
+def test_a_single_item_and_its_follow_up_go_to_a_worker_and_outlast_the_map(
+    tmp_path: Path, pool: Pool
+) -> None:
+    # this process is free for other work meanwhile: the results come without waiting
+    # for the follow-up, which finishes after them
+    then = FollowSlowly(tmp_path)
+    [(square, where)] = parallel_map(_square_where, [7], pool, then=then)
+    assert square == 49 and where != os.getpid()
+    assert then.collected == {}
+    (tmp_path / "results-in").write_text("")
+    assert then.wait_for(1) == {7: where}
 
 
 FORKED_WHILE_LOCKED = """

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 from ankigen import __version__, identity, ids, notetype
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.jsondata import parse_json
-from ankigen.lock import LOCK_NAME, parse_lock, read_lock_bytes
+from ankigen.lock import LOCK_NAME, read_lock_bytes
 from ankigen.media import Prepared, Settings, unchanged_images
 from ankigen.package import exclusive
 from ankigen.project import Project, load_project, parse_project, project_path
@@ -326,19 +326,21 @@ def build(
             return unchanged
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.bankcache import BankCache
-    from ankigen.decks import EarlyPlans, Inputs, build_locked, read_issued
+    from ankigen.decks import EarlyPlans, Evidence, Inputs, build_locked
     from ankigen.lint import check_outlines, sources_for
     from ankigen.package import check_file_name
     from ankigen.parallel import worker_pool
 
-    old_lock, lock_problems = parse_lock(shown_path(lock_path), lock_bytes)
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(len(source.data) for source in sources)
-    issued = read_issued(out_dir, lock_path)
-    early = EarlyPlans(banks_dir, out_dir, project, old_lock, issued, now)
+    evidence = Evidence(out_dir, lock_path, lock_bytes)
+    early = EarlyPlans(banks_dir, out_dir, project, evidence, now)
     with worker_pool(size, len(sources)) as pool:
-        checked = check_outlines(sources, pool, bank_cache, project.reference, early)
+        checked = check_outlines(
+            sources, pool, bank_cache, project.reference, early, meanwhile=evidence.read
+        )
         del sources  # the banks' bytes, the build's largest input: their digests suffice now
+        old_lock, lock_problems = evidence.lock, evidence.lock_problems
         if checked.errors or lock_problems:
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
         outlines = [replace(o, bank=project.apply(o.bank)) for o in checked.outlines]

@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import json
+import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -33,7 +34,7 @@ from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.lint import checked_here, sources_for
-from ankigen.lock import DeckLock, KeyLines, Lock
+from ankigen.lock import DeckLock, KeyLines, Lock, parse_lock
 from ankigen.media import Prepared, Settings, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
@@ -358,34 +359,50 @@ def run_early_job(job: DeckJob) -> DeckPlan | None:
         return None
 
 
+class Evidence:
+    """The lock and what was issued for each note (the output folder's record and the
+    lock's git history): read while the workers start on the banks (`read`, as
+    `lint.check_outlines`'s `meanwhile`); the decks planned early wait for it."""
+
+    def __init__(self, out_dir: Path, lock_path: Path, lock_bytes: bytes | None) -> None:
+        self.out_dir, self.lock_path, self.lock_bytes = out_dir, lock_path, lock_bytes
+        self.lock = Lock()
+        self.lock_problems: list[Diagnostic] = []
+        self.issued: Issued | None = None
+        self.ready = threading.Event()
+
+    def read(self) -> None:
+        try:
+            self.lock, self.lock_problems = parse_lock(shown_path(self.lock_path), self.lock_bytes)
+            self.issued = read_issued(self.out_dir, self.lock_path)
+        finally:
+            self.ready.set()  # read or not: nothing waits for it any longer
+
+
 class EarlyPlans:
     """Decks planned as soon as their bank is checked, while other banks still are (see
-    `lint.AfterCheck`): most decks of a build with many banks changed, so that checking
-    and planning overlap and no process waits at the end of either.
+    `lint.AfterCheck`), in the process that checked the bank: checking and planning
+    overlap, no process waits at the end of either, and a bank edited alone is checked
+    and planned in a worker while this process reads the lock and prepares the rest.
 
     Only decks whose plan needs nothing from other banks: without images (processed
     for all banks at once) or a generated parent deck. A plan is used only if the build
     proper makes the same job (`DeckJob.inputs`): made before the output folder was
-    locked, it is checked once it is."""
+    locked, it is checked once it is. Plans come from the thread that feeds the workers,
+    maybe after the banks' results: `take` waits for one still being made."""
 
     def __init__(
-        self,
-        banks_dir: Path,
-        out_dir: Path,
-        project: Project,
-        lock: Lock,
-        issued: Issued,
-        now: int,
+        self, banks_dir: Path, out_dir: Path, project: Project, evidence: Evidence, now: int
     ) -> None:
         self.banks_dir = banks_dir
         self.out_dir = out_dir
         self.project = project
-        self.lock = lock
-        self.issued = issued
+        self.evidence = evidence
         self.now = now
-        self.notetype_mtime = restamp(lock.notetype, None, notetype.schema_hash(), now).mtime
         self.cache = BuildCache(out_dir)
+        self.changed = threading.Condition()
         self.inputs: dict[Path, tuple[object, ...]] = {}
+        self.pending: set[Path] = set()
         self.plans: dict[Path, DeckPlan] = {}
         self.idents: dict[str, DeckIdentity] = {}
         """By deck key: the build proper resolves them all again, but for these."""
@@ -397,14 +414,17 @@ class EarlyPlans:
         name = plain_text(applied.deck_name)
         if "::" in name or any(item.images for item in outlined.items):
             return None
-        ident = identity.resolve([replace(outlined, bank=applied)], self.lock, self.issued)
-        self.idents.update(ident)
+        self.evidence.ready.wait()
+        lock, issued = self.evidence.lock, self.evidence.issued
+        if issued is None:  # it could not be read: the build stops
+            return None
+        ident = identity.resolve([replace(outlined, bank=applied)], lock, issued)
         job = DeckJob(
             source=source,
             entry=entry,
             project=self.project,
             ident=ident[applied.key],
-            notetype_mtime=self.notetype_mtime,
+            notetype_mtime=restamp(lock.notetype, None, notetype.schema_hash(), self.now).mtime,
             now=self.now,
             images=Prepared({}, ()),
             bank_path=relative_bank_path(applied, self.banks_dir),
@@ -412,17 +432,26 @@ class EarlyPlans:
             in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
             bank=bank,
         )
-        self.inputs[source.path] = job.inputs()
+        with self.changed:
+            self.idents.update(ident)
+            self.inputs[source.path] = job.inputs()
+            self.pending.add(source.path)
         return functools.partial(run_early_job, job)
 
     def collect(self, source: SourceDigest, outcome: object) -> None:
-        if isinstance(outcome, DeckPlan):
-            self.plans[source.path] = outcome
+        with self.changed:
+            if isinstance(outcome, DeckPlan):
+                self.plans[source.path] = outcome
+            self.pending.discard(source.path)
+            self.changed.notify_all()
 
     def take(self, job: DeckJob) -> DeckPlan | None:
         """The plan made early for this job, if it was made from the same inputs."""
-        plan = self.plans.pop(job.source.path, None)
-        made_from = self.inputs.pop(job.source.path, None)
+        path = job.source.path
+        with self.changed:
+            self.changed.wait_for(lambda: path not in self.pending)
+            plan = self.plans.pop(path, None)
+            made_from = self.inputs.pop(path, None)
         return plan if plan is not None and made_from == job.inputs() else None
 
 
@@ -495,7 +524,8 @@ def build_locked(
     if images.diagnostics:
         raise InvalidBanks([*diagnostics, *images.diagnostics])
 
-    issued = early.issued if early is not None else read_issued(out_dir, lock_path)
+    early_issued = early.evidence.issued if early is not None else None
+    issued = early_issued or read_issued(out_dir, lock_path)
     if not issued.still_current():  # another build wrote it since it was read
         issued = read_issued(out_dir, lock_path)
         early = None

@@ -173,6 +173,7 @@ def check_outlines(
     cache: BankCache,
     reference: str = "",
     then: AfterCheck | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> CheckedOutlines:
     """`check_sources` for a build: banks whose bytes were checked before are not parsed
     again, and only the outline of the banks they did not change is read from the cache,
@@ -180,8 +181,9 @@ def check_outlines(
     Banks parsed afresh are kept as entries too, not whole: a large project's banks do not
     fit in memory at once; each is read again from its entry for that comparison, where
     its parity shows it out of step with its reference. `then` starts work on each bank
-    checked afresh as soon as it is."""
-    results = _check_each(sources, pool, cache, reference, then)
+    checked afresh as soon as it is; `meanwhile` is what this process does once the
+    workers have started on the banks, before it checks any itself."""
+    results = _check_each(sources, pool, cache, reference, then, meanwhile)
     by_path = {source.shown: source for source in sources}
 
     def full(found: Outline) -> Bank:
@@ -211,6 +213,7 @@ def _check_each(
     cache: BankCache | None,
     reference: str,
     then: AfterCheck | None = None,
+    meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, _Result]:
     """Each bank checked by itself, by bank path, in the order of `sources`."""
     known: dict[str, _Result] = {}
@@ -222,12 +225,16 @@ def _check_each(
     # without a cache every bank is kept whole; with one, a bank edited alone (parsed
     # here) is kept for its deck's job, but not the many banks of a cold build: a large
     # project's banks do not fit in memory at once
-    keep = cache is None or len(fresh) == 1
+    # (with follow-ups and workers, even a bank edited alone goes to a worker)
+    keep = cache is None or (len(fresh) == 1 and (pool is None or then is None))
     work = functools.partial(_load_and_check, cache is not None, keep, sources_for(reference))
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     after = _AfterEach(then) if then is not None else None
     try:
-        checked = list(parallel_map(work, jobs, pool, lambda job: len(job[0].data), after))
+        running = parallel_map(work, jobs, pool, lambda job: len(job[0].data), after)
+        if meanwhile is not None:
+            meanwhile()
+        checked = list(running)
     finally:
         _checked_here.clear()  # a bank checked here whose deck was not planned here
     for source, (result, entry, facts) in zip(fresh, checked, strict=True):

@@ -10,7 +10,7 @@ import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from typing import Protocol, TypeVar
+from typing import Generic, Protocol, TypeVar
 
 from ankigen.entry import GC_THRESHOLDS
 
@@ -138,7 +138,8 @@ class Then(Protocol[T_in, R_in]):
         module-level function), as it may run in a worker. Called in this process."""
 
     def collect(self, item: T_in, outcome: object) -> None:
-        """A follow-up's outcome, in this process's main thread."""
+        """A follow-up's outcome, or None if it failed or never ran: in whichever thread
+        of this process sees it first, maybe after the map has given its results."""
 
 
 def parallel_map(
@@ -150,11 +151,14 @@ def parallel_map(
 ) -> Iterator[R]:
     """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
     in order. With `size`, the largest items are started first: the last to finish is
-    then a small one, and no process waits long for another at the end. With `then`,
-    and several processes, each result's follow-up runs as soon as the result is in, in
-    the process that made it; the outcomes are collected before the first result is
-    given."""
-    if pool is None or len(items) < 2:
+    then a small one, and no process waits long for another at the end.
+
+    With `then` and a pool, each result's follow-up runs as soon as the result is in, in
+    the process that made it, and may outlast the map: its outcome is collected when it
+    comes (`Then.collect`). The workers start on the items at once, so the caller can
+    work on something else before it asks for the results; even a single item then
+    goes to a worker, its follow-up too, while this process goes on."""
+    if pool is None or not items or (len(items) < 2 and then is None):
         # one process: a follow-up would overlap nothing, and only hold its result longer
         return map(func, items)
     order = range(len(items))
@@ -164,7 +168,7 @@ def parallel_map(
         running: dict[Future[object], int] = {
             pool.submit(func, items[index]): index for index in handout.take_some(pool)
         }
-    return _shared(func, items, pool, handout, running, then)
+    return _Shared(func, items, pool, handout, running, then).results()
 
 
 def _call(follow: Callable[[], S]) -> S:
@@ -202,76 +206,103 @@ class _Handout:
 FEED_SWITCH_INTERVAL = 0.0005
 
 
-def _shared(
-    func: Callable[[T], R],
-    items: Sequence[T],
-    pool: Pool,
-    handout: _Handout,
-    running: dict[Future[object], int],
-    then: Then[T, R] | None,
-) -> Iterator[R]:
+class _Shared(Generic[T, R]):
     """Each process takes the next item when it is free: this one between its own items,
     a worker as soon as it returns one (a thread here sends it). A worker is never sent
     an item ahead, to wait behind the one it is working on: once sent, this process
     could no longer take it, and would sit idle at the end while the worker did two.
     A result's follow-up is done next by the process that made the result, which may
     have what it needs at hand (a bank it has just checked)."""
-    count = len(items)
-    done: dict[int, Future[object]] = {}
-    failures: list[BaseException] = []
 
-    def feed() -> None:
+    def __init__(
+        self,
+        func: Callable[[T], R],
+        items: Sequence[T],
+        pool: Pool,
+        handout: _Handout,
+        running: dict[Future[object], int],
+        then: Then[T, R] | None,
+    ) -> None:
+        self.func, self.items, self.pool, self.then = func, items, pool, then
+        self.handout = handout
+        self.running = running
+        self.count = len(items)
+        self.done: dict[int, Future[object]] = {}
+        self.failures: list[BaseException] = []
+        self.changed = threading.Condition()
+        self.waiting = len(items)
+        """Items whose results are not in yet."""
+        self.switch_interval = sys.getswitchinterval()
+        sys.setswitchinterval(FEED_SWITCH_INTERVAL)
+        self.feeder = threading.Thread(target=self._feed, name="ankigen-feeder", daemon=True)
+        self.feeder.start()
+
+    def _item_done(self) -> None:
+        with self.changed:
+            self.waiting -= 1
+            self.changed.notify_all()
+
+    def _feed(self) -> None:
+        running, items, count, then = self.running, self.items, self.count, self.then
         try:
             free = 0
             while running:
                 finished, _ = wait(running, return_when=FIRST_COMPLETED)
                 for future in finished:
                     index = running.pop(future)
-                    done[index] = future
-                    if future.cancelled() or future.exception() is not None:
-                        handout.stop()  # the map fails: no more work for it
+                    failed = future.cancelled() or future.exception() is not None
+                    if index >= count:  # a follow-up's outcome, None if it failed
+                        assert then is not None
+                        then.collect(items[index - count], None if failed else future.result())
                         free += 1
                         continue
-                    follow = (
-                        then.after(items[index], future.result())  # type: ignore[arg-type]
-                        if then is not None and index < count
-                        else None
-                    )
+                    self.done[index] = future
+                    follow = None
+                    if failed:
+                        self.handout.stop()  # the map fails: no more work for it
+                    elif then is not None:
+                        follow = then.after(items[index], future.result())  # type: ignore[arg-type]
                     if follow is None:
                         free += 1
                     else:  # to the worker just freed: the only one waiting for work
-                        running[pool.submit(_call, follow)] = count + index
-                while free and (taken := handout.take()) is not None:
-                    running[pool.submit(func, items[taken])] = taken
+                        running[self.pool.submit(_call, follow)] = count + index
+                    self._item_done()
+                while free and (taken := self.handout.take()) is not None:
+                    running[self.pool.submit(self.func, items[taken])] = taken
                     free -= 1
         except BaseException as exc:  # a broken or shut down pool: raised in the caller
-            handout.stop()
-            failures.append(exc)
+            self.handout.stop()
+            self.failures.append(exc)
+        finally:
+            for future, index in list(running.items()):
+                future.cancel()
+                if index >= count and then is not None:
+                    then.collect(items[index - count], None)  # never to come
+            with self.changed:
+                self.waiting = 0
+                self.changed.notify_all()
+            sys.setswitchinterval(self.switch_interval)
 
-    switch_interval = sys.getswitchinterval()
-    sys.setswitchinterval(FEED_SWITCH_INTERVAL)
-    feeder = threading.Thread(target=feed, name="ankigen-feeder", daemon=True)
-    feeder.start()
-    here: dict[int, object] = {}
-    try:
-        while (index := handout.take()) is not None:
-            result = here[index] = func(items[index])
-            follow = then.after(items[index], result) if then is not None else None
-            if follow is not None:
-                here[count + index] = follow()
-        feeder.join()
-        sys.setswitchinterval(switch_interval)
-        if failures:
-            raise failures[0]
-        outcome = {**{i: f.result() for i, f in done.items()}, **here}
-        if then is not None:
-            for number, item in enumerate(items, start=count):
-                if number in outcome:
-                    then.collect(item, outcome[number])
-        for number in range(count):
-            yield outcome.pop(number)  # type: ignore[misc]
-    finally:
-        sys.setswitchinterval(switch_interval)
-        handout.stop()
-        for future in [*running, *done.values()]:
-            future.cancel()
+    def results(self) -> Iterator[R]:
+        items, count, then = self.items, self.count, self.then
+        here: dict[int, object] = {}
+        try:
+            while (index := self.handout.take()) is not None:
+                result = here[index] = self.func(items[index])
+                self._item_done()
+                follow = then.after(items[index], result) if then is not None else None
+                if then is not None and follow is not None:
+                    then.collect(items[index], follow())
+            with self.changed:
+                self.changed.wait_for(lambda: self.waiting <= 0 or bool(self.failures))
+            if self.failures:
+                raise self.failures[0]
+            for future in self.done.values():
+                if future.cancelled() or future.exception() is not None:
+                    future.result()  # the first item that failed: raised here
+            for number in range(count):
+                yield here.pop(number) if number in here else self.done.pop(number).result()  # type: ignore[misc]
+        finally:
+            self.handout.stop()
+            for future in self.done.values():
+                future.cancel()
