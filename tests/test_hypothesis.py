@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pickle
 from html.parser import HTMLParser
 
 import yaml
@@ -972,3 +973,8 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     [deck] = identity.resolve([outlined], lock, issued).values()
     previous = lock.decks.get("demo.en")
     assert deck.items == identity._items_one_by_one(outlined, previous, ("demo", "en"), issued)
+    # as sent to and from worker processes, by column
+    assert pickle.loads(pickle.dumps(deck)) == deck
+    assert pickle.loads(pickle.dumps(previous)) == previous
+    empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, {})
+    assert pickle.loads(pickle.dumps(empty)) == empty

