@@ -468,6 +468,13 @@ class BankCache:
         except BadEntry:
             return {}
 
+    def has_entry(self, source: Source) -> bool:
+        """Whether an entry for these bytes is there, usable or not (see `get`)."""
+        try:
+            return (self.folder / entry_name(source, self.languages)).is_file()
+        except OSError:
+            return False
+
     def get(self, source: Source) -> Outlined | None:
         """The outline of the bank as checked before, with its problems, if its entry is
         exactly what it should be so far; its items are read only if needed (`bank`)."""

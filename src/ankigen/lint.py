@@ -215,33 +215,56 @@ def _check_each(
     then: AfterCheck | None = None,
     meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, _Result]:
-    """Each bank checked by itself, by bank path, in the order of `sources`."""
+    """Each bank checked by itself, by bank path, in the order of `sources`. The banks
+    without a cache entry start first, in the workers: this process then reads the
+    outlines of the others, and does `meanwhile`, while they are checked."""
     known: dict[str, _Result] = {}
-    for source in sources:
-        outlined = cache.get(source) if cache else None
-        if outlined is not None:
-            known[source.shown] = (None, *outlined)
-    fresh = [source for source in sources if source.shown not in known]
-    # without a cache every bank is kept whole; with one, a bank edited alone (parsed
-    # here) is kept for its deck's job, but not the many banks of a cold build: a large
-    # project's banks do not fit in memory at once
-    # (with follow-ups and workers, even a bank edited alone goes to a worker)
-    keep = cache is None or (len(fresh) == 1 and (pool is None or then is None))
-    work = functools.partial(_load_and_check, cache is not None, keep, sources_for(reference))
-    jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
-    after = _AfterEach(then) if then is not None else None
+    new = [s for s in sources if cache is None or not cache.has_entry(s)]
+    running = _start_checks(new, pool, cache, reference, then)
     try:
-        running = parallel_map(work, jobs, pool, lambda job: len(job[0].data), after)
+        unusable: list[Source] = []  # entries that prove not what this version writes
+        started = {source.shown for source in new}
+        for source in sources:
+            if cache is None or source.shown in started:
+                continue
+            outlined = cache.get(source)
+            if outlined is None:
+                unusable.append(source)
+            else:
+                known[source.shown] = (None, *outlined)
         if meanwhile is not None:
             meanwhile()
-        checked = list(running)
+        checked = list(zip(new, running, strict=True))
+        if unusable:
+            again = _start_checks(unusable, pool, cache, reference, then)
+            checked.extend(zip(unusable, again, strict=True))
     finally:
         _checked_here.clear()  # a bank checked here whose deck was not planned here
-    for source, (result, entry, facts) in zip(fresh, checked, strict=True):
+    for source, (result, entry, facts) in checked:
         known[source.shown] = result
         if cache and entry is not None:
             cache.put(source, entry, result[0], facts)
     return {source.shown: known[source.shown] for source in sources}
+
+
+def _start_checks(
+    fresh: Sequence[Source],
+    pool: Pool | None,
+    cache: BankCache | None,
+    reference: str,
+    then: AfterCheck | None,
+) -> Iterator[_Checked]:
+    """The banks checked afresh: started in the workers now, their results as they are
+    asked for."""
+    # without a cache every bank is kept whole; with one, a bank edited alone (parsed
+    # here) is kept for its deck's job, but not the many banks of a cold build: a large
+    # project's banks do not fit in memory at once (and with workers and follow-ups,
+    # even a bank edited alone goes to a worker, whose follow-up has it at hand)
+    keep = cache is None or (len(fresh) == 1 and (pool is None or then is None))
+    work = functools.partial(_load_and_check, cache is not None, keep, sources_for(reference))
+    jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
+    after = _AfterEach(then) if then is not None else None
+    return parallel_map(work, jobs, pool, lambda job: len(job[0].data), after)
 
 
 def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:
