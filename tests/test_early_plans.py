@@ -46,9 +46,10 @@ def planned_early(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
 
 
 def with_workers(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Worker processes even for small banks: decks are planned early only where several
-    processes share the work (in one, it would overlap nothing)."""
+    """Worker processes even for small banks, and even for one: decks are planned early
+    only where several processes share the work (in one, it would overlap nothing)."""
     monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(ankigen.lint, "LONE_BANK_FOR_A_WORKER", 0)
 
 
 def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
@@ -176,3 +177,27 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
     assert new.hash != stamp.hash
     assert new.mtime == meanwhile.mtime + 1
     assert len(made) == 2 and early == {}  # planned early, then again
+
+
+def test_a_small_bank_edited_alone_is_checked_and_planned_here(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Below `LONE_BANK_FOR_A_WORKER` a worker's start and the bank's trip would cost more
+    than checking and planning it here, in turn."""
+    for topic in ("a", "b", "c"):
+        write_bank(project / "banks", topic, items=[item(f"{topic}{n}") for n in range(20)])
+    build(project / "banks", project / "out")
+    write_bank(project / "banks", "b", items=[item(f"b{n}", 2) for n in range(20)])
+    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
+    early = planned_early(monkeypatch)
+    pools: list[Any] = []
+    real_pool = ankigen.parallel.Pool.submit
+
+    def submitting(self: Any, *args: Any) -> Any:
+        pools.append(self)
+        return real_pool(self, *args)
+
+    monkeypatch.setattr(ankigen.parallel.Pool, "submit", submitting)
+    result = build(project / "banks", project / "out")
+    assert [d.path for d in result.decks if d.written] == ["b.en.apkg"]
+    assert early == {"b/en.yaml": False} and pools == []
