@@ -235,3 +235,16 @@ def test_a_forked_worker_never_holds_the_output_folders_lock(tmp_path: Path) -> 
     assert done.returncode == 0, done.stderr
     expected = "fork free" if sys.platform == "linux" else "spawn free"
     assert done.stdout.strip() == expected
+
+
+def _frozen(_: int) -> int:
+    import gc
+
+    return gc.get_freeze_count()
+
+
+def test_a_worker_never_collects_what_it_started_with(pool: Pool) -> None:
+    # a forked worker shares this process's pages until it writes to them, and the
+    # collector writes to every object it looks at
+    counts = list(parallel_map(_frozen, [1, 2], pool))
+    assert counts[0] > 0  # the first item goes to the worker

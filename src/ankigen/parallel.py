@@ -31,6 +31,11 @@ def workers() -> int:
 def _start_worker() -> None:
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*GC_THRESHOLDS)  # a worker is ankigen's own process, like the command
+    # what a worker has before its first task (a forked one: this process's whole heap)
+    # is never collected there: the collector would write to every inherited object,
+    # copying each page this process shares with it (a forked worker's tasks took half
+    # as long again, a cold build 7% more CPU)
+    gc.freeze()
 
 
 @contextlib.contextmanager
