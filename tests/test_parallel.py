@@ -123,6 +123,9 @@ class Squares(Collecting):
 
 
 def test_each_result_is_followed_once(pool: Pool) -> None:
+    import sys
+
+    interval = sys.getswitchinterval()
     then = Squares()
     results = list(parallel_map(_square_where, range(30), pool, then=then))
     assert [square for square, _ in results] == [n * n for n in range(30)]
@@ -130,6 +133,11 @@ def test_each_result_is_followed_once(pool: Pool) -> None:
     assert {n: square for n, (square, _) in collected.items()} == {  # type: ignore[misc]
         n: n * n for n in range(0, 30, 2)
     }
+    # lowered while workers were fed, and set back once the last follow-up is in
+    deadline = time.monotonic() + WAIT
+    while sys.getswitchinterval() != interval and time.monotonic() < deadline:
+        time.sleep(0.01)
+    assert sys.getswitchinterval() == interval
 
 
 def test_in_one_process_nothing_is_followed() -> None:

@@ -211,6 +211,31 @@ class _Handout:
 FEED_SWITCH_INTERVAL = 0.0005
 
 
+class _Feeding:
+    """The threads feeding workers now: the interpreter's switch interval is lowered
+    while there is one, and set back when the last one ends (maps may overlap: a map's
+    follow-ups may outlast it)."""
+
+    lock = threading.Lock()
+    count = 0
+    restore = 0.0
+
+    @classmethod
+    def begin(cls) -> None:
+        with cls.lock:
+            if cls.count == 0:
+                cls.restore = sys.getswitchinterval()
+                sys.setswitchinterval(FEED_SWITCH_INTERVAL)
+            cls.count += 1
+
+    @classmethod
+    def end(cls) -> None:
+        with cls.lock:
+            cls.count -= 1
+            if cls.count == 0:
+                sys.setswitchinterval(cls.restore)
+
+
 class _Shared(Generic[T, R]):
     """Each process takes the next item when it is free: this one between its own items,
     a worker as soon as it returns one (a thread here sends it). A worker is never sent
@@ -237,8 +262,7 @@ class _Shared(Generic[T, R]):
         self.changed = threading.Condition()
         self.waiting = len(items)
         """Items whose results are not in yet."""
-        self.switch_interval = sys.getswitchinterval()
-        sys.setswitchinterval(FEED_SWITCH_INTERVAL)
+        _Feeding.begin()
         self.feeder = threading.Thread(target=self._feed, name="ankigen-feeder", daemon=True)
         self.feeder.start()
 
@@ -286,7 +310,7 @@ class _Shared(Generic[T, R]):
             with self.changed:
                 self.waiting = 0
                 self.changed.notify_all()
-            sys.setswitchinterval(self.switch_interval)
+            _Feeding.end()
 
     def results(self) -> Iterator[R]:
         items, count, then = self.items, self.count, self.then
