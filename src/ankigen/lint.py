@@ -136,8 +136,8 @@ class CheckedOutlines:
 
 
 class AfterCheck(Protocol):
-    """Work to start on a bank as soon as it is checked without errors, in whichever
-    process is free, while other banks are still being checked (a deck's plan)."""
+    """Work to start on a bank as soon as it is checked without errors, in the process
+    that checked it, while other banks are still being checked (a deck's plan)."""
 
     def after(
         self, source: SourceDigest, outlined: Outline, entry: bytes, bank: Bank | None
@@ -146,7 +146,8 @@ class AfterCheck(Protocol):
         bank itself, when it was kept in this process."""
 
     def collect(self, source: SourceDigest, outcome: object) -> None:
-        """Its outcome, once every bank is checked."""
+        """Its outcome when it comes (None if it failed), maybe after every bank's
+        result: from the thread that feeds the workers, or this one."""
 
 
 @dataclass(frozen=True)
