@@ -431,3 +431,18 @@ def test_an_issued_record_of_version_1_keeps_its_evidence(tmp_path: Path) -> Non
     assert written["version"] == 2 and written["guids"] == ["Abc", "x#Y"]
     again = Issued(path)
     assert (again.notes, again.blobs) == (issued.notes, issued.blobs)
+
+
+def test_lock_text_made_elsewhere_is_used_only_for_its_own_entry() -> None:
+    """A deck's entry in the lock is written where the deck is planned (a worker) and
+    joined here: only for the very entry it was made from."""
+    from ankigen.identity import Stamp
+    from ankigen.lock import DeckLock, Lock, deck_text
+
+    entry = DeckLock("Deck", 5, "d/en.yaml", {"a": Stamp("ab" * 8, 9)}, {"a": "g-a"})
+    twin = DeckLock("Deck", 5, "d/en.yaml", {"a": Stamp("ab" * 8, 9)}, {"a": "g-a"})
+    lock = Lock(decks={"d.en": entry, "e.en": twin})
+    plain = lock.to_bytes()
+    assert lock.to_bytes({"d.en": (entry, deck_text("d.en", entry))}) == plain
+    marked = lock.to_bytes({"d.en": (entry, "MADE"), "e.en": (entry, "NOT ITS OWN")})
+    assert marked.decode().count("MADE") == 1 and b"NOT ITS OWN" not in marked

@@ -34,7 +34,7 @@ from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.lint import checked_here, sources_for
-from ankigen.lock import DeckLock, KeyLines, Lock, parse_lock
+from ankigen.lock import DeckLock, KeyLines, Lock, deck_text, parse_lock
 from ankigen.media import Prepared, Settings, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
@@ -63,6 +63,8 @@ class DeckPlan:
     report: DeckReport
     warnings: tuple[Diagnostic, ...]
     media: tuple[tuple[str, bytes], ...] = ()
+    lock_text: str = ""
+    """`lock.deck_text` of its entry, when made in a deck's job (where it runs)."""
 
 
 @dataclass(frozen=True)
@@ -340,6 +342,7 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     assert loaded is not None  # only banks without errors are planned
     bank = job.project.apply(loaded)
     plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
+    plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
     if job.parents is None:
         return plan
     assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
@@ -612,6 +615,13 @@ def build_locked(
         for k in sorted(by_key)
         if k not in same_content
     ]
+    # the lock's text of the entries of decks with the same content, made now: while
+    # decks planned early in workers may still be made, instead of after them
+    lock_texts: dict[str, tuple[DeckLock, str]] = {}
+    for key in sorted(same_content):
+        previous = decks[key].previous
+        assert previous is not None
+        lock_texts[key] = (previous, deck_text(key, previous))
     for plan in plan_decks(to_plan, pool, early):
         plans[plan.key] = plan
 
@@ -641,6 +651,8 @@ def build_locked(
     made: dict[str, bytes] = {}
     for key, plan in sorted(plans.items()):
         new_lock.decks[key] = plan.lock
+        if plan.lock_text:
+            lock_texts[key] = (plan.lock, plan.lock_text)
         changes.extend(plan.warnings)
         if isinstance(plan.package, Packaged):
             package_keys[key] = plan.package.key
@@ -682,7 +694,7 @@ def build_locked(
         and (prune or key not in orphan_keys)
         and f"{key}.apkg" in cache.packages
     ]
-    lock_bytes = new_lock.to_bytes()
+    lock_bytes = new_lock.to_bytes(lock_texts)
     # the evidence first, the lock last: a stop in between only makes times newer
     commit_files(
         [

@@ -13,6 +13,7 @@ import itertools
 import json
 import operator
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
@@ -92,11 +93,11 @@ class Lock:
     notetype: Stamp | None = None
     decks: dict[str, DeckLock] = field(default_factory=dict)
 
-    def to_bytes(self) -> bytes:
-        """Stable JSON with one item per line, so the lock diffs well in review."""
+    def to_bytes(self, made: Mapping[str, tuple[DeckLock, str]] | None = None) -> bytes:
+        """Stable JSON with one item per line, so the lock diffs well in review. `made`:
+        deck key -> an entry and its `deck_text`, made where the entry was (a worker),
+        used if the entry is the one in this lock."""
         dump = json.dumps
-        # json.dumps of a string, without its call through the encoder: a third of the time
-        quote = json.encoder.encode_basestring_ascii
         out = ["{", f' "version": {LOCK_VERSION},']
         if self.notetype:
             out.append(
@@ -106,23 +107,35 @@ class Lock:
         out.append(' "decks": {')
         decks = sorted(self.decks.items())
         for d, (key, deck) in enumerate(decks):
-            out.append(f"  {dump(key)}: {{")
-            out.append(f'   "name": {dump(deck.name, ensure_ascii=False)},')
-            out.append(f'   "path": {dump(deck.path, ensure_ascii=False)},')
-            out.append(f'   "created": {deck.created},')
-            out.append('   "items": {')
-            items = sorted(deck.items.items())
-            for i, (item_id, stamp) in enumerate(items):
-                comma = "," if i < len(items) - 1 else ""
-                guid = quote(deck.guids[item_id])
-                out.append(
-                    f"    {quote(item_id)}: [{quote(stamp.hash)}, {stamp.mtime}, {guid}]{comma}"
-                )
-            out.append("   }")
-            out.append("  }" + ("," if d < len(decks) - 1 else ""))
+            entry, text = (made or {}).get(key, (None, ""))
+            out.append(text if entry is deck else deck_text(key, deck))
+            if d < len(decks) - 1:
+                out[-1] += ","
         out.append(" }")
         out.append("}")
         return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def deck_text(key: str, deck: DeckLock) -> str:
+    """A deck's lines in the lock file, without the comma that may follow them."""
+    dump = json.dumps
+    # json.dumps of a string, without its call through the encoder: a third of the time
+    quote = json.encoder.encode_basestring_ascii
+    out = [
+        f"  {dump(key)}: {{",
+        f'   "name": {dump(deck.name, ensure_ascii=False)},',
+        f'   "path": {dump(deck.path, ensure_ascii=False)},',
+        f'   "created": {deck.created},',
+        '   "items": {',
+    ]
+    items = sorted(deck.items.items())
+    for i, (item_id, stamp) in enumerate(items):
+        comma = "," if i < len(items) - 1 else ""
+        guid = quote(deck.guids[item_id])
+        out.append(f"    {quote(item_id)}: [{quote(stamp.hash)}, {stamp.mtime}, {guid}]{comma}")
+    out.append("   }")
+    out.append("  }")
+    return "\n".join(out)
 
 
 def read_lock_bytes(path: Path) -> bytes | None:
