@@ -196,6 +196,12 @@ class Stamp(NamedTuple):
     mtime: int
 
 
+def stamp_columns(stamps: Sequence[Stamp]) -> tuple[list[str], list[int]]:
+    """The hashes and the times of these stamps, as two columns: how the issued record,
+    a lock entry's canonical text and a pickled lock entry hold them."""
+    return list(map(itemgetter(0), stamps)), list(map(itemgetter(1), stamps))
+
+
 def restamp(previous: Stamp | None, issued: Stamp | None, content_hash: str, now: int) -> Stamp:
     """The stamp of a note with this content.
 
@@ -288,13 +294,13 @@ class Issued:
 
     def to_bytes(self) -> bytes:
         guids = sorted(self.notes)
-        stamps = list(map(self.notes.__getitem__, guids))
+        hashes, mtimes = stamp_columns(list(map(self.notes.__getitem__, guids)))
         data = {
             "version": ISSUED_VERSION,
             # flat columns: the JSON encoder and parser handle them fastest
             "guids": guids,
-            "hashes": list(map(itemgetter(0), stamps)),
-            "mtimes": list(map(itemgetter(1), stamps)),
+            "hashes": hashes,
+            "mtimes": mtimes,
             "blobs": sorted(self.blobs),
         }
         return json.dumps(data, separators=(",", ":"), ensure_ascii=False).encode()

@@ -11,7 +11,6 @@ from __future__ import annotations
 import bisect
 import itertools
 import json
-import operator
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -27,6 +26,7 @@ from ankigen.identity import (
     note_guid,
     sane_rows,
     split_deck_key,
+    stamp_columns,
     stamps_of,
     time_problem,
 )
@@ -55,20 +55,16 @@ class DeckLock:
         """Pickled by column, to and from worker processes: five times faster than a
         named tuple at a time (a 10,000-item entry in 20 ms instead of 0.1 s)."""
         ids = list(self.items)
-        stamps = list(self.items.values())
-        hashes = list(map(operator.itemgetter(0), stamps))
-        mtimes = list(map(operator.itemgetter(1), stamps))
+        hashes, mtimes = stamp_columns(list(self.items.values()))
         return _deck_lock, (self.name, self.created, self.path, ids, hashes, mtimes, self.guids)
 
     def canonical(self) -> str:
         """The entry as text, independent of the order its items were added in."""
         keys = sorted(self.items)
-        stamps = list(map(self.items.__getitem__, keys))
         # flat columns: the JSON encoder writes lists of strings and numbers fastest
         columns = [
             keys,
-            list(map(operator.itemgetter(0), stamps)),
-            list(map(operator.itemgetter(1), stamps)),
+            *stamp_columns(list(map(self.items.__getitem__, keys))),
             list(map(self.guids.get, keys, itertools.repeat(""))),
         ]
         return json.dumps([self.name, self.created, self.path, *columns], ensure_ascii=False)
