@@ -510,7 +510,7 @@ def build_locked(
     pool: Pool | None,
     now: int,
     prune: bool,
-    early: EarlyPlans | None = None,
+    early: EarlyPlans,
 ) -> BuildResult:
     """The build proper, with the output folder to ourselves.
 
@@ -527,12 +527,13 @@ def build_locked(
     if images.diagnostics:
         raise InvalidBanks([*diagnostics, *images.diagnostics])
 
-    early_issued = early.evidence.issued if early is not None else None
-    issued = early_issued or read_issued(out_dir, lock_path)
+    issued = early.evidence.issued
+    assert issued is not None  # read while the banks were checked, or the build stopped
+    planned: EarlyPlans | None = early
     if not issued.still_current():  # another build wrote it since it was read
         issued = read_issued(out_dir, lock_path)
-        early = None
-    decks = identity.resolve(outlines, old_lock, issued, early.idents if early else None)
+        planned = None  # made from the record as it was
+    decks = identity.resolve(outlines, old_lock, issued, planned.idents if planned else None)
     clashes = identity.duplicate_guids(decks)
     if clashes:
         raise InvalidBanks(
@@ -622,7 +623,7 @@ def build_locked(
         previous = decks[key].previous
         assert previous is not None
         lock_texts[key] = (previous, deck_text(key, previous))
-    for plan in plan_decks(to_plan, pool, early):
+    for plan in plan_decks(to_plan, pool, planned):
         plans[plan.key] = plan
 
     # 2. parent decks list every child's version, so a sibling's new version changes them
@@ -635,7 +636,7 @@ def build_locked(
         if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
     ]
     again = [job(by_key[k], parents.get(k, ())) for k in stale]
-    for plan in plan_decks(again, pool, early):
+    for plan in plan_decks(again, pool, planned):
         plans[plan.key] = plan
 
     # 3. packages, for planned decks whose package in place differs
