@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import atexit
 import gc
 import os
 import signal
 import sys
+import threading
+from typing import NoReturn
 
 # Python's cycle collector runs every 700 new objects, and now and then walks every live
 # object. A build makes millions (nodes, items, notes), and reference counting frees
@@ -27,8 +30,32 @@ def main() -> None:
         os._exit(130)
     try:
         run()
+        status: object = 0
+    except SystemExit as exc:
+        status = exc.code
     finally:
         # the command is done (a Ctrl-C during it was handled); while Python tears down
         # it puts back the default SIGINT action, and a Ctrl-C then would kill the process
         # with status -2 and no message after a finished build; an ignored one stays so
         signal.signal(signal.SIGINT, signal.SIG_IGN)
+    leave(status)
+
+
+def leave(status: object) -> NoReturn:
+    """End the process as Python's own exit does, without tearing the interpreter down.
+
+    Python's teardown frees every object, module by module, and collects once more:
+    35 ms of a 0.2 s build with nothing to do, and nothing of it is seen outside the
+    process. Exit handlers still run and the standard streams are still flushed; with
+    another thread still running, a status Python would print, or a stream that cannot
+    be flushed, Python exits its own way."""
+    if threading.active_count() == 1 and (status is None or isinstance(status, int)):
+        atexit._run_exitfuncs()
+        try:
+            sys.stdout.flush()
+            sys.stderr.flush()
+        except (OSError, ValueError):
+            pass  # Python's exit reports it
+        else:
+            os._exit(status or 0)
+    raise SystemExit(status)
