@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import zipfile
 from pathlib import Path
 
@@ -280,3 +283,27 @@ def test_new_templates_update_the_note_type_without_conflicts(
     cached = collection.col.models.by_name("ankigen multiple choice v1")
     assert cached is not None and "outline: 1px solid red" in cached["css"]
     assert "outline: 1px solid red" in collection.note_type("ankigen multiple choice v1")["css"]
+
+
+def test_genanki_is_imported_without_asyncio(tmp_path: Path) -> None:
+    """genanki's `cached_property` package imports asyncio; while genanki is imported the
+    standard library's descriptor stands in, and only then (the package stays usable)."""
+    write_bank(tmp_path / "banks", "demo", "en")
+    script = """
+import sys
+from pathlib import Path
+from ankigen.build import build
+build(Path("banks"), Path("out"))
+assert Path("out/demo.en.apkg").is_file()
+import functools, genanki.model
+print("asyncio" in sys.modules, "cached_property" in sys.modules,
+      genanki.model.cached_property is functools.cached_property)
+import cached_property
+print(hasattr(cached_property, "threaded_cached_property"))
+"""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False False True\nTrue\n"

@@ -7,11 +7,14 @@ is deflated, has fixed entry times and order, and contains no temporary names.
 from __future__ import annotations
 
 import contextlib
+import functools
 import itertools
 import json
 import os
 import signal
+import sys
 import threading
+import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -53,9 +56,30 @@ class PackageDeck:
     """Parent decks as (id, name, description): Anki imports and updates their descriptions."""
 
 
-def genanki_model() -> genanki.Model:
-    import genanki
+def _genanki() -> types.ModuleType:
+    """genanki, imported without asyncio.
 
+    genanki takes `cached_property` from the package of that name, which imports
+    asyncio for coroutine properties (genanki has none): a tenth of a build that
+    changes one deck of 1,000 items. While genanki is imported that name is the
+    standard library's `functools.cached_property`, the same descriptor without them;
+    whatever imports the package later gets the package."""
+    if "genanki" not in sys.modules and "cached_property" not in sys.modules:
+        stand_in = types.ModuleType("cached_property")
+        stand_in.cached_property = functools.cached_property  # type: ignore[attr-defined]
+        sys.modules["cached_property"] = stand_in
+        try:
+            import genanki
+        finally:
+            if sys.modules.get("cached_property") is stand_in:
+                del sys.modules["cached_property"]
+    import genanki  # noqa: F401  (already imported by another way, or now)
+
+    return sys.modules["genanki"]
+
+
+def genanki_model() -> genanki.Model:
+    genanki = _genanki()
     t = notetype.templates()
     return genanki.Model(
         model_id=ids.NOTETYPE_ID,
@@ -85,8 +109,7 @@ def check_file_name(name: str) -> None:
 
 
 def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
-    import genanki
-
+    genanki = _genanki()
     model = genanki_model()
     gdeck = genanki.Deck(deck.deck_id, deck.name, description=deck.description)
     gdeck.add_model(model)  # genanki adds the models of a deck's notes; ours come after
