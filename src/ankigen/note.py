@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -23,8 +24,9 @@ class NoteContent:
     fields: tuple[str, ...]
     tags: tuple[str, ...]
 
-    @property
+    @functools.cached_property
     def hash(self) -> str:
+        # asked for when the deck is planned and again when a rebuild looks for swaps
         return ids.content_hash(*self.fields, " ".join(self.tags))
 
     def hash_as(self, item_id: str) -> str:
