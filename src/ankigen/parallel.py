@@ -9,10 +9,12 @@ import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Executor, Future, wait
-from typing import Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
 
 from ankigen.entry import GC_THRESHOLDS
+
+if TYPE_CHECKING:  # concurrent.futures is imported with the first worker (see `Pool`)
+    from concurrent.futures import Executor, Future
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -79,8 +81,9 @@ FORK_MAX_BYTES = 32 << 20
 
 class Pool:
     """Worker processes, started on the first task: a build that turns out to need no
-    worker (an edit to one small bank) neither loads multiprocessing nor starts its
-    helper process."""
+    worker (an edit to one small bank) loads neither multiprocessing nor
+    concurrent.futures (with logging, a hundredth of that edit), nor starts a helper
+    process."""
 
     def __init__(self, max_workers: int, fork: bool = False) -> None:
         self.max_workers = max_workers
@@ -272,6 +275,8 @@ class _Shared(Generic[T, R]):
             self.changed.notify_all()
 
     def _feed(self) -> None:
+        from concurrent.futures import FIRST_COMPLETED, wait
+
         running, items, count, then = self.running, self.items, self.count, self.then
         try:
             free = 0
