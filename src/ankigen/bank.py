@@ -251,7 +251,8 @@ class _Reader:
 
     def key_line(self, value: yaml.Node) -> int:
         """The line of the key that `value` belongs to (a block list starts a line later)."""
-        return self.key_lines.get(id(value), line_of(value))
+        line = self.key_lines.get(id(value))
+        return line_of(value) if line is None else line
 
     def report(
         self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error"
@@ -792,7 +793,7 @@ def _read_choices(
     whys = [] if whys is None else whys
     choices: list[str] = []
     ok = True
-    first: dict[str, tuple[int, int, str]] = {}
+    first: dict[str, tuple[int, yaml.Node, str]] = {}
     for number, item_node in enumerate(node.value, start=1):
         choice, choice_node = _read_choice(r, item_node, f"{what}: choice {number}", whys)
         if lines is not None:
@@ -802,15 +803,15 @@ def _read_choices(
             continue
         key = lookalike_key(choice)
         if key in first:
-            other, line, text = first[key]
+            other, other_node, text = first[key]
             how = "repeats" if text == choice else "looks the same as"
             r.report(
                 choice_node,
-                f"{what}: choice {number} {how} choice {other} at line {line}"
+                f"{what}: choice {number} {how} choice {other} at line {line_of(other_node)}"
                 + ("" if text == choice else f" ({choice!r} and {text!r})"),
             )
             ok = False
-        first.setdefault(key, (number, line_of(choice_node), choice))
+        first.setdefault(key, (number, choice_node, choice))
         choices.append(choice)
     count = len(node.value)
     if count < MIN_CHOICES or count > MAX_CHOICES:
