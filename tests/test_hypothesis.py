@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pickle
 from html.parser import HTMLParser
+from typing import Any
 
 import yaml
 from hypothesis import HealthCheck, example, given, settings
@@ -978,3 +979,152 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     assert pickle.loads(pickle.dumps(previous)) == previous
     empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, {})
     assert pickle.loads(pickle.dumps(empty)) == empty
+
+
+# Spellings of each value of an item: some are read by the fast path for plain items,
+# the others (nulls, quotes that change a type, markup, invisible or overlong text,
+# lookalike choices, lists and mappings) must fall to the full reading, which reports.
+_PLAIN_ITEM = {
+    "id": "an-id",
+    "question": "Plain?",
+    "choices": "[a, b, c]",
+    "answer": "2",
+    "explanation": "Because.",
+}
+_ITEM_VARIANTS = {
+    "id": ["'an-id'", '"an-id"', "An-Id", "a_b", "~", "''", "x" * 101, "[a]", "7", "a--b"],
+    "question": [
+        '"Quoted?"',
+        "'Single'",
+        "|\n      Block\n      text",
+        ">-\n      Fold",
+        "null",
+        '""',
+        "'  '",
+        '"<b></b>"',
+        '"\\u200b"',
+        "'<b>Bold</b> q'",
+        "'`code`'",
+        "'a \\(x\\)'",
+        "'a \\( x'",
+        "'a \\) b'",
+        "'" + "q" * 10_001 + "'",
+        "[x]",
+        "{a: 1}",
+        "!!str 5",
+        "5",
+        "'. . .'",
+        '"tab\\there"',
+        "'a < b'",
+        "' padded  '",
+    ],
+    "choices": [
+        "[a, b]",
+        "[a, b, c, d]",
+        "[a]",
+        "[a, a]",
+        "[café, cafe\u0301]",
+        "['two  words', two words]",
+        "[a, ~]",
+        "[a, [b]]",
+        "[a, {text: b, why: c}]",
+        "[a, b, c, d, e, f, g, h, i]",
+        "a",
+        "\n      - x\n      - y\n      - z",
+        "[a, '']",
+        "[a, '<i></i>']",
+        "[a, B, 'c']",
+        "[a, b, '" + "c" * 2_001 + "']",
+        "[a, b, 'x`y`']",
+        "[a, 'b \\( c']",
+        "[]",
+    ],
+    "answer": [
+        "1",
+        "3",
+        "0",
+        "4",
+        "01",
+        "'1'",
+        '"2"',
+        "!!int 1",
+        "!!float 2",
+        "!!null 1",
+        "!!str 2",
+        "[1]",
+        "[1, 2]",
+        "1.0",
+        "yes",
+        "~",
+        "+1",
+        "0x1",
+        "1_0",
+        "2 # a comment",
+    ],
+    "explanation": ["''", "'Why `x`'", "[why]", "Multi\n      line", "~", "'\\n'", "'x \\[ y'"],
+    None: [""],
+}
+# a key spelled as another, or as no key at all
+_KEY_RENAMES = [(key, name) for key in _PLAIN_ITEM for name in [*_PLAIN_ITEM, "Id", "tags", "[id]"]]
+_MORE_LINES = ["", "    tags: [t]\n", "    question: Again?\n", "    extra: x\n"]
+
+
+@settings(SETTINGS, max_examples=40)  # each example tries every variant
+@given(
+    st.permutations(list(_PLAIN_ITEM)),
+    st.lists(st.sampled_from(["{}", '"{}"', "'{}'"]), min_size=5, max_size=5),
+    st.sampled_from(["", "shuffle: false\nrecall: true\n"]),
+    st.sampled_from([0, 2]),
+)
+def test_plain_items_read_fast_as_the_full_reading_reads_them(
+    order: list[str], spellings: list[str], defaults: str, indent: int
+) -> None:
+    """An item of the five required keys, all plain, is read without the full reading's
+    machinery: it must give the very item (lines, seal and all) and say nothing, and any
+    other item must be read in full and reported on as before."""
+    from unittest import mock
+
+    from ankigen import bank as bank_module
+
+    pad = " " * indent
+    plain = bank_module._read_plain_item
+    variants = [(key, value) for key, values in _ITEM_VARIANTS.items() for value in values]
+    variants += [(None, more) for more in _MORE_LINES]
+    variants += [(f"={key}", name) for key, name in _KEY_RENAMES if key != name]
+    for key, variant in variants:
+        variant = variant.replace("\n      ", "\n" + pad + "      ")  # continued lines
+        values = {**_PLAIN_ITEM, **({key: variant} if key in _PLAIN_ITEM else {})}
+        names = {k: variant if key == f"={k}" else k for k in _PLAIN_ITEM}
+        lines = [
+            f"{pad}    {spelling.format(names[k])}: {values[k]}"
+            for spelling, k in zip(spellings, order, strict=True)
+        ]
+        item = f"{pad}  -" + "\n".join(lines)[3 + indent :] + "\n"
+        item += variant.replace("    ", pad + "    ") if key is None else ""
+        text = f"topic: demo\nlanguage: en\ntitle: Demo\n{defaults}items:\n{item}"
+        text += f"{pad}  - id: zz\n{pad}    question: Q?\n{pad}    choices: [a, b]\n"
+        text += f"{pad}    answer: 1\n{pad}    explanation: E.\n"
+        data = text.encode()
+        read_fast: list[bool] = []
+
+        def counting(*args: Any, read_fast: list[bool] = read_fast) -> Any:
+            item = plain(*args)
+            read_fast.append(item is not None)
+            return item
+
+        with mock.patch.object(bank_module, "_read_plain_item", counting):
+            fast, fast_problems = parse_bank("x.yaml", data)
+        if not variant:
+            assert read_fast == [True, True]  # the plain items are read fast
+        with mock.patch.object(bank_module, "_read_plain_item", return_value=None):
+            full, full_problems = parse_bank("x.yaml", data)
+        assert fast_problems == full_problems, (key, variant)
+        assert fast == full, (key, variant)
+        if fast is not None and full is not None:
+            for quick, slow in zip(fast.items, full.items, strict=True):
+                assert (quick.line, quick.lines, quick.line_keys) == (
+                    slow.line,
+                    slow.lines,
+                    slow.line_keys,
+                ), (key, variant)
+                assert (quick.chunk, quick.seal) == (slow.chunk, slow.seal), (key, variant)
