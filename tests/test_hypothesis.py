@@ -1128,3 +1128,70 @@ def test_plain_items_read_fast_as_the_full_reading_reads_them(
                     slow.line_keys,
                 ), (key, variant)
                 assert (quick.chunk, quick.seal) == (slow.chunk, slow.seal), (key, variant)
+
+
+_CHECKED_PIECES = [
+    "plain words",
+    "{0}",
+    "%s",
+    "%(name)s",
+    "${x}",
+    "[[x]]",
+    "__X__",
+    "_AIU_PROTECTED_1",
+    '<x id="1"/>',
+    "\ufffd",
+    "\u202e",
+    "\u2066",
+    "_",
+    "{",
+    "%",
+    "[",
+    "<",
+    "`{0}`",
+    "<code>%s</code>",
+    "\\(x_{1}\\)",
+    "```\n{0}\n```",
+    "```python\n%s\n```",
+    "\n",
+    " ",
+]
+
+
+_CHECKED_TEXT = st.lists(st.sampled_from(_CHECKED_PIECES), min_size=1, max_size=6).map("".join)
+
+
+@SETTINGS
+@given(st.lists(_CHECKED_TEXT, min_size=8, max_size=24), _CHECKED_TEXT)
+def test_checks_of_every_text_find_what_one_text_at_a_time_finds(
+    texts: list[str], description: str
+) -> None:
+    """Placeholders and bidirectional controls are looked for in every text at once:
+    the same warnings, in the same order, as looking in each text by itself."""
+    from unittest import mock
+
+    from ankigen import lint
+    from ankigen.bank import Bank, Item
+
+    items = tuple(
+        Item(
+            id=f"i{n}",
+            question=chunk[0],
+            choices=tuple(chunk[1:5]),
+            answer=(1,),
+            explanation=chunk[-1],
+            whys=("", chunk[5], "", chunk[6]),  # a choice's why: the text under it
+        )
+        for n, chunk in enumerate(texts[i : i + 8] for i in range(0, len(texts) - 7, 8))
+    )
+    bank = Bank(
+        path="x.yaml",
+        topic="t",
+        language="en",
+        title=texts[0],
+        description=description,
+        items=items,
+    )
+    found = [list(lint.placeholders(bank)), list(lint.bidi_controls(bank))]
+    with mock.patch.object(lint, "_texts_with", lambda bank, needles: lint._texts(bank)):
+        assert [list(lint.placeholders(bank)), list(lint.bidi_controls(bank))] == found

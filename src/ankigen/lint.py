@@ -65,6 +65,9 @@ PLACEHOLDER = re.compile(
     r"_AIU_PROTECTED_\w*|__[A-Z][A-Z0-9_]*__|\{\{\s*\w*\s*\}\}|\{\d+\}|%\(\w+\)[sd]|%[sd]\b"
     r"|\$\{\w+\}|\[\[\w+\]\]|<x\s+id=|\uFFFD"
 )
+# what every match of PLACEHOLDER holds: texts without any have none, even once their
+# code and math are taken out (`markup.prose` only removes, and puts a space between)
+_PLACEHOLDER_NEEDLES = re.compile(r"_AIU_PROTECTED_|__|\{|%|\[\[|<x|\uFFFD")
 BIAS_MIN_ITEMS = 4
 
 
@@ -721,6 +724,24 @@ def _texts(bank: Bank) -> Iterable[tuple[str, _Place]]:
         yield item.explanation, (item, "explanation", 0)
 
 
+def _texts_with(bank: Bank, needles: re.Pattern[str]) -> Iterator[tuple[str, _Place]]:
+    """The texts of `_texts` in which `needles` match, in order. All of a bank's texts are
+    searched at once first, joined by NUL (which no bank holds and no needle matches):
+    most banks have none of what a check looks for, and walking every text with where it
+    is cost that check two thirds of its time."""
+    parts = [bank.title, bank.description]
+    for item in bank.items:
+        parts.append(item.question)
+        parts.extend(item.choices)
+        parts.extend(item.whys)
+        parts.append(item.explanation)
+    if needles.search("\0".join(parts)) is None:
+        return
+    for text, place in _texts(bank):
+        if needles.search(text):
+            yield text, place
+
+
 def _where(bank: Bank, place: _Place) -> tuple[int, str]:
     """The line and the label of a text `_texts` gave."""
     item, kind, number = place
@@ -733,7 +754,7 @@ def _where(bank: Bank, place: _Place) -> tuple[int, str]:
 def bidi_controls(bank: Bank) -> Iterable[Diagnostic]:
     """Embedding and isolate controls reorder text invisibly (and can hide what it says);
     the card already gives every text block its own direction."""
-    for text, place in _texts(bank):
+    for text, place in _texts_with(bank, BIDI_CONTROLS):
         match = BIDI_CONTROLS.search(text)
         if match:
             line, label = _where(bank, place)
@@ -763,7 +784,7 @@ def duplicate_questions(bank: Bank) -> Iterable[Diagnostic]:
 
 
 def placeholders(bank: Bank) -> Iterable[Diagnostic]:
-    for text, place in _texts(bank):
+    for text, place in _texts_with(bank, _PLACEHOLDER_NEEDLES):
         # `{0}` and `%s` are fine in code, and `{2}` in \frac{1}{2}
         match = PLACEHOLDER.search(markup.prose(text))
         if match:
