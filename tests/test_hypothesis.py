@@ -1195,3 +1195,22 @@ def test_checks_of_every_text_find_what_one_text_at_a_time_finds(
     found = [list(lint.placeholders(bank)), list(lint.bidi_controls(bank))]
     with mock.patch.object(lint, "_texts_with", lambda bank, needles: lint._texts(bank)):
         assert [list(lint.placeholders(bank)), list(lint.bidi_controls(bank))] == found
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.sampled_from(["a", "é", " ", "'", '"', "&", "<", ">", "<b>", "[", "[sound:x]", "\r\n"])
+        | st.sampled_from(["\n", "\r", "&quot;", "&#x27;", "`", "\u2028", "\x85", "&amp;", "]"])
+        | st.text(max_size=3),
+        max_size=12,
+    ).map("".join)
+)
+@example("[sound:x.mp3] and [latex]x[/latex]")
+@example('it\'s "quoted"\r')
+def test_text_nothing_would_change_is_rendered_as_it_is(text: str) -> None:
+    """Author text with nothing to escape, restore or neutralize is its own HTML: the
+    same as escaping it and putting back what may stay."""
+    from ankigen.html import _inline_html, anki_markup_as_text
+
+    assert inline_html(text) == anki_markup_as_text(_inline_html(text))
