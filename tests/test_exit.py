@@ -93,3 +93,10 @@ def test_a_running_thread_is_waited_for(tmp_path: Path) -> None:
     )
     assert done.returncode == 0
     assert done.stdout.endswith("thread finished\n")
+
+
+def test_without_standard_output_the_command_still_ends_cleanly(tmp_path: Path) -> None:
+    """As under pythonw, where there is no console: nothing to flush, no traceback."""
+    done = run_entry("import sys\nsys.stdout = None\n", "--version", cwd=tmp_path)
+    assert done.returncode == 0
+    assert done.stderr == ""

@@ -52,8 +52,9 @@ def leave(status: object) -> NoReturn:
     if threading.active_count() == 1 and (status is None or isinstance(status, int)):
         atexit._run_exitfuncs()
         try:
-            sys.stdout.flush()
-            sys.stderr.flush()
+            for stream in (sys.stdout, sys.stderr):
+                if stream is not None:  # None without a console (pythonw)
+                    stream.flush()
         except (OSError, ValueError):
             pass  # Python's exit reports it
         else:
