@@ -43,7 +43,7 @@ def anki_markup_as_text(markup: str) -> str:
 def inline_html(text: str) -> str:
     """Sanitized HTML for one piece of author text; newlines become <br>."""
     if _MARKED.search(text) is None:
-        return text  # what escaping and restoring give back for it, in a tenth of the time
+        return text  # escaping it and restoring what may stay would give it back as it is
     return anki_markup_as_text(_inline_html(text))
 
 

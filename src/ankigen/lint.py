@@ -728,7 +728,7 @@ def _texts_with(bank: Bank, needles: re.Pattern[str]) -> Iterator[tuple[str, _Pl
     """The texts of `_texts` in which `needles` match, in order. All of a bank's texts are
     searched at once first, joined by NUL (which no bank holds and no needle matches):
     most banks have none of what a check looks for, and walking every text with where it
-    is cost that check two thirds of its time."""
+    is cost that check more than half of its time."""
     parts = [bank.title, bank.description]
     for item in bank.items:
         parts.append(item.question)
