@@ -1193,7 +1193,7 @@ def test_checks_of_every_text_find_what_one_text_at_a_time_finds(
         items=items,
     )
     found = [list(lint.placeholders(bank)), list(lint.bidi_controls(bank))]
-    with mock.patch.object(lint, "_texts_with", lambda bank, needles: lint._texts(bank)):
+    with mock.patch.object(lint, "_texts_with", lambda bank, may_hold: lint._texts(bank)):
         assert [list(lint.placeholders(bank)), list(lint.bidi_controls(bank))] == found
 
 
