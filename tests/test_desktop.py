@@ -53,9 +53,8 @@ SETTLED = """[innerWidth, innerHeight, scrollY, document.documentElement.scrollH
 def review(anki: AnkiDesktop, topic: str) -> list[int]:
     """Open a deck's only card in the reviewer; the order of its choices."""
     language = DECKS[topic][0]
-    anki.review(f"{topic} quiz ({language})")
-    anki.window()
-    order: list[int] = anki.wait_for(
+    order: list[int] = anki.review_until(
+        f"{topic} quiz ({language})",
         f"""(function () {{ var r = document.querySelector('.ag-card.ag-front[data-item="{topic}"]');
             return r && [].map.call(r.querySelectorAll('button.ag-choice'),
                 function (b) {{ return +b.dataset.choice; }}); }})()""",

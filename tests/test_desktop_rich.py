@@ -56,9 +56,8 @@ def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 
 def review(anki: Any, topic: str) -> None:
     language = DECKS[topic][0]
-    anki.review(f"{topic} quiz ({language})")
-    anki.window()
-    anki.wait_for(
+    anki.review_until(
+        f"{topic} quiz ({language})",
         f"!!document.querySelector('.ag-card.ag-front[data-item=\"{topic}\"][data-ag-ready]')",
         what=f"the front of {topic!r} in the reviewer",
     )

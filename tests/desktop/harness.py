@@ -259,6 +259,23 @@ class AnkiDesktop:
         if result["state"] != "review":
             raise AnkiDesktopError(f"review: {deck!r} has nothing to review ({result['state']})")
 
+    def review_until(self, deck: str, js: str, what: str) -> Any:
+        """Open a deck in the reviewer, focus the window and wait for `js`; once more if
+        the card never shows. On a loaded machine Anki's reviewer has been seen to probe
+        the deck browser's page in its place, reload, and then never draw the card: a
+        race in Anki's page loading, not in the card, which a second opening gets past
+        (a card that cannot draw fails both)."""
+        for attempt in (1, 2):
+            self.review(deck)
+            self.window()
+            try:
+                return self.wait_for(js, what=what)
+            except AnkiDesktopError as error:
+                if attempt == 2:
+                    raise
+                print(f"ankigen desktop: opening {deck!r} again: {error}", file=sys.stderr)
+        raise AssertionError("unreachable")
+
     def theme(self, dark: bool) -> None:
         self.call("theme", dark=dark)
 
