@@ -379,6 +379,10 @@ def with_decks(
     finally:
         os.chdir(old)
     with AnkiDesktop(root / "base") as desktop:
+        # the first page Anki shows, loaded to the end before anything else is asked of
+        # it: on a slow first start the reviewer was once asked for while it still
+        # loaded, and Anki made its calls into that page instead of the reviewer's
+        desktop.wait_for("document.readyState === 'complete'", what="Anki's first page")
         for package in sorted((project / "out").glob("*.apkg")):
             assert desktop.import_package(package)["new"] == 1
         desktop.window(width, height)
