@@ -427,7 +427,7 @@ class EarlyPlans:
             entry=entry,
             project=self.project,
             ident=ident[applied.key],
-            notetype_mtime=restamp(lock.notetype, None, notetype.schema_hash(), self.now).mtime,
+            notetype_mtime=notetype_stamp(lock, self.now).mtime,
             now=self.now,
             images=Prepared({}, ()),
             bank_path=relative_bank_path(applied, self.banks_dir),
@@ -546,10 +546,9 @@ def build_locked(
             )
             for guid, first, second in clashes
         )
-    schema = notetype.schema_hash()
-    nt_stamp = restamp(old_lock.notetype, None, schema, now)
+    nt_stamp = notetype_stamp(old_lock, now)
     changes: list[Diagnostic] = []
-    if old_lock.notetype is not None and old_lock.notetype.hash != schema:
+    if old_lock.notetype is not None and old_lock.notetype.hash != nt_stamp.hash:
         changes.append(
             Diagnostic(
                 shown_path(lock_path),
@@ -734,6 +733,12 @@ def build_locked(
     with contextlib.suppress(OutputError):
         write_atomic(cache.path, cache.to_bytes())
     return result
+
+
+def notetype_stamp(lock: Lock, now: int) -> Stamp:
+    """The note type's stamp in the new lock: the build proper and the decks planned early
+    must agree on it (`DeckJob.inputs` holds its time)."""
+    return restamp(lock.notetype, None, notetype.schema_hash(), now)
 
 
 def read_issued(out_dir: Path, lock_path: Path) -> Issued:
