@@ -295,11 +295,7 @@ class _Reader:
         if required and not value:
             self.report(node, f"{what} is empty")
             return None
-        if (
-            required
-            and ("<" in value or not value.isprintable() or not any(map(str.isalnum, value)))
-            and not visible_text(value)
-        ):
+        if required and _visually_empty(value):
             self.report(
                 node, f"{what} is visually empty (only tags, spaces or invisible characters)"
             )
@@ -346,6 +342,14 @@ class _Reader:
 
 
 _NULL_SPELLINGS = frozenset(("", "~", "null", "Null", "NULL"))
+
+
+def _visually_empty(value: str) -> bool:
+    """Only tags, spaces or invisible characters: a reader sees nothing."""
+    # the usual text is printable and has a letter or digit outside any tag: seen at once
+    if "<" not in value and value.isprintable() and any(map(str.isalnum, value)):
+        return False
+    return not visible_text(value)
 
 
 def _is_null(node: yaml.Node) -> bool:
@@ -677,9 +681,7 @@ def _plain_text(node: yaml.Node, limit: int) -> str | None:
     value: str = node.value.strip()
     if not value or len(value) > limit or "`" in value or "\\" in value:
         return None
-    if (
-        "<" in value or not value.isprintable() or not any(map(str.isalnum, value))
-    ) and not visible_text(value):
+    if _visually_empty(value):
         return None
     return value
 
