@@ -17,7 +17,8 @@ import ankigen.parallel
 import ankigen.sources
 from ankigen.build import build
 from ankigen.identity import ISSUED_NAME, Issued, Stamp
-from ankigen.lock import LOCK_NAME, parse_lock
+from ankigen.lock import parse_lock
+from ankigen.sources import LOCK_NAME
 from tests.helpers import item, write_bank
 
 

@@ -10,7 +10,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ankigen import identity
+from ankigen import identity, times
 from ankigen.bank import parse_bank
 from ankigen.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
@@ -384,6 +384,7 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
     import tempfile
     from pathlib import Path
 
+    from ankigen import __version__
     from ankigen.build import CACHE_NAME, BuildCache
     from ankigen.identity import ISSUED_NAME, Issued
 
@@ -395,10 +396,16 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
         columns = {"guids": content, "hashes": content, "mtimes": content, "blobs": []}
         (out / ISSUED_NAME).write_text(json.dumps({"version": 2, **columns}))
         cache = BuildCache(out)
-        assert cache.unchanged("fingerprint", out, out / "media") is None
+        assert cache.unchanged("fingerprint", out) is None
         assert cache.key_if_fresh(out / "x.apkg") is None
         (out / CACHE_NAME).write_text(json.dumps(content))
-        BuildCache(out).unchanged("fingerprint", out, out / "media")
+        BuildCache(out).unchanged("fingerprint", out)
+        # the inputs match: every other part of the record is read
+        fields = ("media", "decks", "warnings", "standing", "images")
+        last = {"inputs": "fingerprint"} | dict.fromkeys(fields, content)
+        (out / CACHE_NAME).write_text(json.dumps({"version": __version__, "last": last}))
+        found = BuildCache(out).unchanged("fingerprint", out)
+        assert found is None or all(d.path.endswith(".apkg") for d in found.decks)
         issued = Issued(out / ISSUED_NAME)
         assert all(isinstance(s.mtime, int) for s in issued.notes.values())
 
@@ -769,14 +776,14 @@ def test_an_edited_bank_reusing_its_unchanged_items_reads_as_read_afresh(
         assert [item.seal for item in reused.items] == [item.seal for item in afresh.items]
 
 
-_NOW = identity.clock()
-_SANE_TIME = st.integers(identity.EARLIEST, _NOW)
+_NOW = times.clock()
+_SANE_TIME = st.integers(times.EARLIEST, _NOW)
 _GUID = st.from_regex(identity.GUID, fullmatch=True)
 # each a change to one value of a stamp as written: [hash, time, GUID]
 _ODD = [
-    *((1, bad) for bad in [identity.EARLIEST - 1, True, 0, -5, 1.5e9, "1700000000", None]),
-    *((1, bad) for bad in [_NOW * 1000, _NOW + identity.FUTURE_SLACK + 3600]),
-    (1, identity.EARLIEST),  # the earliest sane time: not odd at all
+    *((1, bad) for bad in [times.EARLIEST - 1, True, 0, -5, 1.5e9, "1700000000", None]),
+    *((1, bad) for bad in [_NOW * 1000, _NOW + times.FUTURE_SLACK + 3600]),
+    (1, times.EARLIEST),  # the earliest sane time: not odd at all
     *((2, bad) for bad in ["", "a\n", "a\nb", "x" * 21, "é", 7, None]),
     *((0, bad) for bad in [1, None, ["h"]]),
     *((3, bad) for bad in [[], "row", {"a": 1}, "short", "long"]),
@@ -810,8 +817,9 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
     from unittest import mock
 
     from ankigen import lock as lock_module
+    from ankigen.errors import LockError
     from ankigen.identity import Issued
-    from ankigen.lock import LockError, parse_lock
+    from ankigen.lock import parse_lock
 
     def parsed(raw: bytes) -> object:
         try:
@@ -827,7 +835,7 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
             row = _odd_row(list(good[0]), odd)
             items[odd_key] = row
             notes[odd_key] = row[:2] if isinstance(row, list) and odd[0] < 3 else row
-        deck = {"name": "Demo", "created": identity.EARLIEST, "items": items}
+        deck = {"name": "Demo", "created": times.EARLIEST, "items": items}
         raw = json.dumps({"version": 2, "decks": {"demo.en": deck}}, indent=1).encode()
         fast = parsed(raw)
         with mock.patch.object(lock_module, "_fast_items", return_value=False):

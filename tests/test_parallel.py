@@ -206,7 +206,7 @@ def test_a_single_item_and_its_follow_up_go_to_a_worker_and_outlast_the_map(
 FORKED_WHILE_LOCKED = """
 import fcntl, os, sys
 from pathlib import Path
-from ankigen.package import LOCK_FILE, exclusive
+from ankigen.folderlock import LOCK_FILE, exclusive
 from ankigen.parallel import Pool, parallel_map
 
 folder = Path(sys.argv[1])

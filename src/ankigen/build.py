@@ -15,19 +15,30 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import __version__, identity, ids, notetype
+from ankigen import __version__, ids, notetype
 from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.folderlock import exclusive
+from ankigen.imagesettings import Settings
 from ankigen.jsondata import parse_json
-from ankigen.lock import LOCK_NAME, read_lock_bytes
-from ankigen.media import Prepared, Settings, unchanged_images
-from ankigen.package import exclusive
-from ankigen.project import Project, load_project, parse_project, project_path
-from ankigen.sources import NoBanks, SourceDigest, find_banks, read_sources, shown_path
-from ankigen.version import is_version
+from ankigen.sources import (
+    LOCK_NAME,
+    NoBanks,
+    SourceDigest,
+    find_banks,
+    read_lock_bytes,
+    read_project_bytes,
+    read_sources,
+    shown_path,
+)
+from ankigen.times import build_time
 
+# whatever a build with nothing changed does not need is imported where it is used:
+# the project file's parsing, the lock's, images, the build proper
 if TYPE_CHECKING:
     from ankigen.bank import Bank
     from ankigen.lint import Checked
+    from ankigen.media import Prepared
+    from ankigen.project import Project
 
 __all__ = ["NoBanks", "build", "find_bank_paths"]
 
@@ -96,6 +107,7 @@ def checked_banks(banks_dir: Path) -> Checked:
 
     The project file's settings (deck names, tags) are applied to the banks."""
     from ankigen.lint import check_sources
+    from ankigen.project import load_project
 
     sources, problems = read_sources(banks_dir)
     project, project_problems = load_project(banks_dir)
@@ -183,6 +195,8 @@ class BuildCache:
     def recorded_version(self, path: Path) -> str | None:
         """The deck's version recorded with the package, if well formed: right when
         `same_content` holds, since the reuse key binds the lock entry it is made from."""
+        from ankigen.version import is_version
+
         version = self.packages.get(path.name, {}).get("deck_version")
         return version if is_version(version) else None
 
@@ -202,20 +216,23 @@ class BuildCache:
         fingerprint: str,
         result: BuildResult,
         images: Prepared,
+        media_dir: Path,
         standing: Sequence[Diagnostic],
     ) -> None:
         """`standing`: changes that hold until someone acts (a deck without a bank)."""
         self.last = {
             "inputs": fingerprint,
+            "media": str(media_dir),
             "decks": [d.as_json() for d in result.decks],
             "warnings": [[d.path, d.line, d.severity, d.message] for d in result.warnings],
             "standing": [[d.path, d.line, d.severity, d.message] for d in standing],
             "images": [source.as_json() for source in images.sources],
         }
 
-    def unchanged(self, fingerprint: str, out_dir: Path, media_dir: Path) -> BuildResult | None:
+    def unchanged(self, fingerprint: str, out_dir: Path) -> BuildResult | None:
         """The last build's result, if its inputs are the same and its packages intact."""
-        if self.last.get("inputs") != fingerprint:
+        media_dir = self.last.get("media")
+        if self.last.get("inputs") != fingerprint or not isinstance(media_dir, str):
             return None
         try:
             decks = tuple(
@@ -247,8 +264,12 @@ class BuildCache:
             return None
         if not all(self.fresh(out_dir / d.path) for d in decks):
             return None
-        if not unchanged_images(self.last.get("images"), media_dir):
-            return None
+        images = self.last.get("images")
+        if images != []:  # Pillow's module is not needed to check that no image changed
+            from ankigen.media import unchanged_images
+
+            if not unchanged_images(images, Path(media_dir)):
+                return None
         return BuildResult(decks, warnings, standing)
 
     def to_bytes(self) -> bytes:
@@ -259,17 +280,20 @@ class BuildCache:
 def inputs_fingerprint(
     sources: Sequence[SourceDigest],
     lock_bytes: bytes | None,
-    media_dir: Path,
+    banks_dir: Path,
+    media_given: Path | None,
     settings: Settings,
     prune: bool,
     project_bytes: bytes | None = None,
 ) -> str:
     """A hash of what a build reads, from the bytes read: banks, lock, project file,
     settings, version. The images the banks name are checked separately
-    (`unchanged_images`)."""
+    (`unchanged_images`). The media folder is the one asked for, which with the
+    banks folder and the project file's bytes decides the one used."""
     digest = hashlib.sha256()
     digest.update(
-        f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0{media_dir}\0{prune}\0".encode()
+        f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0{banks_dir}\0{media_given}\0"
+        f"{prune}\0".encode()
     )
     for source in sorted(sources, key=lambda s: str(s.path)):
         digest.update(f"{source.path}\0{source.digest}\0".encode())
@@ -287,6 +311,8 @@ Parents = tuple[tuple[int, str, str], ...]
 def default_media_dir(banks_dir: Path, project: Project | None = None) -> Path:
     """The project file's `media`, else `media/` beside the banks folder."""
     if project is None:
+        from ankigen.project import load_project
+
         project, _ = load_project(banks_dir)
     return project.media or banks_dir.parent / "media"
 
@@ -301,29 +327,30 @@ def build(
     prune: bool = False,
 ) -> BuildResult:
     """Check every bank, then write OUT/<topic>.<language>.apkg for each and update the lock."""
-    now = identity.build_time()
+    now = build_time()
     image_settings = image_settings or Settings()
     lock_path = banks_dir / LOCK_NAME
     sources, problems = read_sources(banks_dir, bank_paths)
+    project_bytes = read_project_bytes(banks_dir)
+    if problems:
+        raise InvalidBanks([*problems, *_parsed_project(banks_dir, project_bytes)[1]])
     seen = [source.seen for source in sources]
-    project_bytes = _read_project_bytes(banks_dir)
-    project, project_problems = (
-        parse_project(shown_path(project_path(banks_dir)), project_bytes, banks_dir)
-        if project_bytes is not None
-        else (Project(), [])
-    )
-    if problems or project_problems:
-        raise InvalidBanks([*problems, *project_problems])
-    media_dir = media_dir or default_media_dir(banks_dir, project)
     lock_bytes = read_lock_bytes(lock_path)
+    # the project file is not parsed yet: its bytes, with the folders asked for, decide
+    # the media folder the last build recorded
     fingerprint = inputs_fingerprint(
-        seen, lock_bytes, media_dir, image_settings, prune, project_bytes
+        seen, lock_bytes, banks_dir, media_dir, image_settings, prune, project_bytes
     )
     if (out_dir / CACHE_NAME).is_file():
         with exclusive(out_dir):
-            unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir, media_dir)
+            unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
         if unchanged is not None:
             return unchanged
+    project, project_problems = _parsed_project(banks_dir, project_bytes)
+    if project_problems:
+        raise InvalidBanks(project_problems)
+    media_given = media_dir
+    media_dir = media_dir or default_media_dir(banks_dir, project)
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.bankcache import BankCache
     from ankigen.decks import EarlyPlans, Evidence, Inputs, build_locked
@@ -358,6 +385,7 @@ def build(
                     seen,
                     project,
                     project_bytes,
+                    media_given,
                 ),
                 outlines,
                 diagnostics,
@@ -374,13 +402,9 @@ def build(
             return result
 
 
-def _read_project_bytes(banks_dir: Path) -> bytes | None:
-    """The project file's bytes, read once per build like every other input."""
-    try:
-        return project_path(banks_dir).read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise InvalidBanks(
-            [Diagnostic(shown_path(project_path(banks_dir)), 0, "error", f"cannot read: {exc}")]
-        ) from None
+def _parsed_project(banks_dir: Path, data: bytes | None) -> tuple[Project, list[Diagnostic]]:
+    from ankigen.project import Project, parse_project, project_path
+
+    if data is None:
+        return Project(), []
+    return parse_project(shown_path(project_path(banks_dir)), data, banks_dir)

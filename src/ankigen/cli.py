@@ -66,7 +66,7 @@ def build(
     import json
 
     from ankigen.build import build as run_build
-    from ankigen.media import Settings
+    from ankigen.imagesettings import Settings
 
     result = run_build(
         banks,
@@ -160,7 +160,8 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
     from ankigen.bank import outline
     from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
     from ankigen.errors import InvalidBanks
-    from ankigen.media import Settings, image_refs, prepare
+    from ankigen.imagesettings import Settings
+    from ankigen.media import image_refs, prepare
     from ankigen.preview import write_preview
     from ankigen.status import coverage, matrix_html
 

@@ -33,9 +33,10 @@ from ankigen.deckinfo import deck_description
 from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
+from ankigen.imagesettings import Settings
 from ankigen.lint import checked_here, sources_for
 from ankigen.lock import DeckLock, KeyLines, Lock, deck_text, parse_lock
-from ankigen.media import Prepared, Settings, image_refs, prepare
+from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
     PackageDeck,
@@ -497,6 +498,8 @@ class Inputs:
     sources: Sequence[SourceDigest]
     project: Project
     project_bytes: bytes | None
+    media_given: Path | None
+    """The media folder asked for (`--media`), if one was."""
 
 
 def build_locked(
@@ -725,9 +728,15 @@ def build_locked(
     result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
     # the inputs as they were read: a bank saved during this build makes the next one real
     after = inputs_fingerprint(
-        inputs.sources, lock_bytes, media_dir, image_settings, prune, inputs.project_bytes
+        inputs.sources,
+        lock_bytes,
+        inputs.banks_dir,
+        inputs.media_given,
+        image_settings,
+        prune,
+        inputs.project_bytes,
     )
-    cache.remember(after, result, images, standing)
+    cache.remember(after, result, images, media_dir, standing)
     # only a cache, written once the packages and the lock are in place: if it cannot be
     # (a folder where it should be), the next build is a real one
     with contextlib.suppress(OutputError):

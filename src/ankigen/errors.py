@@ -52,5 +52,9 @@ class InvalidBanks(AnkigenError):
         return self.message
 
 
+class LockError(AnkigenError):
+    """The lock file is unreadable, damaged or from an unknown version."""
+
+
 class OutputError(AnkigenError):
     """A package or the lock file could not be written."""

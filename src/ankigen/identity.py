@@ -20,17 +20,15 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from ankigen.errors import AnkigenError
 from ankigen.jsondata import parse_json
+from ankigen.times import EARLIEST, FUTURE_SLACK, clock, time_problem
 
 if TYPE_CHECKING:
     from ankigen.bank import Bank, Outline
@@ -57,14 +55,6 @@ def all_guids(values: Sequence[object]) -> bool:
     if text.count("\n") != len(values) - 1:
         return False  # a value with a line break of its own: not a GUID, or several
     return _GUID_LINES.fullmatch(f"{text}\n") is not None
-
-
-# Anki was first released in 2006; a build time before 2001-09-09 is a mistake
-# (zero, a truncated value), and it would give note ids close to zero.
-EARLIEST = 1_000_000_000
-# Clocks of a team's machines disagree a little; a day is the same slack that
-# Anki's own importer allows for ids.
-FUTURE_SLACK = 86_400
 
 
 def _digest(*parts: str) -> bytes:
@@ -114,25 +104,6 @@ def split_deck_key(key: str) -> tuple[str, str]:
 # ---------------------------------------------------------------- time
 
 
-class BadTime(AnkigenError):
-    """A modification time from the environment or the lock file is not a sane time."""
-
-
-def time_problem(value: object, now: int) -> str | None:
-    """Why `value` cannot be a modification time, or None if it can."""
-    if isinstance(value, bool) or not isinstance(value, int):
-        return f"{value!r} is not a whole number of seconds"
-    if value <= 0:
-        return f"{value} is not a time after 1970"
-    if value < EARLIEST:
-        return f"{value} is before 2001, not a real build time"
-    if value > now + FUTURE_SLACK:
-        if EARLIEST * 1000 <= value <= (now + FUTURE_SLACK) * 1000:
-            return f"{value} looks like milliseconds; times are in seconds since 1970"
-        return f"{value} is more than a day in the future"
-    return None
-
-
 def sane_rows(values: Sequence[object], width: int, now: int) -> list[list[object]] | None:
     """The columns of rows as ankigen writes them, `width` values each, the first two a
     content hash and a time with no `time_problem`; checked a column at a time (a lock
@@ -158,29 +129,6 @@ def sane_stamps(hashes: list[object], mtimes: list[object], now: int) -> bool:
 def stamps_of(columns: list[list[object]]) -> Iterator[Stamp]:
     """The stamps of columns `sane_rows` gave."""
     return map(Stamp, cast(list[str], columns[0]), cast(list[int], columns[1]))
-
-
-def clock() -> int:
-    """The real time, in seconds: the limit for 'not in the future'."""
-    return int(time.time())
-
-
-def build_time(environ: Mapping[str, str] | None = None) -> int:
-    """The time given to changed notes; SOURCE_DATE_EPOCH pins it for reproducible builds."""
-    environ = os.environ if environ is None else environ
-    now = clock()
-    pinned = environ.get("SOURCE_DATE_EPOCH", "").strip()
-    if not pinned:
-        return now
-    value: object = int(pinned) if re.fullmatch(r"[+-]?[0-9]{1,30}", pinned) else pinned
-    problem = time_problem(value, now)
-    if problem:
-        raise BadTime(
-            f"SOURCE_DATE_EPOCH: {problem}; set it to a time in seconds since 1970 "
-            "(such as `git log -1 --format=%ct`), or unset it"
-        )
-    assert isinstance(value, int)
-    return value
 
 
 # ---------------------------------------------------------------- stamps

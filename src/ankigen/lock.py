@@ -17,28 +17,23 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ankigen.errors import AnkigenError, Diagnostic
+from ankigen.errors import Diagnostic, LockError
 from ankigen.identity import (
     GUID,
     Stamp,
     all_guids,
-    clock,
     note_guid,
     sane_rows,
     split_deck_key,
     stamp_columns,
     stamps_of,
-    time_problem,
 )
 from ankigen.jsondata import parse_json
+from ankigen.sources import read_lock_bytes
+from ankigen.times import clock, time_problem
 
-LOCK_NAME = "ankigen.lock"
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)
-
-
-class LockError(AnkigenError):
-    """The lock file is unreadable, damaged or from an unknown version."""
 
 
 @dataclass
@@ -132,16 +127,6 @@ def deck_text(key: str, deck: DeckLock) -> str:
     out.append("   }")
     out.append("  }")
     return "\n".join(out)
-
-
-def read_lock_bytes(path: Path) -> bytes | None:
-    """The lock file's bytes, read once per build; None when there is none yet."""
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise LockError(f"{path}: cannot read the lock file: {exc.strerror}") from None
 
 
 def read_lock(path: Path) -> Lock:

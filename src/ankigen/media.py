@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ankigen import ids
 from ankigen.errors import Diagnostic
+from ankigen.imagesettings import Settings
 
 IMAGE_FIELDS = ("image", "explanation_image")
 """The item fields that name an image file."""
@@ -28,21 +29,9 @@ if TYPE_CHECKING:
     from ankigen.bank import Bank, Outline
 
 MAX_PIXELS = 40_000_000
-DEFAULT_MAX_SIDE = 1600
 JPEG_QUALITY = 85
 WEBP_QUALITY = 82
 LINE_ART_COLORS = 256
-# bump when the processing changes, so cached results are redone
-PROCESSING_VERSION = "1"
-
-
-@dataclass(frozen=True)
-class Settings:
-    max_side: int = DEFAULT_MAX_SIDE
-
-    @property
-    def key(self) -> str:
-        return f"v{PROCESSING_VERSION}:max{self.max_side}"
 
 
 @dataclass(frozen=True)

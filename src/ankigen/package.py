@@ -18,7 +18,7 @@ import types
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ankigen import ids, notetype
 from ankigen.errors import OutputError
@@ -31,7 +31,6 @@ if TYPE_CHECKING:
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
 TEMP_PREFIX = ".ankigen-tmp-"
-LOCK_FILE = ".ankigen-build.lock"
 FORBIDDEN_NAMES = ("collection.apkg",)
 FORBIDDEN_PREFIXES = ("backup-",)
 
@@ -338,51 +337,6 @@ def _fsync_dir(directory: Path) -> None:
             os.fsync(fd)
         finally:
             os.close(fd)
-
-
-# the output folders' locks this process holds: a process forked from it (a worker)
-# closes its copies at once, so that it never keeps a lock alive once this one is gone
-_held: set[Any] = set()
-
-
-def _close_held_locks() -> None:
-    for handle in _held:
-        with contextlib.suppress(OSError):
-            handle.close()
-    _held.clear()
-
-
-if hasattr(os, "register_at_fork"):  # not on Windows, which cannot fork
-    os.register_at_fork(after_in_child=_close_held_locks)
-
-
-@contextlib.contextmanager
-def exclusive(directory: Path) -> Iterator[None]:
-    """Hold the output folder's lock, so concurrent builds into it take turns."""
-    try:
-        directory.mkdir(parents=True, exist_ok=True)
-        handle = open(directory / LOCK_FILE, "a+b")  # noqa: SIM115 - held for the block
-    except OSError as exc:
-        raise OutputError(f"{directory}: cannot use as output folder: {exc.strerror}") from None
-    try:
-        _lock(handle)
-        _held.add(handle)
-        yield
-    finally:
-        _held.discard(handle)
-        handle.close()  # closing releases the lock
-
-
-def _lock(handle: Any) -> None:
-    try:
-        import fcntl
-
-        fcntl.flock(handle.fileno(), fcntl.LOCK_EX)
-    except ImportError:  # pragma: no cover - Windows
-        import msvcrt
-
-        handle.seek(0)
-        msvcrt.locking(handle.fileno(), msvcrt.LK_LOCK, 1)  # type: ignore[attr-defined]
 
 
 def remove_stale_temporaries(directory: Path) -> list[Path]:

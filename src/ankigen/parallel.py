@@ -100,7 +100,7 @@ class Pool:
             from concurrent.futures import ProcessPoolExecutor
 
             # forked only without other threads, whose locks a child would inherit held;
-            # a forked worker closes its copy of the output folder's lock (see package)
+            # a forked worker closes its copy of the output folder's lock (see folderlock)
             forking = self.fork and sys.platform == "linux" and threading.active_count() == 1
             self.started_by = "fork" if forking else "spawn"
             context = multiprocessing.get_context(self.started_by)

@@ -30,11 +30,11 @@ from ankigen import identity, l10n, lang
 from ankigen.errors import Diagnostic, InvalidBanks
 from ankigen.html import inline_html, plain_text
 from ankigen.ids import SLUG
+from ankigen.sources import PROJECT_NAME
 
 if TYPE_CHECKING:
     from ankigen.bank import Bank
 
-PROJECT_NAME = "ankigen.toml"
 KEYS = ("deck", "reference", "tags", "media", "topics")
 PLACEHOLDERS = ("title", "topic", "language", "topic_title")
 MAX_FILE_BYTES = 1 << 20

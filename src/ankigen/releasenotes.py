@@ -14,11 +14,12 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ankigen.bank import Bank, Item, parse_bank
-from ankigen.errors import AnkigenError, InvalidBanks
+from ankigen.errors import AnkigenError, InvalidBanks, LockError
 from ankigen.html import plain_text
 from ankigen.lint import check_paths
-from ankigen.lock import LOCK_NAME, Lock, LockError, read_lock
-from ankigen.project import PROJECT_NAME, Project, load_project, parse_project
+from ankigen.lock import Lock, read_lock
+from ankigen.project import Project, load_project, parse_project
+from ankigen.sources import LOCK_NAME, PROJECT_NAME
 from ankigen.version import lock_version
 
 

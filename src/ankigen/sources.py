@@ -1,4 +1,5 @@
-"""Bank files: found in the banks folder, and each read exactly once per build.
+"""The banks folder's files: the banks, the lock and the project file, each read exactly
+once per build.
 
 Every decision a build makes (nothing changed, reuse a cached bank, the lock,
 the packages) is made from the bytes read here, so a bank saved while a build
@@ -14,9 +15,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.errors import AnkigenError, Diagnostic
+from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
 
 BANK_SUFFIXES = (".yaml", ".yml")
+LOCK_NAME = "ankigen.lock"
+PROJECT_NAME = "ankigen.toml"
 
 
 class NoBanks(AnkigenError):
@@ -146,3 +149,26 @@ def read_sources(
         paths, problems = list(bank_paths), []
     sources, unreadable = read_files(paths)
     return sources, [*problems, *unreadable]
+
+
+def read_lock_bytes(path: Path) -> bytes | None:
+    """The lock file's bytes; None when there is none yet."""
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise LockError(f"{path}: cannot read the lock file: {exc.strerror}") from None
+
+
+def read_project_bytes(banks_dir: Path) -> bytes | None:
+    """The project file's bytes; None when there is none."""
+    path = banks_dir / PROJECT_NAME
+    try:
+        return path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise InvalidBanks(
+            [Diagnostic(shown_path(path), 0, "error", f"cannot read: {exc.strerror}")]
+        ) from None

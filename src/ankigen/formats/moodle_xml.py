@@ -438,7 +438,8 @@ def _convert(
 
 def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
     """Check and clean the image as every image is, and keep it for the media folder."""
-    from ankigen.media import ImageProblem, Settings, process
+    from ankigen.imagesettings import Settings
+    from ankigen.media import ImageProblem, process
 
     try:
         processed = process(data, name, Settings())
