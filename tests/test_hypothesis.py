@@ -1222,3 +1222,226 @@ def test_text_nothing_would_change_is_rendered_as_it_is(text: str) -> None:
     from ankigen.html import _inline_html, anki_markup_as_text
 
     assert inline_html(text) == anki_markup_as_text(_inline_html(text))
+
+
+# An item as `ankigen import` writes it, which `bank._read_text_item` reads from its text;
+# each variant below changes one thing, and is read from the text only where libyaml
+# would read the very same item.
+_TEXT_ITEM = (
+    "{d}- id: {id}\n"
+    "{d}  question: {question}\n"
+    "{d}  choices:\n"
+    "{choices}"
+    "{d}  answer: {answer}\n"
+    "{d}  explanation: {explanation}\n"
+)
+_TEXT_VALUES = {
+    "id": "an-id",
+    "question": '"Plain?"',
+    "choices": ['"a"', '"b"', '"c"'],
+    "answer": "2",
+    "explanation": '"Because."',
+}
+_TEXT_VARIANTS: dict[str, list[Any]] = {
+    "id": ["'an-id'", '"an-id"', "null", "7", "a--b", "-a", "an-id  ", "an-id # c", "x" * 101],
+    "question": [
+        "Plain?",
+        "'Single?'",
+        '"Two"  ',
+        '"With # and : inside"',
+        '"a" # comment',
+        '"Escaped \\" quote"',
+        '"Back\\\\slash"',
+        '"Tab\there"',
+        '"\t"',
+        '"Bell\x07"',
+        '"Del\x7f"',
+        '"C1\x9b"',
+        '"Nbsp\xa0and\u200b"',
+        '"Bom\ufeff"',
+        '"Private\ue000"',
+        '"Emoji \U0001f600"',
+        '"Bidi \u202e"',
+        '""',
+        '"   "',
+        '"null"',
+        '"~"',
+        '"<b></b>"',
+        '"`code`"',
+        '"a \\(x\\)"',
+        '"' + "q" * 10_001 + '"',
+        '"Unclosed',
+        '"a" "b"',
+        "'It''s'",
+        '"x"\n{d}    "continued"',
+    ],
+    "choices": [
+        ['"a"'],
+        ['"a"'] * 2,
+        ['"a"', '"A"', '"a "'],
+        [f'"c{n}"' for n in range(9)],
+        ['"a"', "b"],
+        ['"a"', "'b'"],
+        ['"a"', '""'],
+        ['"a"', '"' + "c" * 2_001 + '"'],
+        ['"café"', '"cafe\u0301"'],
+        ['"a"', '"b" # c'],
+        ['"a"', '"b"  '],
+    ],
+    "answer": ["0", "4", "3", "01", "'1'", "1 # c", "[1]", "~", "1.0", "2  "],
+    "explanation": ['"x"  ', "Plain.", '""', '"Why `x`"', '"line\\nbreak"'],
+}
+# the item's lines as a whole: what surrounds them, and its layout
+_TEXT_LAYOUTS = [
+    "",  # as written
+    "indent+2",  # every line two spaces deeper
+    "choices+2",  # the choices' dashes two deeper
+    "choices-2",  # the choices' dashes level with the keys (compact)
+    "choices-4",  # the choices' dashes level with the item's dash
+    "choices-1",  # the choices' dashes between the item's dash and its keys
+    "uneven",  # the second choice's dash deeper than the first's
+    "keys+1",  # the keys one space deeper than the dash's mapping
+    "comments",  # a comment and a blank line after the item
+    "inner comment",  # a comment between two choices
+    "crlf",
+    "tabs",  # a tab after a key's colon
+    "no newline",  # the file ends on the item's last line
+    "swapped",  # answer before choices
+    "extra key",
+    "twice",  # a key given twice
+]
+
+
+def _text_item(values: dict[str, Any], layout: str) -> tuple[str, str]:
+    d = "  "
+    choice_pad = d + "    "
+    if layout == "indent+2":
+        d = choice_pad = "    "
+        choice_pad += "    "
+    elif layout == "choices+2":
+        choice_pad += "  "
+    elif layout == "choices-2":
+        choice_pad = d + "  "
+    elif layout == "choices-4":
+        choice_pad = d
+    elif layout == "choices-1":
+        choice_pad = d + " "
+    choices = "".join(f"{choice_pad}- {c}\n" for c in values["choices"])
+    if layout == "uneven":
+        choices = choices.replace(f"\n{choice_pad}-", f"\n{choice_pad}  -", 1)
+    if layout == "inner comment":
+        choices = choices.replace("\n", f"\n{choice_pad}# between\n", 1)
+    fields = {**values, "choices": choices, "d": d}
+    fields["question"] = fields["question"].replace("{d}", d)
+    item = _TEXT_ITEM.format(**fields)
+    if layout == "keys+1":
+        item = item.replace(f"\n{d}  ", f"\n{d}   ")
+    elif layout == "comments":
+        item += f"\n{d}  # a comment\n# another\n\n"
+    elif layout == "crlf":
+        item = item.replace("\n", "\r\n")
+    elif layout == "tabs":
+        item = item.replace("answer: ", "answer:\t")
+    elif layout == "swapped":
+        head, _, tail = item.partition(f"{d}  choices:\n")
+        listed, _, rest = tail.partition(f"{d}  answer:")
+        answer, _, rest = rest.partition("\n")
+        item = f"{head}{d}  answer:{answer}\n{d}  choices:\n{listed}{rest}"
+    elif layout == "extra key":
+        item += f"{d}  tags: [t]\n"
+    elif layout == "twice":
+        item += f"{d}  answer: 1\n"
+    head = "topic: demo\nlanguage: en\ntitle: Demo\nitems:\n"
+    return head, item
+
+
+def _parsed_both_ways(data: bytes) -> tuple[Any, Any, list[bool]]:
+    """The bank read with items read from their text where they can be, and without."""
+    from unittest import mock
+
+    from ankigen import bank as bank_module
+
+    text_read: list[bool] = []
+    real = bank_module._read_text_item
+
+    def counting(*args: Any) -> Any:
+        item = real(*args)
+        text_read.append(item is not None)
+        return item
+
+    with mock.patch.object(bank_module, "_read_text_item", counting):
+        fast = parse_bank("x.yaml", data)
+    with mock.patch.object(bank_module, "_read_text_item", return_value=None):
+        slow = parse_bank("x.yaml", data)
+    return fast, slow, text_read
+
+
+def _same_banks(fast: Any, slow: Any, why: object) -> None:
+    assert fast[1] == slow[1], why
+    assert fast[0] == slow[0], why
+    if fast[0] is not None:
+        for quick, full in zip(fast[0].items, slow[0].items, strict=True):
+            assert (quick.line, quick.lines, quick.line_keys) == (
+                full.line,
+                full.lines,
+                full.line_keys,
+            ), why
+            assert (quick.chunk, quick.seal) == (full.chunk, full.seal), why
+
+
+@settings(SETTINGS, max_examples=1)  # one run tries every variant in every layout
+@given(st.just(None))
+def test_items_read_from_their_text_as_libyaml_reads_them(_: None) -> None:
+    """An item laid out as ankigen writes it is read from its text without libyaml: it must
+    be the very item libyaml's nodes give (lines, chunk and seal), with the same problems
+    said of the bank, and any other item is left to libyaml."""
+    variants: list[tuple[str | None, Any]] = [(None, None)]
+    variants += [(key, value) for key, values in _TEXT_VARIANTS.items() for value in values]
+    for layout in _TEXT_LAYOUTS:
+        for key, variant in variants:
+            values = {**_TEXT_VALUES, **({key: variant} if key else {})}
+            head, item = _text_item(values, layout)
+            _, other = _text_item({**_TEXT_VALUES, "id": "zz"}, layout)
+            for text in (head + item + other, head + other + item):
+                if layout == "no newline":
+                    text = text.rstrip("\n")
+                fast, slow, text_read = _parsed_both_ways(text.encode())
+                _same_banks(fast, slow, (layout, key, variant))
+                if key is None and layout in ("", "indent+2", "comments", "no newline"):
+                    assert text_read and all(text_read), (layout, text_read)
+
+
+_TEXT_CHARS = st.characters(codec="utf-8", exclude_categories=["Cs"])
+
+
+@settings(SETTINGS)
+@given(
+    st.lists(st.text(_TEXT_CHARS, max_size=12), min_size=4, max_size=4),
+    st.integers(1, 3),
+    st.sampled_from(["an-id", "b7", "x-1-y"]),
+)
+def test_any_quoted_text_is_read_from_the_item_as_libyaml_reads_it(
+    texts: list[str], answer: int, item_id: str
+) -> None:
+    """Any characters between the quotes (quotes, backslashes, controls, line breaks of
+    every kind, invisible ones): read from the text only where libyaml reads the same."""
+    question, *choices = texts
+    values = {
+        "id": item_id,
+        "question": f'"{question}"',
+        "choices": [f'"{c}"' for c in choices],
+        "answer": str(answer),
+        "explanation": f'"{texts[1]}."',
+    }
+    head, item = _text_item(values, "")
+    fast, slow, text_read = _parsed_both_ways((head + item).encode())
+    _same_banks(fast, slow, texts)
+    simple = all(
+        t.isascii() and t.isprintable() and not set(t) & set('"\\`') and t.strip() not in NULLS
+        for t in texts
+    )
+    if simple and slow[0] is not None and not slow[1]:
+        assert text_read == [True], texts  # and such items are read from their text
+
+
+NULLS = ("", "~", "null", "Null", "NULL")
