@@ -545,7 +545,7 @@ def _laid_out_items(
         for n, chunk in enumerate(chunks)
         if chunk in reuse and reuse[chunk].seal == item_seal(reuse[chunk])
     }
-    # then the items laid out as ankigen writes them, read from their text
+    # those read from their text are not composed: libyaml's nodes cost more than reading
     for n, (text, line, chunk) in enumerate(zip(texts, layout.lines, chunks, strict=True)):
         if n not in kept:
             item = _read_text_item(text, line, defaults, chunk)
@@ -677,11 +677,6 @@ def _read_item(
 
 _PLAIN_ITEM_KEYS = frozenset(REQUIRED_ITEM_KEYS)
 _CHOICE_KEYS = tuple(f"choice {number}" for number in range(1, MAX_CHOICES + 1))
-
-
-def _plain_text(node: yaml.Node, limit: int) -> str | None:
-    """`_Reader.rich_text` of a text it accepts without a word, else None."""
-    return _plain_value(node.value, limit) if type(node) is yaml.ScalarNode else None
 
 
 def _plain_value(value: str, limit: int) -> str | None:
