@@ -1091,12 +1091,7 @@ def test_plain_items_read_fast_as_the_full_reading_reads_them(
     """An item of the five required keys, all plain, is read without the full reading's
     machinery: it must give the very item (lines, seal and all) and say nothing, and any
     other item must be read in full and reported on as before."""
-    from unittest import mock
-
-    from ankigen import bank as bank_module
-
     pad = " " * indent
-    plain = bank_module._read_plain_item
     variants = [(key, value) for key, values in _ITEM_VARIANTS.items() for value in values]
     variants += [(None, more) for more in _MORE_LINES]
     variants += [(f"={key}", name) for key, name in _KEY_RENAMES if key != name]
@@ -1113,30 +1108,10 @@ def test_plain_items_read_fast_as_the_full_reading_reads_them(
         text = f"topic: demo\nlanguage: en\ntitle: Demo\n{defaults}items:\n{item}"
         text += f"{pad}  - id: zz\n{pad}    question: Q?\n{pad}    choices: [a, b]\n"
         text += f"{pad}    answer: 1\n{pad}    explanation: E.\n"
-        data = text.encode()
-        read_fast: list[bool] = []
-
-        def counting(*args: Any, read_fast: list[bool] = read_fast) -> Any:
-            item = plain(*args)
-            read_fast.append(item is not None)
-            return item
-
-        with mock.patch.object(bank_module, "_read_plain_item", counting):
-            fast, fast_problems = parse_bank("x.yaml", data)
+        fast, full, read_fast = _parsed_both_ways(text.encode(), "_read_plain_item")
         if not variant:
             assert read_fast == [True, True]  # the plain items are read fast
-        with mock.patch.object(bank_module, "_read_plain_item", return_value=None):
-            full, full_problems = parse_bank("x.yaml", data)
-        assert fast_problems == full_problems, (key, variant)
-        assert fast == full, (key, variant)
-        if fast is not None and full is not None:
-            for quick, slow in zip(fast.items, full.items, strict=True):
-                assert (quick.line, quick.lines, quick.line_keys) == (
-                    slow.line,
-                    slow.lines,
-                    slow.line_keys,
-                ), (key, variant)
-                assert (quick.chunk, quick.seal) == (slow.chunk, slow.seal), (key, variant)
+        _same_banks(fast, full, (key, variant))
 
 
 _CHECKED_PIECES = [
@@ -1356,25 +1331,26 @@ def _text_item(values: dict[str, Any], layout: str) -> tuple[str, str]:
     return head, item
 
 
-def _parsed_both_ways(data: bytes) -> tuple[Any, Any, list[bool]]:
-    """The bank read with items read from their text where they can be, and without."""
+def _parsed_both_ways(data: bytes, reader: str = "_read_text_item") -> tuple[Any, Any, list[bool]]:
+    """The bank read with one of `bank`'s fast readers (the items read from their text,
+    by default), and without it; and whether the reader read each item it was given."""
     from unittest import mock
 
     from ankigen import bank as bank_module
 
-    text_read: list[bool] = []
-    real = bank_module._read_text_item
+    read: list[bool] = []
+    real = getattr(bank_module, reader)
 
     def counting(*args: Any) -> Any:
         item = real(*args)
-        text_read.append(item is not None)
+        read.append(item is not None)
         return item
 
-    with mock.patch.object(bank_module, "_read_text_item", counting):
+    with mock.patch.object(bank_module, reader, counting):
         fast = parse_bank("x.yaml", data)
-    with mock.patch.object(bank_module, "_read_text_item", return_value=None):
+    with mock.patch.object(bank_module, reader, return_value=None):
         slow = parse_bank("x.yaml", data)
-    return fast, slow, text_read
+    return fast, slow, read
 
 
 def _same_banks(fast: Any, slow: Any, why: object) -> None:
