@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import pickle
 from html.parser import HTMLParser
 from pathlib import Path
@@ -1445,3 +1446,67 @@ def test_any_edit_of_a_shipped_bank_reads_the_same_from_text_and_from_libyaml(
         data = data[:at] + text + data[at:]
     fast, slow, _ = _parsed_both_ways(data)
     _same_banks(fast, slow, edits)
+
+
+_LOCK_TEXT = st.text(alphabet=st.sampled_from(list('ab ."\\/é\u2028\x7f\x01')), max_size=4)
+LOCK_EDITS = st.lists(
+    st.tuples(
+        st.integers(0, 10_000),
+        st.integers(0, 2),
+        st.one_of(
+            st.text(alphabet=st.sampled_from(list(' \n,:[]{}"\\0123456789aé')), max_size=4),
+            st.sampled_from(["\\u0061", "\\/", "  ", ",\n", '"i0": ["h", 1700000000, "g"],\n']),
+        ),
+    ),
+    max_size=3,
+)
+
+
+@SETTINGS
+@given(
+    st.dictionaries(
+        st.sampled_from(["demo.en", "demo.fr", "other.pt-BR"]),
+        st.tuples(
+            _LOCK_TEXT,
+            _LOCK_TEXT,
+            st.dictionaries(_LOCK_TEXT, st.tuples(_LOCK_TEXT, _SANE_TIME, _GUID), max_size=4),
+        ),
+        max_size=3,
+    ),
+    LOCK_EDITS,
+)
+def test_lock_entries_are_taken_as_written_only_where_that_is_their_text(
+    decks: dict[str, tuple[str, str, dict[str, tuple[str, int, str]]]],
+    edits: list[tuple[int, int, str]],
+) -> None:
+    """A lock read keeps the text of each entry laid out as this version writes it, which
+    a build then writes instead of making it again: whatever the file, a text kept must be
+    exactly what `deck_text` makes of the entry read."""
+    from ankigen.errors import LockError
+    from ankigen.lock import DeckLock, Lock, deck_text, parse_lock
+
+    lock = Lock(identity.Stamp("ab" * 8, times.EARLIEST))
+    for key, (name, path, items) in decks.items():
+        entry = lock.decks[key] = DeckLock(name, times.EARLIEST, path)
+        for item_id, (digest, mtime, guid) in items.items():
+            entry.items[item_id] = identity.Stamp(digest, mtime)
+            entry.guids[item_id] = guid
+    written = lock.to_bytes()
+    read, problems = parse_lock("ankigen.lock", written)
+    assert not problems and read.to_bytes(read.texts) == written
+    # all entries are kept as written, unless an id or hash needs an escape (GUIDs never)
+    plain = all(
+        json.dumps(text) == f'"{text}"'
+        for entry in read.decks.values()
+        for text in (*entry.items, *(stamp.hash for stamp in entry.items.values()))
+    )
+    assert set(read.texts) == (set(read.decks) if plain else set())
+    try:
+        mutated, problems = parse_lock(
+            "ankigen.lock", mutate(written.decode(), edits).encode("utf-8", "surrogatepass")
+        )
+    except LockError:
+        return
+    for key, (entry, text) in mutated.texts.items():
+        assert mutated.decks[key] is entry and text == deck_text(key, entry)
+    assert not problems or not mutated.texts

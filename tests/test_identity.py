@@ -446,3 +446,55 @@ def test_lock_text_made_elsewhere_is_used_only_for_its_own_entry() -> None:
     assert lock.to_bytes({"d.en": (entry, deck_text("d.en", entry))}) == plain
     marked = lock.to_bytes({"d.en": (entry, "MADE"), "e.en": (entry, "NOT ITS OWN")})
     assert marked.decode().count("MADE") == 1 and b"NOT ITS OWN" not in marked
+
+
+def _lock_of_two_decks() -> bytes:
+    from ankigen.identity import Stamp
+    from ankigen.lock import DeckLock, Lock
+
+    lock = Lock(Stamp("cd" * 8, 1_700_000_000))
+    for key in ("a.en", "b.en"):
+        entry = lock.decks[key] = DeckLock(f"Deck {key}", 1_700_000_000, f"{key[0]}/en.yaml")
+        for n in range(3):
+            entry.items[f"i{n}"] = Stamp(f"{n}" * 16, 1_700_000_000 + n)
+            entry.guids[f"i{n}"] = f"g{key[0]}{n}"
+    return lock.to_bytes()
+
+
+_ITEM_1 = '    "i1": ["1111111111111111", 1700000001, "ga1"],\n'
+_ITEM_2 = '    "i2": ["2222222222222222", 1700000002, "ga2"]\n'
+
+
+@pytest.mark.parametrize(
+    ("edit", "kept"),
+    [
+        (lambda t: t, {"a.en", "b.en"}),
+        # JSON reads each of these as an entry `deck_text` writes otherwise
+        (lambda t: t.replace(_ITEM_1 + _ITEM_2, _ITEM_2[:-1] + ",\n" + _ITEM_1[:-2] + "\n"), set()),
+        (lambda t: t.replace(_ITEM_1, _ITEM_1 + _ITEM_1.replace("1111", "9999")), set()),
+        (lambda t: t.replace('"Deck a.en"', '"\\u0044eck a.en"'), set()),
+        (lambda t: t.replace('"a/en.yaml"', '"a\\/en.yaml"'), set()),
+        (lambda t: t.replace('  "b.en": {', '  "a.en": {', 1), set()),  # a.en twice
+        (lambda t: json.dumps(json.loads(t), indent=2) + "\n", set()),
+        (lambda t: t.replace('"i1"', '"\\u0069\\u0031"'), set()),
+        (lambda t: t.replace('  },\n  "b.en"', '  } ,  "b.en"'), set()),
+        (lambda t: t[:-1], set()),
+        (lambda t: t + "\n", set()),
+        (lambda t: t.replace(' "version": 2,\n', ' "version": 2, "x": 1,\n'), set()),
+    ],
+)
+def test_lock_entries_are_kept_as_read_only_when_written_so(edit: object, kept: set[str]) -> None:
+    """A build writes a kept entry's text as it was read, not made again, only where it
+    is what `deck_text` would make of the entry read: anything else in the file, however
+    JSON reads it, and the whole lock is made afresh."""
+    from ankigen.lock import deck_text, parse_lock
+
+    assert callable(edit)
+    raw = edit(_lock_of_two_decks().decode()).encode()
+    lock, problems = parse_lock("ankigen.lock", raw)
+    assert not problems
+    assert set(lock.texts) == kept
+    for key, (entry, text) in lock.texts.items():
+        assert lock.decks[key] is entry and text == deck_text(key, entry)
+    if kept:
+        assert lock.to_bytes(lock.texts) == raw

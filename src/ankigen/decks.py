@@ -35,7 +35,7 @@ from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.imagesettings import Settings
 from ankigen.lint import checked_here, sources_for
-from ankigen.lock import DeckLock, KeyLines, Lock, deck_text, parse_lock
+from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock, text_of
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
@@ -237,10 +237,11 @@ def reuse_key(
     images: Prepared,
     previous: DeckLock | None,
     project_digest: str = "",
+    texts: Texts | None = None,
 ) -> str | None:
     """What a deck's plan is a function of, when its bank is known by content: the bank
-    file's bytes, the project file, its lock entry, what was issued for its notes, the
-    note type's stamp and its images."""
+    file's bytes, the project file, its lock entry (its text, taken from `texts` where
+    known), what was issued for its notes, the note type's stamp and its images."""
     if previous is None:
         return None
     # what was issued for its notes where that is not the lock entry's stamp (the entry
@@ -263,7 +264,7 @@ def reuse_key(
         __version__,
         source.digest,
         project_digest,
-        previous.canonical(),
+        text_of(ident.key, previous, texts or {}),  # as if filed under this deck's key
         evidence,
         repr(notetype_stamp),
         repr(sorted((key, p.name) for key, p in images.images.items())),
@@ -574,6 +575,9 @@ def build_locked(
     source_of = {str(source.path): source for source in inputs.sources}
     project_digest = inputs.project.digest
     subsets = {bank.key: images.subset(bank) for bank in banks}
+    # the entries' texts as read, where the lock is laid out as this version writes it:
+    # the kept entries' texts in the new lock, and what their reuse keys hash
+    lock_texts = dict(old_lock.texts)
     reuse: dict[str, str | None] = {
         bank.key: reuse_key(
             source_of[bank.path],
@@ -583,6 +587,7 @@ def build_locked(
             subsets[bank.key],
             decks[bank.key].previous,
             project_digest,
+            lock_texts,
         )
         for bank in banks
     }
@@ -618,13 +623,12 @@ def build_locked(
         for k in sorted(by_key)
         if k not in same_content
     ]
-    # the lock's text of the entries of decks with the same content, made now: while
-    # decks planned early in workers may still be made, instead of after them
-    lock_texts: dict[str, tuple[DeckLock, str]] = {}
+    # the lock's text of the entries of decks with the same content not known as read,
+    # made now: while decks planned early in workers may still be made, not after them
     for key in sorted(same_content):
         previous = decks[key].previous
         assert previous is not None
-        lock_texts[key] = (previous, deck_text(key, previous))
+        lock_texts[key] = (previous, text_of(key, previous, lock_texts))
     for plan in plan_decks(to_plan, pool, planned):
         plans[plan.key] = plan
 
@@ -720,6 +724,7 @@ def build_locked(
             subsets[key],
             new_lock.decks[key],
             project_digest,
+            lock_texts,
         )
         version = reports[key].version
         cache.record(out_dir / name, package_keys[key], content, parents.get(key, ()), version)

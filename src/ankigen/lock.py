@@ -9,7 +9,6 @@ in it is checked; a bad one is reported at its line.
 from __future__ import annotations
 
 import bisect
-import itertools
 import json
 import re
 from collections.abc import Mapping
@@ -53,17 +52,6 @@ class DeckLock:
         hashes, mtimes = stamp_columns(list(self.items.values()))
         return _deck_lock, (self.name, self.created, self.path, ids, hashes, mtimes, self.guids)
 
-    def canonical(self) -> str:
-        """The entry as text, independent of the order its items were added in."""
-        keys = sorted(self.items)
-        # flat columns: the JSON encoder writes lists of strings and numbers fastest
-        columns = [
-            keys,
-            *stamp_columns(list(map(self.items.__getitem__, keys))),
-            list(map(self.guids.get, keys, itertools.repeat(""))),
-        ]
-        return json.dumps([self.name, self.created, self.path, *columns], ensure_ascii=False)
-
 
 def _deck_lock(
     name: str,
@@ -79,15 +67,22 @@ def _deck_lock(
     )
 
 
+Texts = Mapping[str, tuple[DeckLock, str]]
+"""Deck key -> an entry and its `deck_text`, known without making it again."""
+
+
 @dataclass
 class Lock:
     notetype: Stamp | None = None
     decks: dict[str, DeckLock] = field(default_factory=dict)
+    texts: dict[str, tuple[DeckLock, str]] = field(default_factory=dict, compare=False, repr=False)
+    """The entries read from a lock file laid out as this version writes it, each with its
+    text there (`Texts`): a build that keeps an entry needs no text made for it."""
 
-    def to_bytes(self, made: Mapping[str, tuple[DeckLock, str]] | None = None) -> bytes:
+    def to_bytes(self, made: Texts | None = None) -> bytes:
         """Stable JSON with one item per line, so the lock diffs well in review. `made`:
-        deck key -> an entry and its `deck_text`, made where the entry was (a worker),
-        used if the entry is the one in this lock."""
+        texts of entries made elsewhere (a worker) or read (`texts`), used for the entries
+        that are the very ones in this lock."""
         dump = json.dumps
         out = ["{", f' "version": {LOCK_VERSION},']
         if self.notetype:
@@ -98,13 +93,18 @@ class Lock:
         out.append(' "decks": {')
         decks = sorted(self.decks.items())
         for d, (key, deck) in enumerate(decks):
-            entry, text = (made or {}).get(key, (None, ""))
-            out.append(text if entry is deck else deck_text(key, deck))
+            out.append(text_of(key, deck, made or {}))
             if d < len(decks) - 1:
                 out[-1] += ","
         out.append(" }")
         out.append("}")
         return ("\n".join(out) + "\n").encode("utf-8")
+
+
+def text_of(key: str, deck: DeckLock, known: Texts) -> str:
+    """`deck_text`, taken from `known` if it holds this very entry."""
+    entry, text = known.get(key, (None, ""))
+    return text if entry is deck else deck_text(key, deck)
 
 
 def deck_text(key: str, deck: DeckLock) -> str:
@@ -227,7 +227,66 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         raise
     except (KeyError, TypeError, AttributeError, IndexError):
         raise _damaged(shown) from None
+    if not problems:
+        lock.texts = _as_written(text, lock)
     return lock, problems
+
+
+# The lock as `Lock.to_bytes` lays it out, its keys, hashes and GUIDs printable ASCII
+# without escapes: a file matched by these, entry after entry from its start to its end,
+# holds each entry as `deck_text` writes it
+_PLAIN = r'"[ !#-\[\]-~]*"'
+_QUOTED = r'"(?:[^"\\\n]|\\.)*"'
+_INTEGER = r"(?:0|-?[1-9][0-9]*)"
+_ITEM_LINE = rf"    {_PLAIN}: \[{_PLAIN}, {_INTEGER}, {_PLAIN}\]"
+_HEAD = re.compile(
+    rf'\{{\n "version": {_INTEGER},\n'
+    rf'(?: "notetype": \{{"hash": {_QUOTED}, "mtime": {_INTEGER}\}},\n)?'
+    r' "decks": \{\n'
+)
+_ENTRY = re.compile(
+    rf'  {_PLAIN}: \{{\n   "name": ({_QUOTED}),\n   "path": ({_QUOTED}),\n'
+    rf'   "created": {_INTEGER},\n   "items": \{{\n((?:{_ITEM_LINE},\n)*{_ITEM_LINE}\n)?'
+    r"   \}\n  \}"
+)
+_TAIL = "\n }\n}\n"
+
+
+def _as_written(text: str, lock: Lock) -> dict[str, tuple[DeckLock, str]]:
+    """Each entry of `lock` with its text in `text`, the file it was read from, if the
+    whole file is laid out as this version writes it; else none. Checked by pattern and
+    against the entries read, not by making the text again: a pattern costs a third of
+    that."""
+    head = _HEAD.match(text)
+    if head is None:
+        return {}
+    found: dict[str, tuple[DeckLock, str]] = {}
+    at = head.end()
+    for n, (key, deck) in enumerate(lock.decks.items()):
+        if n and not text.startswith(",\n", at):
+            return {}
+        match = _ENTRY.match(text, at + 2 if n else at)
+        if match is None or not _is_entry(match, deck):
+            return {}
+        found[key] = (deck, match.group(0))
+        at = match.end()
+    # every entry read and then the file's end: no key was given twice, so each entry
+    # matched is the one read under its key (of two, JSON keeps the last)
+    return found if text[at:] == _TAIL else {}
+
+
+def _is_entry(match: re.Match[str], deck: DeckLock) -> bool:
+    """Whether the entry `match` found, read as `deck`, is as `deck_text` writes it: its
+    name and path without needless escapes, its items in order, each once (the pattern
+    allows no escape in the rest)."""
+    name, path, items = match.group(1, 2, 3)
+    ids = list(deck.items)
+    return (
+        name == json.dumps(deck.name, ensure_ascii=False)
+        and path == json.dumps(deck.path, ensure_ascii=False)
+        and (items or "").count("\n") == len(ids)
+        and ids == sorted(ids)
+    )
 
 
 def _fast_items(entry: DeckLock, items: dict[str, object], now: int) -> bool:
