@@ -256,3 +256,59 @@ def test_a_worker_never_collects_what_it_started_with(pool: Pool) -> None:
     # collector writes to every object it looks at
     counts = list(parallel_map(_frozen, [1, 2], pool))
     assert counts[0] > 0  # the first item goes to the worker
+
+
+def test_workers_are_forked_for_a_small_build_or_one_bank_alone(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A large build's workers start afresh (a forked one would count the banks read
+    twice in its size); one checking a bank alone, an edit's, is forked whatever the size:
+    its start is most of the wait, and there is only one."""
+    import ankigen.parallel
+    from ankigen.parallel import FORK_MAX_BYTES, MIN_PARALLEL_BYTES, worker_pool
+
+    monkeypatch.setattr(ankigen.parallel, "workers", lambda: 4)
+    forked = {}
+    for total, alone in [
+        (MIN_PARALLEL_BYTES, False),
+        (FORK_MAX_BYTES + 1, False),
+        (FORK_MAX_BYTES + 1, True),
+    ]:
+        with worker_pool(total, 10, alone) as pool:
+            assert pool is not None
+            forked[total, alone] = pool.fork
+    assert forked == {
+        (MIN_PARALLEL_BYTES, False): True,
+        (FORK_MAX_BYTES + 1, False): False,
+        (FORK_MAX_BYTES + 1, True): True,
+    }
+
+
+def test_a_build_that_checks_one_bank_alone_forks_its_worker(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bank edited alone: its worker may be forked, however large the banks are."""
+    import ankigen.lint
+    import ankigen.parallel
+    from ankigen.build import build
+    from tests.helpers import item, write_bank
+
+    banks = tmp_path / "banks"
+    for topic in ("a", "b", "c"):
+        write_bank(banks, topic, items=[item(f"{topic}{n}") for n in range(5)])
+    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(ankigen.parallel, "FORK_MAX_BYTES", 0)  # every build counts as large
+    monkeypatch.setattr(ankigen.lint, "LONE_BANK_FOR_A_WORKER", 0)
+    monkeypatch.setattr(ankigen.parallel, "workers", lambda: 2)
+    pools: list[bool] = []
+    real = ankigen.parallel.Pool.__init__
+
+    def noting(self: Pool, max_workers: int, fork: bool = False) -> None:
+        pools.append(fork)
+        real(self, max_workers, fork)
+
+    monkeypatch.setattr(ankigen.parallel.Pool, "__init__", noting)
+    build(banks, tmp_path / "out")
+    write_bank(banks, "b", items=[item(f"b{n}") for n in range(6)])
+    build(banks, tmp_path / "out")
+    assert pools == [False, True]

@@ -362,7 +362,8 @@ def build(
     size = sum(len(source.data) for source in sources)
     evidence = Evidence(out_dir, lock_path, lock_bytes)
     early = EarlyPlans(banks_dir, out_dir, project, evidence, now)
-    with worker_pool(size, len(sources)) as pool:
+    alone = sum(not bank_cache.has_entry(source) for source in sources) == 1
+    with worker_pool(size, len(sources), alone) as pool:
         checked = check_outlines(
             sources, pool, bank_cache, project.reference, early, meanwhile=evidence.read
         )

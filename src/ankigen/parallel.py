@@ -75,7 +75,9 @@ def _start_quiet_resource_tracker() -> None:
 # no other thread running): it starts in milliseconds with everything imported, where a
 # fresh interpreter takes 0.2 s, most of a worker's time in a small build. A larger
 # build's workers start afresh: their start-up is paid back, and a forked one would
-# share this process's memory (the banks read), which counts twice in its size.
+# share this process's memory (the banks read), which counts twice in its size. So is
+# the one worker of a build that checks one bank alone (an edit): its start-up is most
+# of the wait, and the banks counted twice once only.
 FORK_MAX_BYTES = 32 << 20
 
 
@@ -122,13 +124,14 @@ class Pool:
 
 
 @contextlib.contextmanager
-def worker_pool(total_bytes: int, jobs: int) -> Iterator[Pool | None]:
-    """Processes for a build big enough to gain from them, else None (run in this process)."""
+def worker_pool(total_bytes: int, jobs: int, alone: bool = False) -> Iterator[Pool | None]:
+    """Processes for a build big enough to gain from them, else None (run in this process).
+    `alone`: the build checks one bank alone (see FORK_MAX_BYTES)."""
     if jobs < 2 or total_bytes < MIN_PARALLEL_BYTES or workers() < 2:
         yield None
         return
     # this process works too (see `parallel_map`): one process fewer to start and feed
-    pool = Pool(min(workers(), jobs) - 1, fork=total_bytes <= FORK_MAX_BYTES)
+    pool = Pool(min(workers(), jobs) - 1, fork=total_bytes <= FORK_MAX_BYTES or alone)
     try:
         yield pool
     finally:
