@@ -263,7 +263,8 @@ def test_workers_are_forked_for_a_small_build_or_one_bank_alone(
 ) -> None:
     """A large build's workers start afresh (a forked one would count the banks read
     twice in its size); one checking a bank alone, an edit's, is forked whatever the size:
-    its start is most of the wait, and there is only one."""
+    its start is most of the wait, and there is only one (a forked pool starts all its
+    workers at once)."""
     import ankigen.parallel
     from ankigen.parallel import FORK_MAX_BYTES, MIN_PARALLEL_BYTES, worker_pool
 
@@ -276,11 +277,11 @@ def test_workers_are_forked_for_a_small_build_or_one_bank_alone(
     ]:
         with worker_pool(total, 10, alone) as pool:
             assert pool is not None
-            forked[total, alone] = pool.fork
+            forked[total, alone] = pool.fork, pool.max_workers
     assert forked == {
-        (MIN_PARALLEL_BYTES, False): True,
-        (FORK_MAX_BYTES + 1, False): False,
-        (FORK_MAX_BYTES + 1, True): True,
+        (MIN_PARALLEL_BYTES, False): (True, 3),
+        (FORK_MAX_BYTES + 1, False): (False, 3),
+        (FORK_MAX_BYTES + 1, True): (True, 1),
     }
 
 

@@ -75,9 +75,10 @@ def _start_quiet_resource_tracker() -> None:
 # no other thread running): it starts in milliseconds with everything imported, where a
 # fresh interpreter takes 0.2 s, most of a worker's time in a small build. A larger
 # build's workers start afresh: their start-up is paid back, and a forked one would
-# share this process's memory (the banks read), which counts twice in its size. So is
-# the one worker of a build that checks one bank alone (an edit): its start-up is most
-# of the wait, and the banks counted twice once only.
+# share this process's memory (the banks read), which counts twice in its size. A build
+# that checks one bank alone (an edit) forks one worker, whatever the size: its start is
+# most of the wait, and the banks count twice once only. One: a forked pool starts all
+# its workers at once, and most of that build's work is the one bank and its deck.
 FORK_MAX_BYTES = 32 << 20
 
 
@@ -131,7 +132,8 @@ def worker_pool(total_bytes: int, jobs: int, alone: bool = False) -> Iterator[Po
         yield None
         return
     # this process works too (see `parallel_map`): one process fewer to start and feed
-    pool = Pool(min(workers(), jobs) - 1, fork=total_bytes <= FORK_MAX_BYTES or alone)
+    count = 1 if alone else min(workers(), jobs) - 1
+    pool = Pool(count, fork=total_bytes <= FORK_MAX_BYTES or alone)
     try:
         yield pool
     finally:
