@@ -448,7 +448,8 @@ class DeckIdentity:
         entry travels too (a deck's identity of 10,000 items took 0.1 s to and fro)."""
         ids = list(self.items)
         found = list(self.items.values())
-        odd = list(itertools.compress(itertools.count(), map(ne, found, _as_in_entry(ids, self))))
+        usual = _as_in_entry(ids, self.previous)
+        odd = list(itertools.compress(itertools.count(), map(ne, found, usual)))
         rest = [found[n] for n in odd]
         previous, issued = [i.previous for i in rest], [i.issued for i in rest]
         guids, previous_ids = [i.guid for i in rest], [i.previous_id for i in rest]
@@ -495,10 +496,9 @@ def _deck_identity(
     return DeckIdentity(key, previous_key, previous, deck_id, dict(zip(ids, items, strict=True)))
 
 
-def _as_in_entry(ids: list[str], deck: DeckIdentity | DeckLock | None) -> list[ItemIdentity]:
+def _as_in_entry(ids: list[str], entry: DeckLock | None) -> list[ItemIdentity]:
     """Each item's identity as the deck's lock entry holds it, last issued as it says: how
     most items travel (see `DeckIdentity.__reduce__`)."""
-    entry = deck.previous if isinstance(deck, DeckIdentity) else deck
     stamps: dict[str, Stamp] = entry.items if entry else {}
     guids: dict[str, str] = entry.guids if entry else {}
     locked = list(map(stamps.get, ids))
