@@ -1517,3 +1517,16 @@ def test_lock_entries_are_taken_as_written_only_where_that_is_their_text(
     for key, (entry, text) in mutated.texts.items():
         assert mutated.decks[key] is entry and text == deck_text(key, entry)
     assert not problems or not mutated.texts
+
+
+@SETTINGS
+@given(st.integers(-(10**10), 10**11), st.text(alphabet="0123456789abcdef", max_size=64))
+def test_a_version_is_the_date_of_its_time_and_its_digest(mtime: int, digest: str) -> None:
+    """Versions format the date of a day once for all the notes stamped that day: it must
+    be the date of each one's own time."""
+    import time
+
+    from ankigen.version import version_string
+
+    day = time.strftime("%Y.%m.%d", time.gmtime(mtime))
+    assert version_string(mtime, digest) == f"{day}+{digest[:8]}"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import re
 
 _TAG = re.compile(
@@ -76,6 +77,7 @@ def primary_language(tag: str) -> str:
     return tag.lower().split("-")[0]
 
 
+@functools.cache  # asked once per note: a tenth of a deck's plan, for a handful of tags
 def direction(tag: str) -> str:
     """`rtl` or `ltr` for the text of a language tag; an explicit script wins."""
     match = _TAG.fullmatch(tag.lower())

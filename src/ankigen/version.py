@@ -19,6 +19,7 @@ content, and the version follows from the content and the lock's time.
 
 from __future__ import annotations
 
+import functools
 import html
 import re
 import time
@@ -40,8 +41,15 @@ def is_version(text: object) -> TypeGuard[str]:
 
 
 def version_string(newest: int, digest: str) -> str:
-    day = time.strftime("%Y.%m.%d", time.gmtime(newest))
-    return f"{day}+{digest[:8]}"
+    return f"{_utc_day(newest // 86400)}+{digest[:8]}"
+
+
+@functools.lru_cache(maxsize=1024)
+def _utc_day(days: int) -> str:
+    """The date of a day counted from 1970 (UTC days have 86,400 seconds in Unix time): a
+    deck's notes were stamped on few days, and formatting a time for each note was a
+    tenth of a deck's plan."""
+    return time.strftime("%Y.%m.%d", time.gmtime(days * 86400))
 
 
 def deck_version(notes: Iterable[tuple[str, str, int]]) -> str:
