@@ -220,12 +220,16 @@ def _check_each(
     meanwhile: Callable[[], None] | None = None,
 ) -> dict[str, _Result]:
     """Each bank checked by itself, by bank path, in the order of `sources`. The banks
-    without a cache entry start first, in the workers: this process then reads the
-    outlines of the others, and does `meanwhile`, while they are checked."""
+    without a cache entry start first, in the workers: this process then does
+    `meanwhile` and reads the outlines of the others while they are checked."""
     known: dict[str, _Result] = {}
     new = [s for s in sources if cache is None or not cache.has_entry(s)]
     running = _start_checks(new, pool, cache, reference, then)
     try:
+        # `meanwhile` first: what `then` waits for before it can start a deck (the lock),
+        # while the outlines are not needed before every bank is checked
+        if meanwhile is not None:
+            meanwhile()
         unusable: list[Source] = []  # entries that prove not what this version writes
         started = {source.shown for source in new}
         for source in sources:
@@ -236,8 +240,6 @@ def _check_each(
                 unusable.append(source)
             else:
                 known[source.shown] = (None, *outlined)
-        if meanwhile is not None:
-            meanwhile()
         checked = list(zip(new, running, strict=True))
         if unusable:
             again = _start_checks(unusable, pool, cache, reference, then)
