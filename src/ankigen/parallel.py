@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import itertools
 import os
 import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
-from typing import TYPE_CHECKING, Generic, Protocol, TypeVar
+from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from ankigen.entry import GC_THRESHOLDS
 
@@ -82,6 +83,15 @@ def _start_quiet_resource_tracker() -> None:
 FORK_MAX_BYTES = 32 << 20
 
 
+_inherited: dict[int, object] = {}
+"""Arguments a forked worker finds in the memory it was forked with (see `Pool.submit`)."""
+_tokens = itertools.count()
+
+
+def _call_inherited(fn: Callable[[T], R], token: int) -> R:
+    return fn(cast(T, _inherited.pop(token)))
+
+
 class Pool:
     """Worker processes, started on the first task: a build that turns out to need no
     worker (an edit to one small bank) loads neither multiprocessing nor
@@ -97,6 +107,7 @@ class Pool:
         self.pool: Executor | None = None
 
     def submit(self, fn: Callable[[T], R], arg: T) -> Future[R]:
+        first = self.pool is None
         if self.pool is None:
             # imported here: a build too small for workers never loads multiprocessing
             import multiprocessing
@@ -112,6 +123,16 @@ class Pool:
             self.pool = ProcessPoolExecutor(
                 max_workers=self.max_workers, mp_context=context, initializer=_start_worker
             )
+        if first and self.started_by == "fork":
+            # every worker of this pool is forked from now on, with this process's memory:
+            # the first task's argument is not sent but found there, by its number, kept
+            # here until the task is done. A bank edited alone, 6 MB, was sent by a thread
+            # that waited for this process to let it run, busy reading the lock meanwhile
+            token = next(_tokens)
+            _inherited[token] = arg
+            future = self.pool.submit(_call_inherited, fn, token)
+            future.add_done_callback(lambda _: _inherited.pop(token, None))
+            return future
         return self.pool.submit(fn, arg)
 
     def close(self) -> None:
