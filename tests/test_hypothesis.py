@@ -991,10 +991,15 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     }
     [deck] = identity.resolve([outlined], lock, issued).values()
     assert deck.items == identity._items_one_by_one(outlined, previous, ("demo", "en"), issued)
+    assert deck.guids == [item.guid for item in deck.items.values()]
+    # held by column one way only: made from its items, it is the same identity
+    assert deck == identity.DeckIdentity.of(
+        deck.key, deck.previous_key, deck.previous, deck.deck_id, deck.items
+    )
     # as sent to and from worker processes, by column
     assert pickle.loads(pickle.dumps(deck)) == deck
     assert pickle.loads(pickle.dumps(previous)) == previous
-    empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, {})
+    empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, (), {})
     assert pickle.loads(pickle.dumps(empty)) == empty
 
 

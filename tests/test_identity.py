@@ -394,7 +394,7 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
     items = {
         f"i{n}": ItemIdentity(f"g{n}", lock.items.get(f"i{n}"), f"i{n}", None) for n in range(4)
     }
-    ident = DeckIdentity("demo.en", "demo.en", lock, 1, items)  # i3 is new: no lock stamp
+    ident = DeckIdentity.of("demo.en", "demo.en", lock, 1, items)  # i3 is new: no lock stamp
 
     def key(**issued_stamps: Stamp) -> str | None:
         issued = Issued(tmp_path / "none.json")
@@ -498,3 +498,26 @@ def test_lock_entries_are_kept_as_read_only_when_written_so(edit: object, kept: 
         assert lock.decks[key] is entry and text == deck_text(key, entry)
     if kept:
         assert lock.to_bytes(lock.texts) == raw
+
+
+def test_two_decks_whose_notes_resolve_to_one_guid_are_an_error(
+    project: Path, runner: CliRunner
+) -> None:
+    """A lock merged by hand can give a note of one deck another deck's GUID: Anki would
+    make the two one note, so the build stops and names both."""
+    write_bank(project / "banks", "one", items=[item("a"), item("b")])
+    write_bank(project / "banks", "two", items=[item("c"), item("d")])
+    build(runner)
+    lock_path = project / "banks" / "ankigen.lock"
+    lock = json.loads(lock_path.read_text(encoding="utf-8"))
+    taken = lock["decks"]["one.en"]["items"]["b"][2]  # [hash, mtime, guid]
+    lock["decks"]["two.en"]["items"]["d"][2] = taken
+    lock_path.write_text(json.dumps(lock, indent=2), encoding="utf-8")
+    packages = {path.name: path.read_bytes() for path in (project / "out").glob("*.apkg")}
+    result = invoke(runner, "build")
+    assert result.exit_code == 1, result.output
+    assert result.output == (
+        f"banks/ankigen.lock: error: one.en:b and two.en:d resolve to one note (GUID {taken}): "
+        "check their `formerly:` names\n1 error; nothing was written\n"
+    )
+    assert {path.name: path.read_bytes() for path in (project / "out").glob("*.apkg")} == packages

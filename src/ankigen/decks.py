@@ -248,7 +248,7 @@ def reuse_key(
     # is in the key): the two give the stamp issued for every note, and most notes were
     # last issued as the lock has them, so the key costs no text per note
     locked = {previous.guids[item_id]: stamp for item_id, stamp in previous.items.items()}
-    guids = [i.guid for i in ident.items.values()]  # in the bank's order, which its digest fixes
+    guids = ident.guids  # in the bank's order, which its digest fixes
     newest = list(map(issued.notes.get, guids))  # `Issued.newest`, without a call per note
     as_locked = list(map(locked.get, guids))
     evidence = (

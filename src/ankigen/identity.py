@@ -18,6 +18,7 @@ kept in the output folder (`OUT/.ankigen-issued.json`).
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import itertools
 import json
@@ -435,27 +436,62 @@ class ItemIdentity(NamedTuple):
 
 @dataclass(frozen=True)
 class DeckIdentity:
+    """A deck's identity, held by column: most of a deck's items are as its lock entry
+    holds them, last issued as it says (`_as_in_entry`), and such an item is made only
+    when `items` is asked for (a deck of 10,000 items took 20 ms to resolve by item, and
+    a build resolves every deck)."""
+
     key: str
     previous_key: str | None
     """The lock's key for this deck, current or former; None for a new deck."""
     previous: DeckLock | None
     deck_id: int
-    items: dict[str, ItemIdentity]
+    ids: tuple[str, ...]
+    """The bank's item ids, in its order."""
+    odd: Mapping[int, ItemIdentity]
+    """By position in `ids`: the items whose identity is not as the lock entry holds it."""
+
+    @classmethod
+    def of(
+        cls,
+        key: str,
+        previous_key: str | None,
+        previous: DeckLock | None,
+        deck_id: int,
+        items: Mapping[str, ItemIdentity],
+    ) -> DeckIdentity:
+        """The identity of a deck with these items, in the bank's order."""
+        ids = list(items)
+        found = list(items.values())
+        usual = _as_in_entry(ids, previous)
+        odd = {n: found[n] for n in itertools.compress(itertools.count(), map(ne, found, usual))}
+        return cls(key, previous_key, previous, deck_id, tuple(ids), odd)
+
+    @functools.cached_property
+    def items(self) -> dict[str, ItemIdentity]:
+        """Each item's identity, by id in the bank's order."""
+        items = _as_in_entry(self.ids, self.previous)
+        for n, item in self.odd.items():
+            items[n] = item
+        return dict(zip(self.ids, items, strict=True))
+
+    @property
+    def guids(self) -> list[str]:
+        """Each item's GUID, in the bank's order."""
+        if self.odd or self.previous is None:
+            return [item.guid for item in self.items.values()]
+        return list(map(self.previous.guids.__getitem__, self.ids))  # all in the entry
 
     def __reduce__(self) -> tuple[object, ...]:
-        """Pickled by column, to a worker process (see `DeckLock.__reduce__`), and an item
-        its lock entry holds as it was last issued, the usual case, by its id alone: the
-        entry travels too (a deck's identity of 10,000 items took 0.1 s to and fro)."""
-        ids = list(self.items)
-        found = list(self.items.values())
-        usual = _as_in_entry(ids, self.previous)
-        odd = list(itertools.compress(itertools.count(), map(ne, found, usual)))
-        rest = [found[n] for n in odd]
-        previous, issued = [i.previous for i in rest], [i.issued for i in rest]
-        guids, previous_ids = [i.guid for i in rest], [i.previous_id for i in rest]
-        columns = (odd, guids, *_stamp_columns(previous), previous_ids, *_stamp_columns(issued))
+        """Pickled by column, to a worker process, without the items made from the entry,
+        which travels too (see `DeckLock.__reduce__`)."""
+        odd = list(self.odd.values())
+        previous, issued = [i.previous for i in odd], [i.issued for i in odd]
+        guids, previous_ids = [i.guid for i in odd], [i.previous_id for i in odd]
+        where = list(self.odd)
+        columns = (where, guids, *_stamp_columns(previous), previous_ids, *_stamp_columns(issued))
         key, previous_key, entry, deck_id = self.key, self.previous_key, self.previous, self.deck_id
-        return _deck_identity, (key, previous_key, entry, deck_id, ids, columns)
+        return _deck_identity, (key, previous_key, entry, deck_id, self.ids, columns)
 
     @property
     def removed(self) -> tuple[str, ...]:
@@ -479,7 +515,7 @@ def _deck_identity(
     previous_key: str | None,
     previous: DeckLock | None,
     deck_id: int,
-    ids: list[str],
+    ids: tuple[str, ...],
     columns: tuple[list[Any], ...],
 ) -> DeckIdentity:
     odd, guids, hashes, mtimes, previous_ids, issued_hashes, issued_mtimes = columns
@@ -490,15 +526,13 @@ def _deck_identity(
         previous_ids,
         _stamps(issued_hashes, issued_mtimes),
     )
-    items = _as_in_entry(ids, previous)
-    for n, item in zip(odd, found, strict=True):
-        items[n] = item
-    return DeckIdentity(key, previous_key, previous, deck_id, dict(zip(ids, items, strict=True)))
+    odd_items = dict(zip(odd, found, strict=True))
+    return DeckIdentity(key, previous_key, previous, deck_id, ids, odd_items)
 
 
-def _as_in_entry(ids: list[str], entry: DeckLock | None) -> list[ItemIdentity]:
-    """Each item's identity as the deck's lock entry holds it, last issued as it says: how
-    most items travel (see `DeckIdentity.__reduce__`)."""
+def _as_in_entry(ids: Sequence[str], entry: DeckLock | None) -> list[ItemIdentity]:
+    """Each item's identity as the deck's lock entry holds it, last issued as it says: what
+    most items are (see `DeckIdentity`)."""
     stamps: dict[str, Stamp] = entry.items if entry else {}
     guids: dict[str, str] = entry.guids if entry else {}
     locked = list(map(stamps.get, ids))
@@ -530,14 +564,26 @@ def resolve(
         ids = [item.id for item in outlined.items]
         if previous is not None and previous.items.keys() >= set(ids):
             # the usual deck: every item kept its id, so the lock gives every GUID and
-            # stamp; looked up a column at a time (a third of the time, note by note)
+            # stamp; looked up a column at a time, and only the items last issued other
+            # than as the lock has them are made
             guids = list(map(previous.guids.__getitem__, ids))
-            stamps = map(previous.items.__getitem__, ids)
-            newest = map(issued.notes.get, guids)  # `Issued.newest`, without a call per note
-            items = dict(zip(ids, map(ItemIdentity, guids, stamps, ids, newest), strict=True))
+            stamps = list(map(previous.items.__getitem__, ids))
+            newest = list(map(issued.notes.get, guids))  # `Issued.newest`, without a call
+            odd = (
+                {}
+                if newest == stamps  # compared at once: the usual case
+                else {
+                    n: ItemIdentity(guids[n], stamps[n], ids[n], newest[n])
+                    for n in itertools.compress(itertools.count(), map(ne, newest, stamps))
+                }
+            )
+            ident = DeckIdentity(
+                bank.key, previous_key, previous, deck_id(*oldest), tuple(ids), odd
+            )
         else:
             items = _items_one_by_one(outlined, previous, oldest, issued)
-        out[bank.key] = DeckIdentity(bank.key, previous_key, previous, deck_id(*oldest), items)
+            ident = DeckIdentity.of(bank.key, previous_key, previous, deck_id(*oldest), items)
+        out[bank.key] = ident
     return out
 
 
@@ -569,15 +615,18 @@ def orphans(decks: Mapping[str, DeckIdentity], lock: Lock) -> list[str]:
 
 def duplicate_guids(decks: Mapping[str, DeckIdentity]) -> list[tuple[str, str, str]]:
     """(guid, first deck:item, second deck:item) for notes that would be one note to Anki."""
+    columns = {key: deck.guids for key, deck in decks.items()}
+    if len(set(itertools.chain.from_iterable(columns.values()))) == sum(map(len, columns.values())):
+        return []  # the usual case, seen at once
     seen: dict[str, str] = {}
     clashes = []
-    for deck in decks.values():
-        for item_id, item in deck.items.items():
+    for key, deck in decks.items():
+        for item_id, guid in zip(deck.ids, columns[key], strict=True):
             where = f"{deck.key}:{item_id}"
-            if item.guid in seen:
-                clashes.append((item.guid, seen[item.guid], where))
+            if guid in seen:
+                clashes.append((guid, seen[guid], where))
             else:
-                seen[item.guid] = where
+                seen[guid] = where
     return clashes
 
 
