@@ -18,6 +18,7 @@ from ankigen.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.page import PageError, decode_page, parse_page
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
+from ankigen.package import PackageDeck, PackageNote
 
 VALID_BANK = """\
 topic: demo
@@ -1535,3 +1536,55 @@ def test_a_version_is_the_date_of_its_time_and_its_digest(mtime: int, digest: st
 
     day = time.strftime("%Y.%m.%d", time.gmtime(mtime))
     assert version_string(mtime, digest) == f"{day}+{digest[:8]}"
+
+
+_TEXTS = st.text(max_size=4)
+_NOTES = st.builds(
+    lambda guid, fields, tags, mtime: PackageNote(guid, tuple(fields), tuple(tags), mtime),
+    _TEXTS,
+    st.lists(_TEXTS, max_size=3),
+    st.lists(_TEXTS, max_size=2),
+    st.integers(0, 3),
+)
+
+
+@SETTINGS
+@given(
+    st.lists(_NOTES, max_size=3),
+    st.data(),
+)
+def test_a_package_key_tells_apart_any_two_packages(notes: list[Any], data: st.DataObject) -> None:
+    """Equal packages have one key, and a package that differs in any field of its own or
+    of a note has another: the key decides whether a package in place is rewritten."""
+    import dataclasses
+
+    from ankigen.decks import package_key
+
+    package = PackageDeck(7, "Deck", "About", tuple(notes), 1, 2, ((1, "P", ""),))
+    same = dataclasses.replace(package, notes=tuple(dataclasses.replace(n) for n in notes))
+    assert package_key(same) == package_key(package)
+    deck_field = data.draw(st.sampled_from([f.name for f in dataclasses.fields(PackageDeck)]))
+    if deck_field == "notes" and notes:
+        n = data.draw(st.integers(0, len(notes) - 1))
+        note_field = data.draw(st.sampled_from(["guid", "fields", "tags", "mtime"]))
+        value = data.draw(
+            {
+                "guid": _TEXTS,
+                "fields": st.lists(_TEXTS, max_size=3).map(tuple),
+                "tags": st.lists(_TEXTS, max_size=2).map(tuple),
+                "mtime": st.integers(0, 3),
+            }[note_field]
+        )
+        changed_note = dataclasses.replace(notes[n], **{note_field: value})
+        other = dataclasses.replace(
+            package, notes=(*package.notes[:n], changed_note, *package.notes[n + 1 :])
+        )
+    elif deck_field == "notes":
+        other = dataclasses.replace(package, notes=(data.draw(_NOTES),))
+    elif deck_field in ("name", "description"):
+        other = dataclasses.replace(package, **{deck_field: data.draw(_TEXTS)})
+    elif deck_field == "parents":
+        other = dataclasses.replace(package, parents=((1, data.draw(_TEXTS), ""),))
+    else:
+        other = dataclasses.replace(package, **{deck_field: data.draw(st.integers(0, 9))})
+    assert (package_key(other) == package_key(package)) == (other == package)

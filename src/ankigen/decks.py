@@ -9,8 +9,10 @@ times) are `identity`'s decisions; this module only asks.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
+import operator
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
@@ -485,8 +487,15 @@ def run_package_job(job: PackageJob) -> bytes:
 
 
 def package_key(package: PackageDeck) -> str:
-    """Hash of everything that goes into a package."""
-    return ids.content_hash(__version__, notetype.schema_hash(), repr(package))
+    """Hash of everything that goes into a package: its fields and its notes', as plain
+    values (the dataclasses' own repr, made by Python code per object, took 0.16 s for a
+    deck of 10,000 notes; a tuple's, a tenth)."""
+    deck = tuple(getattr(package, f.name) for f in dataclasses.fields(package) if f.name != "notes")
+    notes = list(map(_NOTE_FIELDS, package.notes))
+    return ids.content_hash(__version__, notetype.schema_hash(), repr((deck, notes)))
+
+
+_NOTE_FIELDS = operator.attrgetter(*(f.name for f in dataclasses.fields(PackageNote)))
 
 
 @dataclass(frozen=True)
