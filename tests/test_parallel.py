@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import functools
 import os
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -313,3 +314,35 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
     write_bank(banks, "b", items=[item(f"b{n}") for n in range(6)])
     build(banks, tmp_path / "out")
     assert pools == [False, True]
+
+
+FIRST_TASK_INHERITED = """
+import threading
+from ankigen.parallel import Pool
+
+pool = Pool(1, fork=True)
+first = pool.submit(str, threading.Lock()).result()  # a lock cannot be pickled
+try:
+    pool.submit(str, threading.Lock()).result()
+    second = "sent"
+except Exception:
+    second = "could not be sent"
+print(pool.started_by, "unlocked" in first, second)
+pool.shutdown()
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="workers are forked on Linux only")
+def test_a_forked_pools_first_task_is_found_in_the_worker_not_sent(tmp_path: Path) -> None:
+    """The argument of a forked pool's first task (a bank edited alone) is in the memory
+    its worker is forked with: it is never pickled, while a later task's argument is.
+    Run in a fresh interpreter, which has no other thread and so can fork."""
+    import subprocess
+
+    script = tmp_path / "inherited.py"
+    script.write_text(FIRST_TASK_INHERITED, encoding="utf-8")
+    done = subprocess.run(
+        [sys.executable, str(script)], capture_output=True, text=True, timeout=120, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "fork True could not be sent"
