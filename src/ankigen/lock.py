@@ -25,6 +25,7 @@ from ankigen.identity import (
     sane_rows,
     split_deck_key,
     stamp_columns,
+    stamps,
     stamps_of,
 )
 from ankigen.jsondata import parse_json
@@ -62,9 +63,7 @@ def _deck_lock(
     mtimes: list[int],
     guids: dict[str, str],
 ) -> DeckLock:
-    return DeckLock(
-        name, created, path, dict(zip(ids, map(Stamp, hashes, mtimes), strict=True)), guids
-    )
+    return DeckLock(name, created, path, dict(zip(ids, stamps(hashes, mtimes), strict=True)), guids)
 
 
 Texts = Mapping[str, tuple[DeckLock, str]]
