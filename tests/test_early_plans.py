@@ -4,6 +4,7 @@ build replaced meanwhile."""
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 from typing import Any
 
@@ -15,7 +16,7 @@ import ankigen.decks
 import ankigen.lint
 import ankigen.parallel
 import ankigen.sources
-from ankigen.build import build
+from ankigen.build import BANK_CACHE, build
 from ankigen.identity import ISSUED_NAME, Issued, Stamp
 from ankigen.lock import parse_lock
 from ankigen.sources import LOCK_NAME
@@ -202,3 +203,101 @@ def test_a_small_bank_edited_alone_is_checked_and_planned_here(
     result = build(project / "banks", project / "out")
     assert [d.path for d in result.decks if d.written] == ["b.en.apkg"]
     assert early == {"b/en.yaml": False} and pools == []
+
+
+def cache_entries(project: Path) -> dict[str, bytes]:
+    folder = project / "out" / BANK_CACHE
+    return {p.name: p.read_bytes() for p in sorted(folder.glob("*.json"))}
+
+
+def test_a_bank_edited_alone_sends_its_entry_with_its_plan(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bank edited alone is checked in a worker, which makes its cache entry while the
+    check's result travels and sends it with the deck's plan, or alone for a deck not
+    planned early (a generated parent deck): the entries are the bytes a build in one
+    process makes, and the next build finds nothing to do."""
+    arrived: list[str] = []
+    arrive = ankigen.bankcache.BankCache.arrive
+
+    def noting(self: Any, source: Any, entry: bytes | None) -> None:
+        arrived.append(f"{source.path.parent.name} {'entry' if entry else 'none'}")
+        arrive(self, source, entry)
+
+    project = tmp_path / "project"  # one folder: an entry names its bank's path
+    made: dict[str, tuple[dict[str, bytes], dict[str, bytes]]] = {}
+    for name in ("one process", "workers"):
+        shutil.rmtree(project, ignore_errors=True)
+        banks = project / "banks"
+        three_kinds(banks)
+        write_bank(banks, "c", items=[item(f"c{n}") for n in range(40)])
+        with monkeypatch.context() as patched:
+            patched.setenv("SOURCE_DATE_EPOCH", "1700000000")
+            build(banks, project / "out")
+        for edited, epoch in (("c", "1700000100"), ("nested", "1700000200")):
+            deck = {"deck": "Course::Nested"} if edited == "nested" else {}
+            items = [item(f"{edited[0]}{n}", explanation=f"Edited {n}.") for n in range(30)]
+            write_bank(banks, edited, items=items, **deck)
+            with monkeypatch.context() as patched:
+                patched.setenv("SOURCE_DATE_EPOCH", epoch)
+                if name == "workers":
+                    with_workers(patched)
+                    patched.setattr(ankigen.bankcache.BankCache, "arrive", noting)
+                build(banks, project / "out")
+        made[name] = cache_entries(project), outputs(project)
+    assert arrived == ["c entry", "nested entry"]
+    assert made["workers"] == made["one process"]
+    # the next build, another bank edited, reads the entries the worker sent
+    read: dict[str, bool] = {}
+    get = ankigen.bankcache.BankCache.get
+
+    def reading(self: Any, source: Any) -> Any:
+        found = get(self, source)
+        read[source.path.parent.name] = found is not None
+        return found
+
+    write_bank(project / "banks", "plain", items=[item(f"p{n}") for n in range(31)])
+    with monkeypatch.context() as patched:
+        patched.setattr(ankigen.bankcache.BankCache, "get", reading)
+        result = build(project / "banks", project / "out")
+    assert read == {"c": True, "nested": True, "pictured": True}
+    assert [deck.path for deck in result.decks if deck.written] == ["plain.en.apkg"]
+
+
+def test_an_entry_that_never_comes_is_made_from_the_banks_bytes(tmp_path: Path) -> None:
+    """An entry a worker was to send (`LATER`) is waited for where it is needed, whether
+    it comes before or after the bank's result is kept; one that never comes (its
+    follow-up failed) is made in this process, the bytes the worker would have sent."""
+    import hashlib
+    import threading
+
+    from ankigen.bank import outline
+    from ankigen.bankcache import LATER, BankCache, dump
+    from ankigen.lint import load_and_check, parity
+    from ankigen.sources import Source
+
+    path = write_bank(tmp_path / "banks", items=[item("a"), item("b")])
+    data = path.read_bytes()
+    source = Source(path, data, hashlib.sha256(data).hexdigest())
+    bank, found = load_and_check(source, ("en",))
+    assert bank is not None
+    made = dump(source, (bank, found), ("en",), outline(bank), parity(bank))
+
+    never = BankCache(tmp_path / "never", ("en",))
+    never.expect(source)
+    never.put(source, LATER, None, parity(bank))
+    never.arrive(source, None)
+    assert never.entry(source) == made
+
+    early = BankCache(tmp_path / "early", ("en",))
+    early.expect(source)
+    early.arrive(source, made)  # before the bank's result is kept
+    early.put(source, LATER, None, parity(bank))
+    assert early.checked_entry(source) == made
+
+    waiting = BankCache(tmp_path / "waiting", ("en",))
+    waiting.expect(source)
+    waiting.put(source, LATER, None, parity(bank))
+    threading.Timer(0.2, waiting.arrive, (source, made)).start()
+    waiting.save()  # waits for it
+    assert [p.read_bytes() for p in (tmp_path / "waiting").glob("*.json")] == [made]

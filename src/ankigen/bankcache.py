@@ -18,6 +18,7 @@ import dataclasses
 import hashlib
 import itertools
 import json
+import threading
 import typing
 import zlib
 from collections.abc import Callable
@@ -44,6 +45,10 @@ FORMAT = 10
 # for 1.52 MB
 COMPRESSION = 1
 
+
+LATER = b""
+"""In place of an entry: the worker that checked the bank makes it while the check's
+result travels, and sends it with the outcome of the bank's follow-up (`BankCache.arrive`)."""
 
 Languages = tuple[str, ...]
 """The source languages a bank was checked against (`lint.sources_for`): its warnings
@@ -431,6 +436,9 @@ class BankCache:
         """The parities of the banks checked in this build, by entry (see `put`)."""
         self.across_read: dict[str, list[Diagnostic]] | None = None
         self.across_used: dict[str, list[Diagnostic]] = {}
+        self.later: dict[str, tuple[Source, threading.Event]] = {}
+        """Entries a worker sends later (`LATER`), by entry: the bank's bytes, kept to make
+        the entry here should it never come, and whether it came (or never will)."""
 
     def across(
         self, bank: str, reference: str, check: Callable[[], list[Diagnostic]]
@@ -591,9 +599,25 @@ class BankCache:
             self.kept[name] = bank
         if parity is not None:
             self.parities[name] = parity
-        self.pending[name] = entry
+        if entry != LATER:
+            self.pending[name] = entry
         self.used.add(name)
         self.digests[source.shown] = source.digest
+
+    def expect(self, source: Source) -> None:
+        """The entry of these bytes comes later (`LATER`), by `arrive`."""
+        self.later.setdefault(entry_name(source, self.languages), (source, threading.Event()))
+
+    def expects(self, source: Source) -> bool:
+        return entry_name(source, self.languages) in self.later
+
+    def arrive(self, source: Source, entry: bytes | None) -> None:
+        """The entry expected for these bytes, or None if it will never come: it is then
+        made here, from the bytes, where it is needed (`entry`)."""
+        name = entry_name(source, self.languages)
+        if entry:
+            self.pending[name] = entry
+        self.later[name][1].set()
 
     def kept_bank(self, source: Source | SourceDigest) -> Bank | None:
         """The bank as parsed in this process, if kept (`put`)."""
@@ -603,20 +627,35 @@ class BankCache:
         """`entry`, its items checked first if it was read rather than made (`get` checks
         an outline only): the deck's job must find exactly what was checked."""
         name = entry_name(source, self.languages)
-        if name not in self.pending:
+        if name not in self.pending and name not in self.later:
             self.bank(source)  # makes the entry again if its items prove unusable
         return self.entry(source)
 
     def entry(self, source: Source | SourceDigest) -> bytes:
         """The entry of a bank checked in this build, read or made: a bank in a few
-        compressed bytes, which a deck's job loads again where it runs."""
+        compressed bytes, which a deck's job loads again where it runs. One that comes
+        later is waited for, or made here if it never comes."""
         name = entry_name(source, self.languages)
+        later = self.later.get(name)
+        if later is not None:
+            later[1].wait()
+            if name not in self.pending:
+                self.pending[name] = self._made_here(later[0])
         return self.pending.get(name) or self.read[name]
+
+    def _made_here(self, source: Source) -> bytes:
+        from ankigen.lint import load_and_check, parity  # the checks import this module
+
+        bank, found = load_and_check(source, self.languages)
+        facts = parity(bank) if bank is not None else None
+        return dump(source, (bank, found), self.languages, None, facts)
 
     def save(self) -> None:
         """Write the new entries; forget those this build did not use. Only a cache, written
         once the build's packages and lock are in place: what cannot be written (a file
         where its folder should be, a full disk) is left out, and read afresh next time."""
+        for source, _ in list(self.later.values()):
+            self.entry(source)  # come by now, or made here
         for name, data in self.pending.items():
             with contextlib.suppress(OutputError):
                 write_atomic(self.folder / name, data)

@@ -31,7 +31,17 @@ def workers() -> int:
     return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
+_worker = False
+
+
+def in_worker() -> bool:
+    """Whether this process is one of a pool's workers."""
+    return _worker
+
+
 def _start_worker() -> None:
+    global _worker
+    _worker = True
     signal.signal(signal.SIGINT, signal.SIG_IGN)
     gc.set_threshold(*GC_THRESHOLDS)  # a worker is ankigen's own process, like the command
     # what a worker has before its first task (a forked one: this process's whole heap)
