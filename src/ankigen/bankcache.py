@@ -516,7 +516,7 @@ class BankCache:
             # the build planned from the outline: the items must be the ones it outlines
             if bank is not None and (used is None or outline(bank) == used[0]):
                 return bank
-        from ankigen.lint import load_and_check, parity  # the checks import this module
+        from ankigen.lint import load_and_check  # the checks import this module
 
         try:
             if isinstance(source, Source) and not source.released:
@@ -539,7 +539,7 @@ class BankCache:
             )
         self.read.pop(name, None)
         self.outlined.pop(name, None)
-        self.pending[name] = dump(read, fresh, self.languages, outlined, parity(fresh[0]))
+        self.pending[name] = self._entry_of(read, fresh, outlined)
         return fresh[0]
 
     def parity(self, source: Source | SourceDigest) -> Parity | None:
@@ -644,11 +644,17 @@ class BankCache:
         return self.pending.get(name) or self.read[name]
 
     def _made_here(self, source: Source) -> bytes:
-        from ankigen.lint import load_and_check, parity  # the checks import this module
+        from ankigen.lint import load_and_check  # the checks import this module
 
-        bank, found = load_and_check(source, self.languages)
+        return self._entry_of(source, load_and_check(source, self.languages))
+
+    def _entry_of(self, source: Source, loaded: Loaded, outlined: Outline | None = None) -> bytes:
+        """The entry of a bank checked in this process, with its parity."""
+        from ankigen.lint import parity
+
+        bank = loaded[0]
         facts = parity(bank) if bank is not None else None
-        return dump(source, (bank, found), self.languages, None, facts)
+        return dump(source, loaded, self.languages, outlined, facts)
 
     def save(self) -> None:
         """Write the new entries; forget those this build did not use. Only a cache, written
