@@ -1588,3 +1588,54 @@ def test_a_package_key_tells_apart_any_two_packages(notes: list[Any], data: st.D
     else:
         other = dataclasses.replace(package, **{deck_field: data.draw(st.integers(0, 9))})
     assert (package_key(other) == package_key(package)) == (other == package)
+
+
+_SEAL_TEXT = st.text(max_size=12)
+
+
+@given(
+    st.lists(_SEAL_TEXT, min_size=2, max_size=4),
+    _SEAL_TEXT,
+    st.sampled_from(["question", "explanation", "shuffle", "answer", "choices", "line_offsets"]),
+)
+def test_an_item_seal_follows_its_values_not_its_objects(
+    choices: list[str], text: str, changed: str
+) -> None:
+    """An item loaded from a cache entry is reused only if its seal is the one it was read
+    with: equal values give one seal however their strings are shared or interned, and a
+    value of another type or content (1 for True, one more choice) gives another."""
+    import sys
+    from dataclasses import replace
+
+    from ankigen.bank import Item, item_seal
+
+    def fresh(value: str) -> str:
+        return "".join(list(value))  # a new object, never interned
+
+    item = Item(
+        id="q",
+        question=sys.intern(text),
+        choices=tuple(choices),
+        answer=(1,),
+        explanation=text,  # the very object of `question`
+        line=3,
+        line_offsets=(0, 1),
+        chunk=7,
+    )
+    copy = replace(
+        item,
+        question=fresh(text),
+        choices=tuple(map(fresh, choices)),
+        explanation=fresh(text),
+        line_offsets=(0, 1),
+    )
+    assert item_seal(copy) == item_seal(item)
+    other = {
+        "question": text + "?",
+        "explanation": text + " ",
+        "shuffle": 1,
+        "answer": (True,),
+        "choices": (*choices, ""),
+        "line_offsets": (0, 2),
+    }[changed]
+    assert item_seal(replace(item, **{changed: other})) != item_seal(item)
