@@ -520,7 +520,7 @@ class BankCache:
         from ankigen.lint import load_and_check  # the checks import this module
 
         try:
-            if isinstance(source, Source) and not source.released:
+            if isinstance(source, Source) and not (source.released or source.unread):
                 data = source.data
             else:
                 data = source.path.read_bytes()

@@ -22,13 +22,17 @@ from ankigen.imagesettings import Settings
 from ankigen.jsondata import parse_json
 from ankigen.sources import (
     LOCK_NAME,
+    Known,
     NoBanks,
     SourceDigest,
     find_banks,
+    parse_known,
     read_lock_bytes,
     read_project_bytes,
     read_sources,
+    record_of,
     shown_path,
+    signatures,
 )
 from ankigen.times import build_time
 
@@ -146,6 +150,8 @@ class BuildCache:
         }
         last = loaded.get("last")
         self.last: dict[str, object] = last if isinstance(last, dict) else {}
+        self.banks: Known = parse_known(loaded.get("banks"))
+        """The banks' files by status, as the last build read them (`sources.Signature`)."""
 
     def fresh(self, path: Path) -> bool:
         """Whether the file is still the one this cache recorded."""
@@ -273,7 +279,12 @@ class BuildCache:
         return BuildResult(decks, warnings, standing)
 
     def to_bytes(self) -> bytes:
-        data = {"version": __version__, "packages": self.packages, "last": self.last}
+        data = {
+            "version": __version__,
+            "packages": self.packages,
+            "last": self.last,
+            "banks": record_of(self.banks),
+        }
         return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False).encode()
 
 
@@ -330,7 +341,11 @@ def build(
     now = build_time()
     image_settings = image_settings or Settings()
     lock_path = banks_dir / LOCK_NAME
-    sources, problems = read_sources(banks_dir, bank_paths)
+    # read without the folder's lock: what a file's status vouched for holds whichever
+    # build recorded it
+    has_cache = (out_dir / CACHE_NAME).is_file()
+    known = BuildCache(out_dir).banks if has_cache else None
+    sources, problems = read_sources(banks_dir, bank_paths, known)
     project_bytes = read_project_bytes(banks_dir)
     if problems:
         raise InvalidBanks([*problems, *_parsed_project(banks_dir, project_bytes)[1]])
@@ -341,7 +356,7 @@ def build(
     fingerprint = inputs_fingerprint(
         seen, lock_bytes, banks_dir, media_dir, image_settings, prune, project_bytes
     )
-    if (out_dir / CACHE_NAME).is_file():
+    if has_cache:
         with exclusive(out_dir):
             unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
         if unchanged is not None:
@@ -359,7 +374,7 @@ def build(
     from ankigen.parallel import worker_pool
 
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
-    size = sum(len(source.data) for source in sources)
+    size = sum(source.size for source in sources)
     evidence = Evidence(out_dir, lock_path, lock_bytes)
     early = EarlyPlans(banks_dir, out_dir, project, evidence, now)
     alone = sum(not bank_cache.has_entry(source) for source in sources) == 1
@@ -367,6 +382,8 @@ def build(
         checked = check_outlines(
             sources, pool, bank_cache, project.reference, early, meanwhile=evidence.read
         )
+        # as checked: a bank known by its status is read if it must be, and its bytes decide
+        seen, by_status = [source.seen for source in sources], signatures(sources)
         del sources  # the banks' bytes, the build's largest input: their digests suffice now
         old_lock, lock_problems = evidence.lock, evidence.lock_problems
         if checked.errors or lock_problems:
@@ -387,6 +404,7 @@ def build(
                     project,
                     project_bytes,
                     media_given,
+                    by_status,
                 ),
                 outlines,
                 diagnostics,

@@ -51,7 +51,7 @@ from ankigen.package import (
 from ankigen.parallel import Pool, parallel_map
 from ankigen.project import Project, parent_decks
 from ankigen.size import check_package
-from ankigen.sources import SourceDigest, shown_path
+from ankigen.sources import Known, SourceDigest, shown_path
 from ankigen.version import lock_version, note_version, with_card_version
 
 
@@ -510,6 +510,8 @@ class Inputs:
     project_bytes: bytes | None
     media_given: Path | None
     """The media folder asked for (`--media`), if one was."""
+    by_status: Known = dataclasses.field(default_factory=dict)
+    """The banks a later build may know by their file's status (`sources.Signature`)."""
 
 
 def build_locked(
@@ -751,6 +753,7 @@ def build_locked(
         inputs.project_bytes,
     )
     cache.remember(after, result, images, media_dir, standing)
+    cache.banks = inputs.by_status
     # only a cache, written once the packages and the lock are in place: if it cannot be
     # (a folder where it should be), the next build is a real one
     with contextlib.suppress(OutputError):

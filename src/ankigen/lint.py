@@ -320,7 +320,9 @@ def _start_checks(
 ) -> Iterator[_Checked]:
     """The banks checked afresh: started in the workers now, their results as they are
     asked for."""
-    if len(fresh) == 1 and len(fresh[0].data) < LONE_BANK_FOR_A_WORKER:
+    for source in fresh:
+        source.read()  # if it was known by its status alone
+    if len(fresh) == 1 and fresh[0].size < LONE_BANK_FOR_A_WORKER:
         then = None  # checked and planned here, in turn
     # without a cache every bank is kept whole; with one, a bank edited alone (parsed
     # here) is kept for its deck's job, but not the many banks of a cold build: a large
@@ -341,7 +343,7 @@ def _start_checks(
     )
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     after = _AfterEach(then, cache) if then is not None else None
-    return parallel_map(work, jobs, pool, lambda job: len(job[0].data), after)
+    return parallel_map(work, jobs, pool, lambda job: job[0].size, after)
 
 
 def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:

@@ -4,6 +4,11 @@ once per build.
 Every decision a build makes (nothing changed, reuse a cached bank, the lock,
 the packages) is made from the bytes read here, so a bank saved while a build
 runs is picked up by the next build, never half by this one.
+
+A build need not read a bank whose file status vouches for its bytes (`Signature`):
+the status it had when a build read it, recorded with their digest, as git's index
+does. Only statuses older than the file system's timestamps can blur are recorded
+(`SETTLE_NS`), so a write after the status was taken always shows in it.
 """
 
 from __future__ import annotations
@@ -11,7 +16,8 @@ from __future__ import annotations
 import hashlib
 import os
 import stat
-from collections.abc import Sequence
+import time
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -26,22 +32,63 @@ class NoBanks(AnkigenError):
     """The banks folder holds no bank files."""
 
 
+Signature = tuple[int, int, int, int, int]
+"""A file's size, modification and change times (ns), inode and device: any write,
+rename, copy or checkout changes one of them (the change time cannot be set back)."""
+
+Known = Mapping[str, tuple[Signature, str]]
+"""Bank path -> the signature its file had when a build read it, and the bytes' digest."""
+
+# A write lands on a timestamp rounded by the file system (2 s on FAT, 1 s on some
+# others, a clock tick on Linux): a second write in that same step leaves the status
+# unchanged. A status vouches for the bytes read after it only if both its times are
+# older than that, when taken: then any later write shows in them.
+SETTLE_NS = 3_000_000_000
+
+
+def signature(info: os.stat_result) -> Signature:
+    return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
+
+
 @dataclass
 class Source:
     """One bank file as it was read: its path, its bytes and their SHA-256.
 
     A build lets go of the bytes once the bank is checked (`release`): its bank cache
     entry then holds what the build needs of it, and the banks' bytes are the build's
-    largest input, held otherwise while every deck is planned."""
+    largest input, held otherwise while every deck is planned. A bank known by its
+    `signature` is not read at all unless its bytes are needed (`read`)."""
 
     path: Path
     data: bytes
     digest: str
     released: bool = False
+    signature: Signature | None = None
+    """The file's status taken before its bytes were read, if settled (`SETTLE_NS`)."""
+    unread: bool = False
+    """Known by `signature` alone: `data` is empty until `read`."""
+    size: int = -1
+    """The bytes' length, read or not."""
+
+    def __post_init__(self) -> None:
+        if self.size < 0:
+            self.size = len(self.data)
 
     def release(self) -> None:
         self.data = b""
         self.released = True
+
+    def read(self) -> None:
+        """The bytes of a bank known by its signature. If they are not the ones it
+        vouched for (a record no ankigen wrote), they are taken as they are, and the
+        status vouches for nothing: nothing was decided from the digest yet but that the
+        bank must be read."""
+        if not self.unread:
+            return
+        self.data, self.unread = read_bank_file(self.path), False
+        digest = hashlib.sha256(self.data).hexdigest()
+        if digest != self.digest:
+            self.digest, self.signature = digest, None
 
     @property
     def shown(self) -> str:
@@ -123,32 +170,74 @@ def read_bank_file(path: Path) -> bytes:
     return path.read_bytes()
 
 
-def read_files(paths: Sequence[Path]) -> tuple[list[Source], list[Diagnostic]]:
-    """Each file read once, with a problem for each that could not be read."""
+def read_files(
+    paths: Sequence[Path], known: Known | None = None
+) -> tuple[list[Source], list[Diagnostic]]:
+    """Each file read once, with a problem for each that could not be read; a file whose
+    status is `known` is not read."""
     sources = []
     problems = []
+    settled_before = time.time_ns() - SETTLE_NS
     for path in paths:
         try:
+            # taken before the bytes are read: a write in between shows next time
+            info = os.stat(path)
+            status = signature(info)
+            record = known.get(str(path)) if known else None
+            if record is not None and record[0] == status:
+                sources.append(
+                    Source(path, b"", record[1], signature=status, unread=True, size=info.st_size)
+                )
+                continue
             data = read_bank_file(path)
         except OSError as exc:
             problems.append(
                 Diagnostic(shown_path(path), 0, "error", f"cannot read: {exc.strerror}")
             )
             continue
-        sources.append(Source(path, data, hashlib.sha256(data).hexdigest()))
+        settled = max(info.st_mtime_ns, info.st_ctime_ns) < settled_before
+        digest = hashlib.sha256(data).hexdigest()
+        sources.append(Source(path, data, digest, signature=status if settled else None))
     return sources, problems
 
 
 def read_sources(
-    banks_dir: Path, bank_paths: Sequence[Path] | None = None
+    banks_dir: Path, bank_paths: Sequence[Path] | None = None, known: Known | None = None
 ) -> tuple[list[Source], list[Diagnostic]]:
-    """Every bank file, read once, with the problems of paths that could not be read."""
+    """Every bank file, read once (or known by its status), with the problems of paths
+    that could not be read."""
     if bank_paths is None:
         paths, problems = find_banks(banks_dir)
     else:
         paths, problems = list(bank_paths), []
-    sources, unreadable = read_files(paths)
+    sources, unreadable = read_files(paths, known)
     return sources, [*problems, *unreadable]
+
+
+def signatures(sources: Sequence[Source]) -> dict[str, tuple[Signature, str]]:
+    """What a later build may know the banks by: those with a settled signature."""
+    return {str(s.path): (s.signature, s.digest) for s in sources if s.signature is not None}
+
+
+def parse_known(value: object) -> dict[str, tuple[Signature, str]]:
+    """The signatures recorded as `record_of` writes them; any other shape is ignored."""
+    if not isinstance(value, dict):
+        return {}
+    known = {}
+    for path, row in value.items():
+        if (
+            isinstance(path, str)
+            and isinstance(row, list)
+            and len(row) == 6
+            and all(type(n) is int for n in row[:5])
+            and isinstance(row[5], str)
+        ):
+            known[path] = (tuple(row[:5]), row[5])
+    return known
+
+
+def record_of(known: Known) -> dict[str, list[object]]:
+    return {path: [*status, digest] for path, (status, digest) in sorted(known.items())}
 
 
 def read_lock_bytes(path: Path) -> bytes | None:
