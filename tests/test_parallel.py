@@ -346,3 +346,45 @@ def test_a_forked_pools_first_task_is_found_in_the_worker_not_sent(tmp_path: Pat
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "fork True could not be sent"
+
+
+class FollowOnceNoted(Collecting):
+    """Follows each item slowly (see `_slow_follow`); notes when `after` has returned."""
+
+    def __init__(self, folder: Path) -> None:
+        super().__init__()
+        self.folder = folder
+        self.handed: list[int] = []
+
+    def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
+        time.sleep(0.2)  # a deck's job takes a while to make: `fed` must wait for it
+        self.handed.append(item)
+        return functools.partial(_slow_follow, self.folder)
+
+
+def test_fed_is_set_once_every_follow_up_is_sent_not_before(tmp_path: Path, pool: Pool) -> None:
+    """What this process does after `fed` no longer competes with the thread that makes
+    and sends the follow-ups; the follow-up itself may still run."""
+    then = FollowOnceNoted(tmp_path)
+    fed = threading.Event()
+    results = parallel_map(_square_where, [3, 4], pool, then=then, fed=fed)
+    assert fed.wait(WAIT)
+    # the worker's item is followed up; the other waits for this process, its worker busy
+    assert then.handed == [3]
+    assert then.collected == {}
+    (tmp_path / "results-in").write_text("")
+    assert [(square, where == os.getpid()) for square, where in results] == [
+        (9, False),
+        (16, True),
+    ]
+    assert set(then.wait_for(2)) == {3, 4}
+
+
+def test_fed_is_set_when_the_map_fails_or_runs_here(pool: Pool) -> None:
+    fed = threading.Event()
+    results = parallel_map(_fails_at_three, [3], pool, then=Squares(), fed=fed)
+    assert fed.wait(WAIT)
+    with pytest.raises(ValueError):
+        list(results)
+    here = threading.Event()
+    assert list(parallel_map(abs, [-1], None, fed=here)) == [1] and here.is_set()

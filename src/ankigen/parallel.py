@@ -192,6 +192,7 @@ def parallel_map(
     pool: Pool | None,
     size: Callable[[T], int] | None = None,
     then: Then[T, R] | None = None,
+    fed: threading.Event | None = None,
 ) -> Iterator[R]:
     """`func(x) for x in items`, in the pool's processes and this one if there is a pool;
     in order. With `size`, the largest items are started first: the last to finish is
@@ -201,9 +202,16 @@ def parallel_map(
     the process that made it, and may outlast the map: its outcome is collected when it
     comes (`Then.collect`). The workers start on the items at once, so the caller can
     work on something else before it asks for the results; even a single item then
-    goes to a worker, its follow-up too, while this process goes on."""
+    goes to a worker, its follow-up too, while this process goes on.
+
+    `fed` is set once no worker works on an item: each result made in a worker is in and
+    its follow-up sent, and the items left (if any) wait for this process to ask for the
+    results (or the map failed); at once without a pool. Work this process does before
+    then competes for the interpreter lock with the thread that feeds the workers."""
     if pool is None or not items or (len(items) < 2 and then is None):
         # one process: a follow-up would overlap nothing, and only hold its result longer
+        if fed is not None:
+            fed.set()
         return map(func, items)
     order = range(len(items))
     handout = _Handout(sorted(order, key=lambda i: -size(items[i])) if size else list(order))
@@ -212,7 +220,7 @@ def parallel_map(
         running: dict[Future[object], int] = {
             pool.submit(func, items[index]): index for index in handout.take_some(pool)
         }
-    return _Shared(func, items, pool, handout, running, then).results()
+    return _Shared(func, items, pool, handout, running, then, fed).results()
 
 
 def _call(follow: Callable[[], S]) -> S:
@@ -291,8 +299,10 @@ class _Shared(Generic[T, R]):
         handout: _Handout,
         running: dict[Future[object], int],
         then: Then[T, R] | None,
+        fed: threading.Event | None = None,
     ) -> None:
         self.func, self.items, self.pool, self.then = func, items, pool, then
+        self.fed = fed
         self.handout = handout
         self.running = running
         self.count = len(items)
@@ -340,6 +350,8 @@ class _Shared(Generic[T, R]):
                 while free and (taken := self.handout.take()) is not None:
                     running[self.pool.submit(self.func, items[taken])] = taken
                     free -= 1
+                if self.fed is not None and all(index >= count for index in running.values()):
+                    self.fed.set()
         except BaseException as exc:  # a broken or shut down pool: raised in the caller
             self.handout.stop()
             self.failures.append(exc)
@@ -351,6 +363,8 @@ class _Shared(Generic[T, R]):
             with self.changed:
                 self.waiting = 0
                 self.changed.notify_all()
+            if self.fed is not None:
+                self.fed.set()
             _Feeding.end()
 
     def results(self) -> Iterator[R]:
