@@ -18,6 +18,7 @@ from ankigen.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.page import PageError, decode_page, parse_page
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
+from ankigen.lint import Before, parity
 from ankigen.package import PackageDeck, PackageNote
 
 VALID_BANK = """\
@@ -777,6 +778,10 @@ def test_an_edited_bank_reusing_its_unchanged_items_reads_as_read_afresh(
         assert [item.line for item in reused.items] == [item.line for item in afresh.items]
         assert [item.chunk for item in reused.items] == [item.chunk for item in afresh.items]
         assert [item.seal for item in reused.items] == [item.seal for item in afresh.items]
+        # the parity's rows, by seal, of the items as last read: those of reading afresh
+        if before is not None:
+            known = Before.of(before, [], parity(before)).parity
+            assert parity(reused, known) == parity(afresh)
 
 
 _NOW = times.clock()

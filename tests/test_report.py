@@ -445,7 +445,8 @@ def test_parities_read_from_the_cache_only_for_banks_not_checked_in_the_build(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bank checked in this build hands its parity over with its entry; only a bank
-    whose entry was read is asked for its parity from the entry."""
+    whose entry was read is asked for its parity from the entry, and an edited bank for
+    the parity of its previous bytes (its unchanged items' rows)."""
     import ankigen.bankcache
 
     read: list[str] = []
@@ -462,7 +463,8 @@ def test_parities_read_from_the_cache_only_for_banks_not_checked_in_the_build(
     assert read == []
     write_bank(project / "banks", language="fr", items=[item("a", 2), item("b")])
     assert invoke(runner, "build").exit_code == 0
-    assert read == ["banks/demo/en.yaml"]  # French was checked in this build
+    # French was checked in this build, with its previous entry
+    assert read == ["banks/demo/fr.yaml", "banks/demo/en.yaml"]
 
 
 def test_an_edited_translation_alone_is_checked_against_its_reference(
@@ -536,3 +538,36 @@ def test_the_bank_cache_round_trips_every_shipped_bank() -> None:
         assert copy == bank and copied_problems == problems
         assert copy is not None and copy.lines == bank.lines
         assert [i.lines for i in copy.items] == [i.lines for i in bank.items]
+
+
+def test_an_edited_bank_takes_its_unchanged_items_parity_rows_as_they_were(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Only the edited item's texts are digested again: the rest are known by seal."""
+    import ankigen.lint
+    from ankigen.bank import parse_bank
+    from ankigen.lint import Before, parity
+
+    def bank_text(second: str) -> bytes:
+        lines = ["topic: demo", "language: en", "title: Demo", "items:"]
+        for item_id, question in (("one", "First?"), ("two", second), ("three", "Third?")):
+            lines += [
+                f"  - id: {item_id}",
+                f'    question: "{question}"',
+                '    choices: ["a", "b"]',
+                "    answer: 1",
+                '    explanation: "Because."',
+            ]
+        return ("\n".join(lines) + "\n").encode()
+
+    old, _ = parse_bank("en.yaml", bank_text("Second?"))
+    assert old is not None
+    before = Before.of(old, [], parity(old))
+    new, _ = parse_bank("en.yaml", bank_text("Second, edited?"), old.items)
+    assert new is not None
+    digested: list[str] = []
+    real = ankigen.lint._digest
+    monkeypatch.setattr(ankigen.lint, "_digest", lambda text: digested.append(text) or real(text))
+    assert parity(new, before.parity) == parity(new)
+    assert digested[:2] == ["second, edited?", "because."]
+    assert len(digested) == 2 + 6  # then all three items again, without `known`

@@ -177,7 +177,8 @@ class ItemOutline(NamedTuple):
     """(field, path, line) of each image the item names, in `IMAGE_FIELDS` order."""
 
 
-Parity = dict[str, tuple[int, tuple[int, ...], int, int, int]]
+ParityRow = tuple[int, tuple[int, ...], int, int, int]
+Parity = dict[str, ParityRow]
 """Of each item by id, what comparing a translation with its reference reads
 (`lint.against_reference`): the number of choices, the answer, which choices have a why
 (bit n-1 for choice n), and digests of the normalized question and explanation."""
