@@ -4,6 +4,7 @@ build replaced meanwhile."""
 
 from __future__ import annotations
 
+import os
 import shutil
 from pathlib import Path
 from typing import Any
@@ -301,3 +302,89 @@ def test_an_entry_that_never_comes_is_made_from_the_banks_bytes(tmp_path: Path) 
     threading.Timer(0.2, waiting.arrive, (source, made)).start()
     waiting.save()  # waits for it
     assert [p.read_bytes() for p in (tmp_path / "waiting").glob("*.json")] == [made]
+
+
+def _made_where(folder: Path) -> Any:
+    """`decks._packaged`, noting the process that made each package in `folder`."""
+    real = ankigen.decks._packaged
+
+    def noting(*args: Any) -> Any:
+        after = "after" if (folder / "plan-in").exists() else "before"
+        (folder / f"packaged-{os.getpid()}-{after}-the-plan").write_text("")
+        return real(*args)
+
+    return noting
+
+
+def _noting_plans(folder: Path) -> Any:
+    """`EarlyPlans.collect`, noting in `folder` when a plan is in."""
+    real = ankigen.decks.EarlyPlans.collect
+
+    def collect(self: Any, source: Any, outcome: object) -> None:
+        if isinstance(outcome, ankigen.decks.DeckPlan):
+            (folder / "plan-in").write_text("")
+        real(self, source, outcome)
+
+    return collect
+
+
+def _never_kept(token: str) -> None:
+    return None
+
+
+_TESTS_PID = os.getpid()
+
+
+def _broken(token: str) -> Any:
+    """Fails in a worker; here, as it is."""
+    if os.getpid() != _TESTS_PID:
+        raise RuntimeError("the worker died")
+    return _KEPT(token)
+
+
+_KEPT = ankigen.decks.run_kept_package
+
+
+@pytest.mark.parametrize("worker", ["keeps", "lost it", "fails"])
+def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: str
+) -> None:
+    """A bank edited alone is planned in its worker, which keeps the package's content
+    and sends the plan: the package is asked for as soon as the plan is in, and the
+    build proper ends its own work (the lock, the issued record) while it is made. A
+    worker that does not have it, or fails, leaves it to this process. Every way, the
+    bytes of a build in one process."""
+    made: dict[str, dict[str, bytes]] = {}
+    where = tmp_path / "where"
+    where.mkdir()
+    for name in ("one process", "workers"):
+        project = tmp_path / name
+        banks = project / "banks"
+        three_kinds(banks)
+        write_bank(banks, "c", items=[item(f"c{n}") for n in range(40)])
+        with monkeypatch.context() as patched:
+            patched.setenv("SOURCE_DATE_EPOCH", "1700000000")
+            build(banks, project / "out")
+        write_bank(banks, "c", items=[item(f"c{n}", explanation="Edited.") for n in range(40)])
+        with monkeypatch.context() as patched:
+            patched.setenv("SOURCE_DATE_EPOCH", "1700000100")
+            if name == "workers":
+                with_workers(patched)
+                patched.setattr(ankigen.decks, "_packaged", _made_where(where))
+                patched.setattr(ankigen.decks.EarlyPlans, "collect", _noting_plans(where))
+                if worker != "keeps":
+                    patched.setattr(
+                        ankigen.decks,
+                        "run_kept_package",
+                        _never_kept if worker == "lost it" else _broken,
+                    )
+            result = build(banks, project / "out")
+        assert [deck.path for deck in result.decks if deck.written] == ["c.en.apkg"]
+        made[name] = outputs(project)
+    assert made["workers"] == made["one process"]
+    makers = {p.name.removeprefix("packaged-") for p in where.glob("packaged-*")}
+    [maker] = makers
+    if worker == "keeps":  # made in the worker, once this process has the plan
+        assert maker.endswith("-after-the-plan") and not maker.startswith(f"{os.getpid()}-")
+    else:  # planned again here, and made here
+        assert maker == f"{os.getpid()}-after-the-plan"

@@ -376,9 +376,9 @@ def build(
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(source.size for source in sources)
     evidence = Evidence(out_dir, lock_path, lock_bytes)
-    early = EarlyPlans(banks_dir, out_dir, project, evidence, now)
     alone = sum(not bank_cache.has_entry(source) for source in sources) == 1
     with worker_pool(size, len(sources), alone) as pool:
+        early = EarlyPlans(banks_dir, out_dir, project, evidence, now, pool if alone else None)
         checked = check_outlines(
             sources, pool, bank_cache, project.reference, early, meanwhile=evidence.read
         )

@@ -12,13 +12,16 @@ import contextlib
 import dataclasses
 import functools
 import hashlib
+import itertools
 import json
 import marshal
 import operator
+import os
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from ankigen import __version__, bankcache, identity, ids, notetype
 from ankigen.bank import Bank, Outline
@@ -56,14 +59,18 @@ from ankigen.size import check_package
 from ankigen.sources import Known, SourceDigest, shown_path
 from ankigen.version import lock_version, note_version, with_card_version
 
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
 
 @dataclass(frozen=True)
 class DeckPlan:
     key: str
     """The bank's key: a plan made in a worker comes back without the bank it was made from."""
-    package: PackageDeck | Packaged
+    package: PackageDeck | Packaged | Kept
     """The content without its parent decks, which need every deck's version; or the
-    package itself, when the job knew the parents and so made it too."""
+    package itself, when the job knew the parents and so made it too; or where the
+    process that planned the deck keeps its content to make the package next."""
     lock: DeckLock
     report: DeckReport
     warnings: tuple[Diagnostic, ...]
@@ -80,6 +87,18 @@ class Packaged:
     """`package_key` of its content."""
     data: bytes | None
     """The package file; None when the package in place already has this content."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A deck's package content, kept by the process that planned it (`run_kept_package`)."""
+
+    token: str
+
+
+_kept: dict[str, tuple[PackageDeck, tuple[tuple[str, bytes], ...], str | None]] = {}
+"""Package contents planned here, by `DeckJob.keep_as`, until the package is asked for."""
+_tokens = itertools.count()
 
 
 def plan_deck(
@@ -316,6 +335,10 @@ class DeckJob:
     bank: Bank | None = None
     """The bank, when this process parsed it and the job runs here; never sent to a
     worker (see `__getstate__`), which loads it from `entry`."""
+    keep_as: str | None = None
+    """With the parents known: keep the package's content under this token, and make
+    the package when the build proper asks for it (`run_kept_package`), once it has the
+    plan: it then does its own end meanwhile (the lock, the issued record)."""
 
     def __getstate__(self) -> dict[str, object]:
         return self.__dict__ | {"bank": None}
@@ -348,14 +371,36 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     assert loaded is not None  # only banks without errors are planned
     bank = job.project.apply(loaded)
     plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
-    plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
     if job.parents is None:
-        return plan
+        return replace(plan, lock_text=deck_text(bank.key, plan.lock))
     assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
     package = replace(plan.package, parents=job.parents)
+    if job.keep_as is not None:
+        # the lock's text of the entry too is left to the build proper, which has the time
+        _kept[job.keep_as] = (package, plan.media, job.in_place)
+        return replace(plan, package=Kept(job.keep_as), media=())
+    plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
+    return replace(plan, package=_packaged(package, plan.media, job.in_place), media=())
+
+
+def _packaged(
+    package: PackageDeck, media: Sequence[tuple[str, bytes]], in_place: str | None
+) -> Packaged:
     key = package_key(package)
-    data = None if key == job.in_place else apkg_bytes(package, plan.media)
-    return replace(plan, package=Packaged(key, data), media=())
+    return Packaged(key, None if key == in_place else apkg_bytes(package, media))
+
+
+def run_kept_package(token: str) -> Packaged | None:
+    """The package of a deck planned in this process (`DeckJob.keep_as`); None if it was
+    not planned here, or cannot be made: the build proper then plans it again, and
+    reports what is wrong."""
+    kept = _kept.pop(token, None)
+    if kept is None:
+        return None
+    try:
+        return _packaged(*kept)
+    except AnkigenError:
+        return None
 
 
 def run_early_job(job: DeckJob) -> DeckPlan | None:
@@ -401,8 +446,21 @@ class EarlyPlans:
     maybe after the banks' results: `take` waits for one still being made."""
 
     def __init__(
-        self, banks_dir: Path, out_dir: Path, project: Project, evidence: Evidence, now: int
+        self,
+        banks_dir: Path,
+        out_dir: Path,
+        project: Project,
+        evidence: Evidence,
+        now: int,
+        alone: Pool | None = None,
     ) -> None:
+        self.alone = alone
+        """The one worker that checks the one bank checked: its deck's plan comes first,
+        and the package is asked for as soon as the plan is in (`DeckJob.keep_as`), so
+        the build proper ends its own work while the package is made."""
+        self.packaging: dict[str, Future[Packaged | None]] = {}
+        """By `Kept.token`: the packages asked for."""
+        _kept.clear()  # what an earlier build in this process left
         self.banks_dir = banks_dir
         self.out_dir = out_dir
         self.project = project
@@ -440,6 +498,7 @@ class EarlyPlans:
             parents=(),
             in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
             bank=bank,
+            keep_as=f"{os.getpid()}.{next(_tokens)}" if self.alone is not None else None,
         )
         with self.changed:
             self.idents.update(ident)
@@ -451,6 +510,9 @@ class EarlyPlans:
         with self.changed:
             if isinstance(outcome, DeckPlan):
                 self.plans[source.path] = outcome
+                if isinstance(outcome.package, Kept) and self.alone is not None:
+                    token = outcome.package.token
+                    self.packaging[token] = self.alone.submit(run_kept_package, token)
             self.pending.discard(source.path)
             self.changed.notify_all()
 
@@ -671,11 +733,16 @@ def build_locked(
     jobs: dict[str, PackageJob] = {}
     package_keys: dict[str, str] = {}
     made: dict[str, bytes] = {}
+    kept: dict[str, tuple[DeckPlan, Future[Packaged | None] | None]] = {}
     for key, plan in sorted(plans.items()):
         new_lock.decks[key] = plan.lock
         if plan.lock_text:
             lock_texts[key] = (plan.lock, plan.lock_text)
         changes.extend(plan.warnings)
+        if isinstance(plan.package, Kept):
+            # asked for from the worker that planned the deck as soon as the plan came
+            kept[key] = (plan, early.packaging.get(plan.package.token))
+            continue
         if isinstance(plan.package, Packaged):
             package_keys[key] = plan.package.key
             if plan.package.data is not None:
@@ -695,12 +762,6 @@ def build_locked(
     del jobs
     if pool is not None:
         pool.close()  # the last work for workers: they exit while this process writes
-    writes: list[tuple[Path, bytes]] = []
-    for done, (key, data) in enumerate(sorted(made.items()), start=1):
-        changes.extend(check_package(by_key[key], written[key], data))
-        writes.append((out_dir / written[key], data))
-        if progress:
-            progress(done, len(made))
     # a deck left as it was needs none: its reuse key binds its lock entry and what was
     # issued for its notes as they were when the entry was last noted (see `record` below)
     for key, deck in new_lock.decks.items():
@@ -717,10 +778,26 @@ def build_locked(
         and f"{key}.apkg" in cache.packages
     ]
     lock_bytes = new_lock.to_bytes(lock_texts)
+    issued_bytes = issued.to_bytes()
+    for key, (plan, future) in kept.items():
+        planned_as = functools.partial(job, by_key[key], parents.get(key, ()))
+        packaged = _kept_package(future, plan, planned_as)
+        package_keys[key] = packaged.key
+        if packaged.data is not None:
+            made[key] = packaged.data
+        reports[key] = (
+            plan.report if packaged.data is not None else replace(plan.report, written=False)
+        )
+    writes: list[tuple[Path, bytes]] = []
+    for done, (key, data) in enumerate(sorted(made.items()), start=1):
+        changes.extend(check_package(by_key[key], written[key], data))
+        writes.append((out_dir / written[key], data))
+        if progress:
+            progress(done, len(made))
     # the evidence first, the lock last: a stop in between only makes times newer
     commit_files(
         [
-            (issued.path, issued.to_bytes()),
+            (issued.path, issued_bytes),
             *writes,
             *([(lock_path, lock_bytes)] if inputs.lock_bytes != lock_bytes else []),
         ],
@@ -763,6 +840,26 @@ def build_locked(
     with contextlib.suppress(OutputError):
         write_atomic(cache.path, cache.to_bytes())
     return result
+
+
+def _kept_package(
+    future: Future[Packaged | None] | None, plan: DeckPlan, job: Callable[[], DeckJob]
+) -> Packaged:
+    """The package of a deck planned early whose content stayed where it was planned
+    (`DeckJob.keep_as`): made there, else here, else planned again here (its job is the
+    one the plan was made for)."""
+    assert isinstance(plan.package, Kept)
+    packaged = None
+    if future is not None:
+        # a worker that failed, or died, leaves the package to this process
+        with contextlib.suppress(Exception):
+            packaged = future.result()
+    packaged = packaged or run_kept_package(plan.package.token)
+    if packaged is None:
+        again = run_deck_job(job())
+        assert isinstance(again.package, Packaged)  # the job knows the parents
+        packaged = again.package
+    return packaged
 
 
 def notetype_stamp(lock: Lock, now: int) -> Stamp:
