@@ -512,7 +512,10 @@ class EarlyPlans:
                 self.plans[source.path] = outcome
                 if isinstance(outcome.package, Kept) and self.alone is not None:
                     token = outcome.package.token
-                    self.packaging[token] = self.alone.submit(run_kept_package, token)
+                    # a pool shut down (the build stopped) takes no work: the build proper,
+                    # if it goes on, makes the package itself (`_kept_package`)
+                    with contextlib.suppress(RuntimeError):
+                        self.packaging[token] = self.alone.submit(run_kept_package, token)
             self.pending.discard(source.path)
             self.changed.notify_all()
 
