@@ -1644,3 +1644,90 @@ def test_an_item_seal_follows_its_values_not_its_objects(
         "line_offsets": (0, 2),
     }[changed]
     assert item_seal(replace(item, **{changed: other})) != item_seal(item)
+
+
+def _parity_row_by_row(rows: object) -> object:
+    """What a cache entry's parity is, row by row: the rule `load_parity` checks by column."""
+    if type(rows) is not list:
+        return "bad"
+    parity = {}
+    for row in rows:
+        if not (
+            type(row) is list
+            and len(row) == 6
+            and type(row[0]) is str
+            and type(row[1]) is int
+            and type(row[2]) is list
+            and all(type(number) is int for number in row[2])
+            and all(type(value) is int for value in row[3:])
+        ):
+            return "bad"
+        parity[row[0]] = (row[1], tuple(row[2]), row[3], row[4], row[5])
+    return parity
+
+
+_PARITY_VALUE = (
+    st.integers(-2, 2)
+    | st.booleans()
+    | st.text(max_size=2)
+    | st.none()
+    | st.floats(allow_nan=False)
+)
+_GOOD_ROW = st.tuples(
+    st.text(max_size=2),
+    st.integers(0, 3),
+    st.lists(st.integers(1, 3), max_size=3),
+    st.integers(),
+    st.integers(),
+    st.integers(),
+).map(list)
+
+
+@st.composite
+def _parity_rows(draw: st.DrawFn) -> object:
+    """Rows as ankigen writes them, and maybe one value (or one answer) of another type,
+    or a row of another length."""
+    rows: list[Any] = draw(st.lists(_GOOD_ROW, max_size=4))
+    if rows and draw(st.booleans()):
+        row = draw(st.sampled_from(rows))
+        at = draw(st.integers(0, 6))
+        if at == 6:
+            row.append(0) if draw(st.booleans()) else row.pop()
+        elif at == 2 and row[2] and draw(st.booleans()):
+            row[2][0] = draw(_PARITY_VALUE)
+        else:
+            row[at] = draw(_PARITY_VALUE)
+    return rows
+
+
+@SETTINGS
+@given(_parity_rows() | _PARITY_VALUE | st.lists(_PARITY_VALUE, max_size=2))
+def test_a_parity_is_read_by_column_as_it_was_row_by_row(rows: object) -> None:
+    import hashlib
+    import json
+    import zlib
+
+    from ankigen import __version__
+    from ankigen.bankcache import FORMAT, BadEntry, load_parity
+
+    source = _source("/nowhere")
+    body = b"".join(zlib.compress(json.dumps(part).encode()) for part in ({}, [], rows))
+    header = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,  # type: ignore[attr-defined]
+        "path": str(source.path),  # type: ignore[attr-defined]
+        "sources": ["en"],
+        "outline": len(zlib.compress(b"{}")),
+        "items": len(zlib.compress(b"[]")),
+        "checksum": hashlib.sha256(body).hexdigest(),
+    }
+    raw = json.dumps(header).encode() + b"\n" + body
+    expected = _parity_row_by_row(json.loads(json.dumps(rows)))
+    try:
+        found: object = load_parity(source, raw, ("en",))  # type: ignore[arg-type]
+    except BadEntry:
+        found = "bad"
+    if rows is None:
+        expected = None  # an entry keeps no parity
+    assert found == expected

@@ -21,7 +21,7 @@ import json
 import threading
 import typing
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import Any
 
@@ -310,20 +310,26 @@ def load_parity(source: Source | SourceDigest, raw: bytes, languages: Languages)
         return None
     if type(rows) is not list:
         raise BadEntry("parity")
-    parity: Parity = {}
-    for row in rows:
-        if not (
-            type(row) is list
-            and len(row) == 6
-            and type(row[0]) is str
-            and type(row[1]) is int
-            and type(row[2]) is list
-            and all(type(number) is int for number in row[2])
-            and all(type(value) is int for value in row[3:])
-        ):
-            raise BadEntry("parity")
-        parity[row[0]] = (row[1], tuple(row[2]), row[3], row[4], row[5])
-    return parity
+    if not rows:
+        return {}
+    # checked a column at a time, by the types the column holds: a row at a time, the
+    # parity of an unchanged reference cost 0.05 s for 10,000 items
+    if _types(rows) != {list} or set(map(len, rows)) != {6}:
+        raise BadEntry("parity")
+    ids, counts, answers, whys, questions, explanations = zip(*rows, strict=True)
+    if not (
+        _types(ids) == {str}
+        and _types(answers) == {list}
+        and _types(itertools.chain.from_iterable(answers)) <= {int}
+        and all(_types(column) == {int} for column in (counts, whys, questions, explanations))
+    ):
+        raise BadEntry("parity")
+    rows_now = zip(counts, map(tuple, answers), whys, questions, explanations, strict=True)
+    return dict(zip(ids, rows_now, strict=True))
+
+
+def _types(values: Iterable[object]) -> set[type]:
+    return set(map(type, values))
 
 
 def _unpack(part: bytes) -> Any:
