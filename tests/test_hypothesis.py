@@ -1007,6 +1007,17 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     assert pickle.loads(pickle.dumps(previous)) == previous
     empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, (), {})
     assert pickle.loads(pickle.dumps(empty)) == empty
+    # a reuse key taken from what `resolve` found is the one made note by note
+    from ankigen.decks import reuse_key
+    from ankigen.media import Prepared
+    from ankigen.sources import SourceDigest
+
+    source = SourceDigest(Path("banks/demo/en.yaml"), "0" * 64)
+    keys = [
+        reuse_key(source, deck, issued, identity.Stamp("t", 1), Prepared({}, ()), previous, **how)
+        for how in ({}, {"as_resolved": True})
+    ]
+    assert keys[0] == keys[1]
 
 
 # Spellings of each value of an item: some are read by the fast path for plain items,
