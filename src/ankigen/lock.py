@@ -9,6 +9,7 @@ in it is checked; a bad one is reported at its line.
 from __future__ import annotations
 
 import bisect
+import functools
 import json
 import re
 from collections.abc import Mapping
@@ -74,9 +75,16 @@ Texts = Mapping[str, tuple[DeckLock, str]]
 class Lock:
     notetype: Stamp | None = None
     decks: dict[str, DeckLock] = field(default_factory=dict)
-    texts: dict[str, tuple[DeckLock, str]] = field(default_factory=dict, compare=False, repr=False)
-    """The entries read from a lock file laid out as this version writes it, each with its
-    text there (`Texts`): a build that keeps an entry needs no text made for it."""
+    read_from: str = field(default="", compare=False, repr=False)
+    """The text of the lock file it was read from, if it was read without a problem."""
+
+    @functools.cached_property
+    def texts(self) -> dict[str, tuple[DeckLock, str]]:
+        """The entries read from a lock file laid out as this version writes it, each with
+        its text there (`Texts`): a build that keeps an entry needs no text made for it.
+        Found when first asked for: a deck planned early waits for the lock, not for
+        this (0.05 s for 10 x 10,000 items)."""
+        return _as_written(self.read_from, self) if self.read_from else {}
 
     def to_bytes(self, made: Texts | None = None) -> bytes:
         """Stable JSON with one item per line, so the lock diffs well in review. `made`:
@@ -227,7 +235,7 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     except (KeyError, TypeError, AttributeError, IndexError):
         raise _damaged(shown) from None
     if not problems:
-        lock.texts = _as_written(text, lock)
+        lock.read_from = text
     return lock, problems
 
 
