@@ -1004,6 +1004,8 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     )
     # as sent to and from worker processes, by column
     assert pickle.loads(pickle.dumps(deck)) == deck
+    sent = pickle.loads(pickle.dumps(outlined))
+    assert sent == outlined and {type(i).__name__ for i in sent.items} == {"ItemOutline"}
     assert pickle.loads(pickle.dumps(previous)) == previous
     empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, (), {})
     assert pickle.loads(pickle.dumps(empty)) == empty
@@ -1742,3 +1744,31 @@ def test_a_parity_is_read_by_column_as_it_was_row_by_row(rows: object) -> None:
     if rows is None:
         expected = None  # an entry keeps no parity
     assert found == expected
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.tuples(st.booleans(), st.booleans(), st.lists(IDS, max_size=2, unique=True)),
+        max_size=4,
+    )
+)
+def test_an_outline_travels_by_column_as_it_is(items: list[tuple[bool, bool, list[str]]]) -> None:
+    """A checked bank's outline goes back from its worker a column at a time: the same
+    outline, images, former ids and retired flags included, none or many items."""
+    from ankigen.bank import Bank, ItemOutline, Outline
+
+    bank = Bank(path="x.yaml", topic="demo", language="en", title="T", items=())
+    rows = tuple(
+        ItemOutline(
+            f"i{n}",
+            tuple(f"old-{f}" for f in former),
+            retired,
+            (("image", f"p{n}.png", n + 3),) if pictured else (),
+        )
+        for n, (retired, pictured, former) in enumerate(items)
+    )
+    outlined = Outline(bank, rows)
+    sent = pickle.loads(pickle.dumps(outlined))
+    assert sent == outlined
+    assert [type(item) for item in sent.items] == [ItemOutline] * len(rows)

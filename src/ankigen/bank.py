@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import difflib
 import hashlib
+import itertools
 import marshal
 import operator
 import re
@@ -17,7 +18,7 @@ import unicodedata
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import NamedTuple
+from typing import NamedTuple, cast
 
 import yaml
 
@@ -193,6 +194,18 @@ class Outline:
     bank: Bank
     """The bank with no items: its settings and lines."""
     items: tuple[ItemOutline, ...]
+
+    def __reduce__(self) -> tuple[object, ...]:
+        """Pickled by column, from the worker that checked the bank: a named tuple at a
+        time, 10,000 items took 60 ms there and back, on the way to their deck's plan."""
+        columns = tuple(zip(*self.items, strict=True)) if self.items else ()
+        return _outline, (self.bank, columns)
+
+
+def _outline(bank: Bank, columns: tuple[tuple[object, ...], ...]) -> Outline:
+    rows = zip(*columns, strict=True)
+    made = map(tuple.__new__, itertools.repeat(ItemOutline), rows)  # as `identity.stamps`
+    return Outline(bank, tuple(cast(Iterator[ItemOutline], made)))
 
 
 def outline(bank: Bank) -> Outline:
