@@ -48,6 +48,18 @@ def planned_early(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
     return early
 
 
+def built_with_a_plain_bank(project: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """`three_kinds` and a plain bank "c" of 40 items, built once in one process; the
+    banks folder."""
+    banks = project / "banks"
+    three_kinds(banks)
+    write_bank(banks, "c", items=[item(f"c{n}") for n in range(40)])
+    with monkeypatch.context() as patched:
+        patched.setenv("SOURCE_DATE_EPOCH", "1700000000")
+        build(banks, project / "out")
+    return banks
+
+
 def with_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker processes even for small banks, and even for one: decks are planned early
     only where several processes share the work (in one, it would overlap nothing)."""
@@ -229,12 +241,7 @@ def test_a_bank_edited_alone_sends_its_entry_with_its_plan(
     made: dict[str, tuple[dict[str, bytes], dict[str, bytes]]] = {}
     for name in ("one process", "workers"):
         shutil.rmtree(project, ignore_errors=True)
-        banks = project / "banks"
-        three_kinds(banks)
-        write_bank(banks, "c", items=[item(f"c{n}") for n in range(40)])
-        with monkeypatch.context() as patched:
-            patched.setenv("SOURCE_DATE_EPOCH", "1700000000")
-            build(banks, project / "out")
+        banks = built_with_a_plain_bank(project, monkeypatch)
         for edited, epoch in (("c", "1700000100"), ("nested", "1700000200")):
             deck = {"deck": "Course::Nested"} if edited == "nested" else {}
             items = [item(f"{edited[0]}{n}", explanation=f"Edited {n}.") for n in range(30)]
@@ -359,12 +366,7 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
     where.mkdir()
     for name in ("one process", "workers"):
         project = tmp_path / name
-        banks = project / "banks"
-        three_kinds(banks)
-        write_bank(banks, "c", items=[item(f"c{n}") for n in range(40)])
-        with monkeypatch.context() as patched:
-            patched.setenv("SOURCE_DATE_EPOCH", "1700000000")
-            build(banks, project / "out")
+        banks = built_with_a_plain_bank(project, monkeypatch)
         write_bank(banks, "c", items=[item(f"c{n}", explanation="Edited.") for n in range(40)])
         with monkeypatch.context() as patched:
             patched.setenv("SOURCE_DATE_EPOCH", "1700000100")

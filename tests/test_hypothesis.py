@@ -307,6 +307,31 @@ def test_bank_cache_entries_of_random_bytes_are_refused(raw: bytes) -> None:
         raise AssertionError("random bytes were taken for a cache entry")
 
 
+def _entry_of(source: object, payload: object, items: object, parity: object) -> bytes:
+    """A bank cache entry for `source` with these payloads, its header as ankigen writes
+    it: only the payloads' shape can tell it from a real one."""
+    import hashlib
+    import zlib
+
+    from ankigen import __version__
+    from ankigen.bankcache import FORMAT
+
+    first = zlib.compress(json.dumps(payload).encode())
+    second = zlib.compress(json.dumps(items).encode())
+    body = first + second + zlib.compress(json.dumps(parity).encode())
+    header = {
+        "version": __version__,
+        "format": FORMAT,
+        "digest": source.digest,  # type: ignore[attr-defined]
+        "path": str(source.path),  # type: ignore[attr-defined]
+        "sources": ["en"],
+        "outline": len(first),
+        "items": len(second),
+        "checksum": hashlib.sha256(body).hexdigest(),
+    }
+    return json.dumps(header).encode() + b"\n" + body
+
+
 @SETTINGS
 @given(
     st.dictionaries(BANK_KEYS, JSON, max_size=3)
@@ -331,29 +356,12 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
 ) -> None:
     """Even with a header that matches, only payloads of exactly the right shape are used,
     the outline's alone or with the items', and the parity's."""
-    import hashlib
-    import json
-    import zlib
 
-    from ankigen import __version__
     from ankigen.bank import Bank, Outline
-    from ankigen.bankcache import FORMAT, BadEntry, load, load_outline, load_parity
+    from ankigen.bankcache import BadEntry, load, load_outline, load_parity
 
     source = _source("/nowhere")
-    first = zlib.compress(json.dumps(payload).encode())
-    second = zlib.compress(json.dumps(items).encode())
-    body = first + second + zlib.compress(json.dumps(parity).encode())
-    header = {
-        "version": __version__,
-        "format": FORMAT,
-        "digest": source.digest,  # type: ignore[attr-defined]
-        "path": str(source.path),  # type: ignore[attr-defined]
-        "sources": ["en"],
-        "outline": len(first),
-        "items": len(second),
-        "checksum": hashlib.sha256(body).hexdigest(),
-    }
-    raw = json.dumps(header).encode() + b"\n" + body
+    raw = _entry_of(source, payload, items, parity)
     try:
         facts = load_parity(source, raw, ("en",))  # type: ignore[arg-type]
     except BadEntry:
@@ -1716,26 +1724,12 @@ def _parity_rows(draw: st.DrawFn) -> object:
 @SETTINGS
 @given(_parity_rows() | _PARITY_VALUE | st.lists(_PARITY_VALUE, max_size=2))
 def test_a_parity_is_read_by_column_as_it_was_row_by_row(rows: object) -> None:
-    import hashlib
     import json
-    import zlib
 
-    from ankigen import __version__
-    from ankigen.bankcache import FORMAT, BadEntry, load_parity
+    from ankigen.bankcache import BadEntry, load_parity
 
     source = _source("/nowhere")
-    body = b"".join(zlib.compress(json.dumps(part).encode()) for part in ({}, [], rows))
-    header = {
-        "version": __version__,
-        "format": FORMAT,
-        "digest": source.digest,  # type: ignore[attr-defined]
-        "path": str(source.path),  # type: ignore[attr-defined]
-        "sources": ["en"],
-        "outline": len(zlib.compress(b"{}")),
-        "items": len(zlib.compress(b"[]")),
-        "checksum": hashlib.sha256(body).hexdigest(),
-    }
-    raw = json.dumps(header).encode() + b"\n" + body
+    raw = _entry_of(source, {}, [], rows)
     expected = _parity_row_by_row(json.loads(json.dumps(rows)))
     try:
         found: object = load_parity(source, raw, ("en",))  # type: ignore[arg-type]
