@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, write_bank
+from tests.helpers import AnkiCollection, item, without_versions, write_bank
 
 NAME = re.compile(r"^[0-9a-f]{20}\.(png|jpg|webp)$")
 
@@ -217,3 +217,38 @@ def test_media_option_and_preview_copies_images(project: Path, runner: CliRunner
     assert images[0].name in (project / "out" / "preview" / "demo.en.html").read_text(
         encoding="utf-8"
     )
+
+
+@pytest.mark.parametrize("settled", [False, True])
+def test_an_image_written_seconds_ago_is_hashed_by_the_next_build(
+    project: Path, media: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, settled: bool
+) -> None:
+    """As for banks: an image's status vouches for its content only if both its times were
+    more than a few seconds old when taken; else the next build hashes it again."""
+    import ankigen.media
+
+    if settled:
+        monkeypatch.setattr(ankigen.media, "SETTLE_NS", 0)
+    image = line_art(media / "a.png")
+    write_bank(project / "banks", items=[item("a", image="a.png", image_alt="x")])
+    assert invoke(runner, "build").exit_code == 0
+    cache = json.loads((project / "out" / ".ankigen-cache.json").read_text(encoding="utf-8"))
+    [recorded] = cache["last"]["images"]
+    info = image.stat()
+    times = [info.st_mtime_ns, info.st_ctime_ns] if settled else [None, None]
+    assert recorded[2:] == [info.st_size, *times, info.st_ino]
+    hashed: list[str] = []
+    real = Path.read_bytes
+
+    def reading(path: Path) -> bytes:
+        if path.name == "a.png":
+            hashed.append(path.name)
+        return real(path)
+
+    monkeypatch.setattr(Path, "read_bytes", reading)
+    result = invoke(runner, "build")
+    assert (result.exit_code, without_versions(result.stdout)) == (
+        0,
+        "up to date out/demo.en.apkg: 1 note\n",
+    )
+    assert hashed == ([] if settled else ["a.png"])

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import io
+import time
 import warnings
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
@@ -19,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ankigen import ids
 from ankigen.errors import Diagnostic
 from ankigen.imagesettings import Settings
+from ankigen.sources import SETTLE_NS
 
 IMAGE_FIELDS = ("image", "explanation_image")
 """The item fields that name an image file."""
@@ -210,8 +212,10 @@ class SourceImage:
     """Relative to the media folder, as the bank names it."""
     sha256: str
     size: int
-    mtime_ns: int
-    ctime_ns: int
+    mtime_ns: int | None
+    """None, with `ctime_ns`, when the times were too recent to vouch for the content
+    (`sources.SETTLE_NS`): the next build hashes the file."""
+    ctime_ns: int | None
     inode: int
 
     def as_json(self) -> list[object]:
@@ -223,7 +227,7 @@ def unchanged_images(recorded: object, media_dir: Path) -> bool:
 
     The content is what counts: a stat that matches in size, both times and inode
     skips hashing; anything else (a copy with `cp -p`, `rsync -a`, an unpacked
-    archive) is hashed again.
+    archive, times recorded as too recent) is hashed again.
     """
     if not isinstance(recorded, list):
         return False
@@ -283,6 +287,9 @@ def prepare(
     images: dict[tuple[str, str, str], Processed] = {}
     problems: list[Diagnostic] = []
     read: dict[str, SourceImage] = {}
+    # as for banks (`sources.SETTLE_NS`): a second write within the file system's
+    # timestamp step would leave the status of a file written just now as it is
+    settled_before = time.time_ns() - SETTLE_NS
     for ref in refs:
         try:
             source = resolve(media_dir, ref.path)
@@ -290,8 +297,10 @@ def prepare(
                 info = source.stat()  # before reading: a later change shows as a new stat
                 data = source.read_bytes()
                 digest = hashlib.sha256(data).hexdigest()
+                times = (info.st_mtime_ns, info.st_ctime_ns)
+                mtime, ctime = times if max(times) < settled_before else (None, None)
                 read[ref.path] = SourceImage(
-                    ref.path, digest, info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino
+                    ref.path, digest, info.st_size, mtime, ctime, info.st_ino
                 )
                 key = ids.content_hash(digest, settings.key)
                 cached = cache.get(key)
