@@ -746,6 +746,13 @@ def build_locked(
     package_keys: dict[str, str] = {}
     made: dict[str, bytes] = {}
     kept: dict[str, tuple[DeckPlan, Future[Packaged | None] | None]] = {}
+
+    def made_where_planned(key: str, report: DeckReport, packaged: Packaged) -> None:
+        package_keys[key] = packaged.key
+        if packaged.data is not None:
+            made[key] = packaged.data
+        reports[key] = report if packaged.data is not None else replace(report, written=False)
+
     for key, plan in sorted(plans.items()):
         new_lock.decks[key] = plan.lock
         if plan.lock_text:
@@ -756,16 +763,13 @@ def build_locked(
             kept[key] = (plan, early.packaging.get(plan.package.token))
             continue
         if isinstance(plan.package, Packaged):
-            package_keys[key] = plan.package.key
-            if plan.package.data is not None:
-                made[key] = plan.package.data
-            in_place = plan.package.data is None
-        else:
-            package = replace(plan.package, parents=parents.get(key, ()))
-            package_keys[key] = package_key(package)
-            in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
-            if not in_place:
-                jobs[key] = PackageJob(package, plan.media)
+            made_where_planned(key, plan.report, plan.package)
+            continue
+        package = replace(plan.package, parents=parents.get(key, ()))
+        package_keys[key] = package_key(package)
+        in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
+        if not in_place:
+            jobs[key] = PackageJob(package, plan.media)
         reports[key] = replace(plan.report, written=False) if in_place else plan.report
     # the notes of every deck are the build's largest data: gone once packaged
     written = {key: plan.report.path for key, plan in plans.items()}
@@ -793,13 +797,7 @@ def build_locked(
     issued_bytes = issued.to_bytes()
     for key, (plan, future) in kept.items():
         planned_as = functools.partial(job, by_key[key], parents.get(key, ()))
-        packaged = _kept_package(future, plan, planned_as)
-        package_keys[key] = packaged.key
-        if packaged.data is not None:
-            made[key] = packaged.data
-        reports[key] = (
-            plan.report if packaged.data is not None else replace(plan.report, written=False)
-        )
+        made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
     writes: list[tuple[Path, bytes]] = []
     for done, (key, data) in enumerate(sorted(made.items()), start=1):
         changes.extend(check_package(by_key[key], written[key], data))
