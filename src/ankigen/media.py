@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from ankigen import ids
 from ankigen.errors import Diagnostic
 from ankigen.imagesettings import Settings
-from ankigen.sources import SETTLE_NS
+from ankigen.sources import settled
 
 IMAGE_FIELDS = ("image", "explanation_image")
 """The item fields that name an image file."""
@@ -287,9 +287,9 @@ def prepare(
     images: dict[tuple[str, str, str], Processed] = {}
     problems: list[Diagnostic] = []
     read: dict[str, SourceImage] = {}
-    # as for banks (`sources.SETTLE_NS`): a second write within the file system's
-    # timestamp step would leave the status of a file written just now as it is
-    settled_before = time.time_ns() - SETTLE_NS
+    # as for banks: a second write within the file system's timestamp step would leave
+    # the status of a file written just now as it is
+    taken = time.time_ns()
     for ref in refs:
         try:
             source = resolve(media_dir, ref.path)
@@ -297,8 +297,8 @@ def prepare(
                 info = source.stat()  # before reading: a later change shows as a new stat
                 data = source.read_bytes()
                 digest = hashlib.sha256(data).hexdigest()
-                times = (info.st_mtime_ns, info.st_ctime_ns)
-                mtime, ctime = times if max(times) < settled_before else (None, None)
+                vouching = settled(info, taken)
+                mtime, ctime = (info.st_mtime_ns, info.st_ctime_ns) if vouching else (None, None)
                 read[ref.path] = SourceImage(
                     ref.path, digest, info.st_size, mtime, ctime, info.st_ino
                 )

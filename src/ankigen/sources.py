@@ -50,6 +50,12 @@ def signature(info: os.stat_result) -> Signature:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
 
 
+def settled(info: os.stat_result, taken_ns: int) -> bool:
+    """Whether a status taken at `taken_ns` (or later) vouches for the bytes read after
+    it: both its times older than `SETTLE_NS` then. For banks and images alike."""
+    return max(info.st_mtime_ns, info.st_ctime_ns) < taken_ns - SETTLE_NS
+
+
 @dataclass
 class Source:
     """One bank file as it was read: its path, its bytes and their SHA-256.
@@ -177,7 +183,7 @@ def read_files(
     status is `known` is not read."""
     sources = []
     problems = []
-    settled_before = time.time_ns() - SETTLE_NS
+    taken = time.time_ns()
     for path in paths:
         try:
             # taken before the bytes are read: a write in between shows next time
@@ -195,9 +201,9 @@ def read_files(
                 Diagnostic(shown_path(path), 0, "error", f"cannot read: {exc.strerror}")
             )
             continue
-        settled = max(info.st_mtime_ns, info.st_ctime_ns) < settled_before
         digest = hashlib.sha256(data).hexdigest()
-        sources.append(Source(path, data, digest, signature=status if settled else None))
+        vouching = status if settled(info, taken) else None
+        sources.append(Source(path, data, digest, signature=vouching))
     return sources, problems
 
 
