@@ -344,9 +344,10 @@ class DeckJob:
     """The bank, when this process parsed it and the job runs here; never sent to a
     worker (see `__getstate__`), which loads it from `entry`."""
     keep_as: str | None = None
-    """With the parents known: keep the package's content under this token, and make
-    the package when the build proper asks for it (`run_kept_package`), once it has the
-    plan: it then does its own end meanwhile (the lock, the issued record)."""
+    """With the parents known: keep the package's content under this token and send the
+    plan without it; the package is made when asked for (`run_kept_package`), as soon as
+    the plan is in, while the build proper does its own end (the lock, the issued
+    record)."""
 
     def __getstate__(self) -> dict[str, object]:
         return self.__dict__ | {"bank": None}
@@ -460,9 +461,9 @@ class EarlyPlans:
         project: Project,
         evidence: Evidence,
         now: int,
-        alone: Pool | None = None,
+        lone_worker: Pool | None = None,
     ) -> None:
-        self.alone = alone
+        self.lone_worker = lone_worker
         """The one worker that checks the one bank checked: its deck's plan comes first,
         and the package is asked for as soon as the plan is in (`DeckJob.keep_as`), so
         the build proper ends its own work while the package is made."""
@@ -506,7 +507,7 @@ class EarlyPlans:
             parents=(),
             in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
             bank=bank,
-            keep_as=f"{os.getpid()}.{next(_tokens)}" if self.alone is not None else None,
+            keep_as=f"{os.getpid()}.{next(_tokens)}" if self.lone_worker is not None else None,
         )
         with self.changed:
             self.idents.update(ident)
@@ -518,12 +519,12 @@ class EarlyPlans:
         with self.changed:
             if isinstance(outcome, DeckPlan):
                 self.plans[source.path] = outcome
-                if isinstance(outcome.package, Kept) and self.alone is not None:
+                if isinstance(outcome.package, Kept) and self.lone_worker is not None:
                     token = outcome.package.token
                     # a pool shut down (the build stopped) takes no work: the build proper,
                     # if it goes on, makes the package itself (`_kept_package`)
                     with contextlib.suppress(RuntimeError):
-                        self.packaging[token] = self.alone.submit(run_kept_package, token)
+                        self.packaging[token] = self.lone_worker.submit(run_kept_package, token)
             self.pending.discard(source.path)
             self.changed.notify_all()
 
