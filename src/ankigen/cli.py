@@ -8,11 +8,13 @@ import signal
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from ankigen import __version__
+from ankigen.errors import AnkigenError
+from ankigen.report import count, warning_summary
 
 BANKS_ARGUMENT = click.argument(
     "banks", default="banks", type=click.Path(path_type=Path, file_okay=False)
@@ -36,7 +38,20 @@ MEDIA_OPTION = click.option(
 )
 
 
-@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+class Commands(click.Group):
+    """The commands; the library's errors (`AnkigenError`) are shown here, as click shows
+    its own: the message on standard error, then the error's exit status."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except AnkigenError as error:
+            click.echo(error.format_message(), err=True)
+            # not the error: its traceback would hold a build's worker pool
+            raise click.exceptions.Exit(error.exit_code) from None
+
+
+@click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
 @click.version_option(__version__, prog_name="ankigen")
 def cli() -> None:
     """Turn multiple-choice quiz banks into Anki decks."""
@@ -63,10 +78,9 @@ def build(
     banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int, prune: bool
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
-    import json
-
     from ankigen.build import build as run_build
     from ankigen.imagesettings import Settings
+    from ankigen.report import build_lines
 
     result = run_build(
         banks,
@@ -76,38 +90,14 @@ def build(
         image_settings=Settings(max_side=max_image_size),
         prune=prune,
     )
-    _warning_summary(len(result.warnings))
-    for key in result.pruned:
-        click.echo(f"pruned deck {key!r} from the lock", err=True)
-    for change in result.changes:
-        click.echo(str(change), err=True)
-    if as_json:
-        decks = [d.as_json() | {"path": str(out / d.path)} for d in result.decks]
-        click.echo(json.dumps({"decks": decks}, indent=1))
-        return
-    for deck in result.decks:
-        if not deck.written:
-            click.echo(
-                f"up to date {out / deck.path}: {_count(deck.notes, 'note')}, "
-                f"version {deck.version}"
-            )
-            continue
-        retired = f", {deck.retired} retired" if deck.retired else ""
-        click.echo(
-            f"wrote {out / deck.path}: {_count(deck.notes, 'note')} "
-            f"({deck.new} new, {deck.changed} changed, {deck.unchanged} unchanged, "
-            f"{deck.removed} removed{retired}), version {deck.version}"
-        )
+    for line in build_lines(result, out, as_json):
+        click.echo(line.text, err=line.to_stderr)
 
 
-def _count(number: int, word: str) -> str:
-    return f"{number} {word}{'' if number == 1 else 's'}"
-
-
-def _warning_summary(count: int) -> None:
-    if count:
-        plural = "s" if count != 1 else ""
-        click.echo(f"{count} warning{plural} in the banks; 'ankigen lint' lists them", err=True)
+def _warning_summary(warnings: int) -> None:
+    summary = warning_summary(warnings)
+    if summary:
+        click.echo(summary, err=True)
 
 
 def _terminal_progress() -> Callable[[int, int], None] | None:
@@ -353,7 +343,7 @@ def export(bank: Path, format_name: str, out: Path | None, media: Path | None) -
         sys.stdout.buffer.flush()
     else:
         write_atomic(out, exported.data)
-        click.echo(f"wrote {out}: {_count(len(exported.source.questions), 'item')}", err=True)
+        click.echo(f"wrote {out}: {count(len(exported.source.questions), 'item')}", err=True)
 
 
 @cli.command()
@@ -393,7 +383,7 @@ def push(
             click.echo(f"unchanged since the last push: {path}")
     for pushed in run_push(client, out, todo):
         click.echo(f"pushed {pushed.path}: Anki replied {json_dumps(pushed.reply)}")
-    click.echo(f"{_count(len(todo), 'package')} pushed, {len(packages) - len(todo)} unchanged")
+    click.echo(f"{count(len(todo), 'package')} pushed, {len(packages) - len(todo)} unchanged")
 
 
 def json_dumps(value: object) -> str:
@@ -430,7 +420,7 @@ def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
     for warning in done.warnings:
         click.echo(str(warning), err=True)
     write_atomic(done.path, done.text.encode("utf-8"))
-    click.echo(f"wrote {done.path}: {_count(done.translated, 'translation')} from {file}")
+    click.echo(f"wrote {done.path}: {count(done.translated, 'translation')} from {file}")
 
 
 @cli.command()
@@ -476,7 +466,7 @@ def translate(topic: str, banks: Path, language: str, update: bool, po_path: Pat
     started.path.parent.mkdir(parents=True, exist_ok=True)
     write_atomic(started.path, started.text.encode("utf-8"))
     click.echo(
-        f"wrote {started.path}: {_count(len(started.added), 'item')} "
+        f"wrote {started.path}: {count(len(started.added), 'item')} "
         f"{'added' if update else 'to translate'} from {started.reference.path}"
     )
 
@@ -512,8 +502,11 @@ def _po_entries(path: Path) -> list[object]:
 
 def main() -> None:
     interrupted = False
+    status: object = None
     try:
-        cli.main(prog_name="ankigen", standalone_mode=False)
+        # not standalone, click returns an exit status (`Commands`) rather than exiting
+        # with it; no command returns anything else
+        status = cli.main(prog_name="ankigen", standalone_mode=False)
     except (click.exceptions.Abort, KeyboardInterrupt):
         interrupted = True
     except click.ClickException as exc:
@@ -534,6 +527,8 @@ def main() -> None:
             err=True,
         )
         sys.exit(1)
+    if isinstance(status, int) and status:
+        sys.exit(status)
     if interrupted:
         # outside the `except`: the interrupt's traceback no longer holds the worker pool
         _interrupted()

@@ -1,12 +1,13 @@
-"""One exception hierarchy; every error a user can cause is an AnkigenError."""
+"""One exception hierarchy; every error a user can cause is an AnkigenError.
+
+The library knows nothing of the command line: `cli` shows these errors and exits
+with their status, and a build with nothing to do never loads click at all (`quick`)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import IO, Any, Literal
-
-import click
+from typing import Literal
 
 Severity = Literal["error", "warning"]
 
@@ -26,16 +27,20 @@ class Diagnostic:
         return f"{where}: {self.severity}: {self.message}"
 
 
-class AnkigenError(click.ClickException):
+class AnkigenError(Exception):
     """Base class: a clear message and exit status 1, never a traceback."""
 
     exit_code = 1
 
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
     def format_message(self) -> str:
         return f"error: {self.message}"
-
-    def show(self, file: IO[Any] | None = None) -> None:
-        click.echo(self.format_message(), err=True, file=file)
 
 
 class InvalidBanks(AnkigenError):
