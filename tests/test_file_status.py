@@ -169,3 +169,25 @@ def test_a_damaged_record_costs_a_read_not_a_wrong_build(
     assert (project / "out" / "demo.en.apkg").read_bytes() == package
     digest = hashlib.sha256(bank.read_bytes()).hexdigest()
     assert recorded(project).get("banks/demo/en.yaml", [digest])[-1] == digest
+
+
+def test_a_build_with_nothing_changed_records_the_statuses_settled_since(
+    project: Path, runner: CliRunner, reads: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """As git refreshes its index: a bank read because its status was too recent is known
+    by it once it has settled, and the cache is rewritten only then."""
+    write_bank(project / "banks", "demo", "en")
+    build(runner)
+    assert recorded(project) == {}
+    monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
+    reads.clear()
+    assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
+    assert reads == ["demo/en.yaml"]
+    assert sorted(recorded(project)) == ["banks/demo/en.yaml"]
+    cache = project / "out" / ".ankigen-cache.json"
+    before = cache.stat()
+    reads.clear()
+    assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
+    assert reads == []
+    after = cache.stat()
+    assert (after.st_ino, after.st_mtime_ns) == (before.st_ino, before.st_mtime_ns)

@@ -8,6 +8,7 @@ something changed.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
 from collections.abc import Callable, Sequence
@@ -16,7 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen import __version__, ids, notetype
-from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.folderlock import exclusive
 from ankigen.imagesettings import Settings
 from ankigen.jsondata import parse_json
@@ -24,8 +25,10 @@ from ankigen.sources import (
     LOCK_NAME,
     Known,
     NoBanks,
+    Source,
     SourceDigest,
     find_banks,
+    known_sources,
     parse_known,
     read_lock_bytes,
     read_project_bytes,
@@ -44,7 +47,7 @@ if TYPE_CHECKING:
     from ankigen.media import Prepared
     from ankigen.project import Project
 
-__all__ = ["NoBanks", "build", "find_bank_paths"]
+__all__ = ["NoBanks", "build", "find_bank_paths", "unchanged_build"]
 
 CACHE_NAME = ".ankigen-cache.json"
 IMAGE_CACHE = ".ankigen-images"
@@ -349,16 +352,11 @@ def build(
     project_bytes = read_project_bytes(banks_dir)
     if problems:
         raise InvalidBanks([*problems, *_parsed_project(banks_dir, project_bytes)[1]])
-    seen = [source.seen for source in sources]
     lock_bytes = read_lock_bytes(lock_path)
-    # the project file is not parsed yet: its bytes, with the folders asked for, decide
-    # the media folder the last build recorded
-    fingerprint = inputs_fingerprint(
-        seen, lock_bytes, banks_dir, media_dir, image_settings, prune, project_bytes
-    )
     if has_cache:
-        with exclusive(out_dir):
-            unchanged = BuildCache(out_dir).unchanged(fingerprint, out_dir)
+        unchanged = _last_result(
+            banks_dir, out_dir, sources, lock_bytes, project_bytes, media_dir, image_settings, prune
+        )
         if unchanged is not None:
             return unchanged
     project, project_problems = _parsed_project(banks_dir, project_bytes)
@@ -419,6 +417,62 @@ def build(
             )
             bank_cache.save()
             return result
+
+
+def unchanged_build(banks_dir: Path, out_dir: Path) -> BuildResult | None:
+    """What `build(banks_dir, out_dir)` returns when it has nothing to do, if the banks'
+    statuses show it without a bank being read; else None, and `build` tells."""
+    if not (out_dir / CACHE_NAME).is_file():
+        return None
+    build_time()  # a time asked for that `build` refuses is refused here too
+    paths, problems = find_banks(banks_dir)
+    sources = None if problems else known_sources(paths, BuildCache(out_dir).banks)
+    if sources is None:
+        return None
+    lock_bytes = read_lock_bytes(banks_dir / LOCK_NAME)
+    project_bytes = read_project_bytes(banks_dir)
+    return _last_result(
+        banks_dir, out_dir, sources, lock_bytes, project_bytes, None, Settings(), False
+    )
+
+
+def _last_result(
+    banks_dir: Path,
+    out_dir: Path,
+    sources: Sequence[Source],
+    lock_bytes: bytes | None,
+    project_bytes: bytes | None,
+    media_given: Path | None,
+    image_settings: Settings,
+    prune: bool,
+) -> BuildResult | None:
+    """The last build's result if its inputs were these.
+
+    Banks whose statuses settled since are then recorded by them (as git refreshes its
+    index), so that the next build need not read them: once, under the folder's lock,
+    and only a cache (a build that cannot write it is still done)."""
+    # the project file is not parsed yet: its bytes, with the folders asked for, decide
+    # the media folder the last build recorded
+    fingerprint = inputs_fingerprint(
+        [source.seen for source in sources],
+        lock_bytes,
+        banks_dir,
+        media_given,
+        image_settings,
+        prune,
+        project_bytes,
+    )
+    with exclusive(out_dir):
+        cache = BuildCache(out_dir)
+        result = cache.unchanged(fingerprint, out_dir)
+        by_status = signatures(sources)
+        if result is not None and by_status != cache.banks:
+            from ankigen.package import write_atomic
+
+            cache.banks = by_status
+            with contextlib.suppress(OutputError):
+                write_atomic(cache.path, cache.to_bytes())
+    return result
 
 
 def _parsed_project(banks_dir: Path, data: bytes | None) -> tuple[Project, list[Diagnostic]]:

@@ -188,12 +188,9 @@ def read_files(
         try:
             # taken before the bytes are read: a write in between shows next time
             info = os.stat(path)
-            status = signature(info)
-            record = known.get(str(path)) if known else None
-            if record is not None and record[0] == status:
-                sources.append(
-                    Source(path, b"", record[1], signature=status, unread=True, size=info.st_size)
-                )
+            vouched = _vouched(path, info, known)
+            if vouched is not None:
+                sources.append(vouched)
                 continue
             data = read_bank_file(path)
         except OSError as exc:
@@ -202,9 +199,32 @@ def read_files(
             )
             continue
         digest = hashlib.sha256(data).hexdigest()
-        vouching = status if settled(info, taken) else None
+        vouching = signature(info) if settled(info, taken) else None
         sources.append(Source(path, data, digest, signature=vouching))
     return sources, problems
+
+
+def known_sources(paths: Sequence[Path], known: Known) -> list[Source] | None:
+    """Every file as its `known` status vouches for it, none read; None as soon as one's
+    status is not the one known (or cannot be taken)."""
+    sources = []
+    for path in paths:
+        try:
+            vouched = _vouched(path, os.stat(path), known)
+        except OSError:
+            return None
+        if vouched is None:
+            return None
+        sources.append(vouched)
+    return sources
+
+
+def _vouched(path: Path, info: os.stat_result, known: Known | None) -> Source | None:
+    status = signature(info)
+    record = known.get(str(path)) if known else None
+    if record is None or record[0] != status:
+        return None
+    return Source(path, b"", record[1], signature=status, unread=True, size=info.st_size)
 
 
 def read_sources(
