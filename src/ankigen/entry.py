@@ -22,10 +22,14 @@ GC_THRESHOLDS = (100_000, 50, 100)
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
+        from ankigen.quick import answer
+
+        if answer(sys.argv[1:]):
+            leave(0)
         from ankigen.cli import main as run
     except KeyboardInterrupt:
-        # nothing was started yet; exit handlers are skipped so that a second Ctrl-C
-        # has no traceback to print
+        # nothing was started or written yet; exit handlers are skipped so that a second
+        # Ctrl-C has no traceback to print
         print("interrupted", file=sys.stderr, flush=True)
         os._exit(130)
     try:

@@ -1,0 +1,92 @@
+"""`ankigen build` with nothing to do, answered before the command line is loaded.
+
+Loading click takes longer than the rest of such a build (35 to 60 ms of 90), and a
+build with nothing changed is what editors' save hooks, `make` and CI run most. Only
+the plainest forms are answered here, and only when the banks' statuses show that
+nothing changed (`build.unchanged_build`); anything else, including every error, goes
+to the command line, which decides it again as if this had not looked.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import NamedTuple
+
+
+class BuildArgs(NamedTuple):
+    banks: Path
+    out: Path
+    as_json: bool
+
+
+def build_args(argv: Sequence[str]) -> BuildArgs | None:
+    """`build [BANKS] [-o OUT] [--json]` as click parses it, or None for anything else."""
+    if not argv or argv[0] != "build":
+        return None
+    banks: str | None = None
+    out: str | None = None
+    as_json = False
+    rest = list(argv[1:])
+    while rest:
+        arg = rest.pop(0)
+        value: str | None = None
+        if arg in ("-o", "--out"):
+            value = rest.pop(0) if rest else None
+        elif arg.startswith("--out="):
+            value = arg.removeprefix("--out=")
+        elif arg.startswith("-o") and not arg.startswith("--"):
+            value = arg.removeprefix("-o")
+        elif arg == "--json" and not as_json:
+            as_json = True
+            continue
+        elif not arg.startswith("-") and banks is None:
+            banks = arg
+            continue
+        else:
+            return None
+        # an option given twice, or a value click might read otherwise: click decides
+        if out is not None or not value or value.startswith("-"):
+            return None
+        out = value
+    if banks == "" or "\0" in (banks or "") + (out or ""):
+        return None
+    return BuildArgs(Path(banks or "banks"), Path(out or "out"), as_json)
+
+
+def answer(argv: Sequence[str]) -> bool:
+    """Print what `ankigen build` would print, if it would change nothing and that is
+    known without loading the command line; whether it did."""
+    args = build_args(argv)
+    if args is None:
+        return False
+    from ankigen.build import unchanged_build
+    from ankigen.report import build_lines
+
+    try:
+        result = unchanged_build(args.banks, args.out)
+    except Exception:  # an error or a bug: the command line meets it again and reports it
+        return False
+    if result is None:
+        return False
+    lines = build_lines(result, args.out, args.as_json)
+    for line in lines:
+        stream = sys.stderr if line.to_stderr else sys.stdout
+        # click's echo would strip escape codes or replace what the stream cannot encode
+        if stream is None or "\x1b" in line.text or not _encodes(line.text, stream):
+            return False
+    for line in lines:
+        stream = sys.stderr if line.to_stderr else sys.stdout
+        stream.write(line.text + "\n")
+        stream.flush()
+    return True
+
+
+def _encodes(text: str, stream: object) -> bool:
+    encoding = getattr(stream, "encoding", None) or "utf-8"
+    try:
+        text.encode(encoding, getattr(stream, "errors", None) or "strict")
+    except (UnicodeEncodeError, LookupError):
+        return False
+    return True
