@@ -51,7 +51,7 @@ def built(project: Path, runner: CliRunner, settled: None) -> Path:
 def test_answers_as_the_command_line_does(
     built: Path, runner: CliRunner, capsys: pytest.CaptureFixture[str], argv: list[str]
 ) -> None:
-    assert answer(argv)
+    assert answer(argv) == 0
     quick = capsys.readouterr()
     full = invoke(runner, *argv)
     assert full.exit_code == 0
@@ -89,7 +89,7 @@ def test_a_changed_bank_is_left_to_the_command_line(
     built: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     write_bank(built / "banks", "two", items=[item("one"), item("two", 3)])
-    assert not answer(["build"])
+    assert None is answer(["build"])
     assert capsys.readouterr() == ("", "")
 
 
@@ -100,9 +100,9 @@ def test_a_bank_not_known_by_its_status_is_left_to_the_command_line(
     read once by it, and then known by its new status."""
     bank = built / "banks" / "two" / "en.yaml"
     os.utime(bank, ns=(bank.stat().st_atime_ns, bank.stat().st_mtime_ns + 1))
-    assert not answer(["build"])
+    assert None is answer(["build"])
     assert invoke(runner, "build").stdout.startswith("up to date")
-    assert answer(["build"])
+    assert answer(["build"]) == 0
 
 
 @pytest.mark.parametrize(
@@ -124,7 +124,7 @@ def test_errors_are_left_to_the_command_line(
 ) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
-    assert not answer(argv)
+    assert None is answer(argv)
     assert capsys.readouterr() == ("", "")
 
 
@@ -135,12 +135,32 @@ def test_text_the_stream_cannot_take_is_left_to_the_command_line(
     os.rename(built / "out", built / "ünï")
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
     monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    assert not answer(["build", "-o", "ünï"])
+    assert None is answer(["build", "-o", "ünï"])
     assert sys.stdout.tell() == 0
     utf8 = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
     monkeypatch.setattr(sys, "stdout", utf8)
-    assert answer(["build", "-o", "ünï"])
+    assert answer(["build", "-o", "ünï"]) == 0
     assert utf8.buffer.getvalue().decode().startswith("up to date ünï/one.hi.apkg")
+
+
+class _ClosedPipe(io.StringIO):
+    def write(self, text: str) -> int:
+        raise BrokenPipeError(32, "Broken pipe")
+
+
+def test_a_closed_pipe_is_reported_as_the_command_line_reports_it(
+    built: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.setattr(sys, "stdout", _ClosedPipe())
+    assert answer(["build"]) == 1
+    assert capsys.readouterr().err == (
+        "1 warning in the banks; 'ankigen lint' lists them\n"
+        "banks/ankigen.lock:13: warning: deck 'three.en' ('three quiz (en)') has no bank any "
+        "more; it was last built from three/en.yaml: its entry stays in the lock so that "
+        "restoring the bank keeps learners' history; if the deck is gone for good, run "
+        "`ankigen build --prune`\n"
+        "error: Broken pipe\n"
+    )
 
 
 @pytest.mark.parametrize(

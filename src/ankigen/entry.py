@@ -24,8 +24,9 @@ def main() -> None:
     try:
         from ankigen.quick import answer
 
-        if answer(sys.argv[1:]):
-            leave(0)
+        answered = answer(sys.argv[1:])
+        if answered is not None:
+            leave(answered)
         from ankigen.cli import main as run
     except KeyboardInterrupt:
         # nothing was started or written yet; exit handlers are skipped so that a second

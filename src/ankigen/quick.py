@@ -55,32 +55,36 @@ def build_args(argv: Sequence[str]) -> BuildArgs | None:
     return BuildArgs(Path(banks or "banks"), Path(out or "out"), as_json)
 
 
-def answer(argv: Sequence[str]) -> bool:
+def answer(argv: Sequence[str]) -> int | None:
     """Print what `ankigen build` would print, if it would change nothing and that is
-    known without loading the command line; whether it did."""
+    known without loading the command line, and return its exit status; else None."""
     args = build_args(argv)
     if args is None:
-        return False
+        return None
     from ankigen.build import unchanged_build
     from ankigen.report import build_lines
 
     try:
         result = unchanged_build(args.banks, args.out)
     except Exception:  # an error or a bug: the command line meets it again and reports it
-        return False
+        return None
     if result is None:
-        return False
+        return None
     lines = build_lines(result, args.out, args.as_json)
     for line in lines:
         stream = sys.stderr if line.to_stderr else sys.stdout
         # click's echo would strip escape codes or replace what the stream cannot encode
         if stream is None or "\x1b" in line.text or not _encodes(line.text, stream):
-            return False
-    for line in lines:
-        stream = sys.stderr if line.to_stderr else sys.stdout
-        stream.write(line.text + "\n")
-        stream.flush()
-    return True
+            return None
+    try:
+        for line in lines:
+            stream = sys.stderr if line.to_stderr else sys.stdout
+            stream.write(line.text + "\n")
+            stream.flush()
+    except OSError as exc:  # a closed pipe: as the command line reports it
+        print(f"error: {exc.strerror or exc}", file=sys.stderr)
+        return 1
+    return 0
 
 
 def _encodes(text: str, stream: object) -> bool:
