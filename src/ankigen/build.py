@@ -465,8 +465,10 @@ def _last_result(
     with exclusive(out_dir):
         cache = BuildCache(out_dir)
         result = cache.unchanged(fingerprint, out_dir)
+        if result is None:
+            return None
         by_status = signatures(sources)
-        if result is not None and by_status != cache.banks:
+        if by_status != cache.banks:
             from ankigen.package import write_atomic
 
             cache.banks = by_status

@@ -70,16 +70,17 @@ def answer(argv: Sequence[str]) -> int | None:
         return None
     if result is None:
         return None
-    lines = build_lines(result, args.out, args.as_json)
-    for line in lines:
-        stream = sys.stderr if line.to_stderr else sys.stdout
+    lines = [
+        (sys.stderr if line.to_stderr else sys.stdout, line.text)
+        for line in build_lines(result, args.out, args.as_json)
+    ]
+    for stream, text in lines:
         # click's echo would strip escape codes or replace what the stream cannot encode
-        if stream is None or "\x1b" in line.text or not _encodes(line.text, stream):
+        if stream is None or "\x1b" in text or not _encodes(text, stream):
             return None
     try:
-        for line in lines:
-            stream = sys.stderr if line.to_stderr else sys.stdout
-            stream.write(line.text + "\n")
+        for stream, text in lines:
+            stream.write(text + "\n")
             stream.flush()
     except OSError as exc:  # a closed pipe: as the command line reports it
         print(f"error: {exc.strerror or exc}", file=sys.stderr)
