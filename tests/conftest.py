@@ -39,6 +39,14 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return root
 
 
+@pytest.fixture
+def settled(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every file status vouches for its file at once: the banks of a test are seconds old."""
+    import ankigen.sources
+
+    monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
+
+
 def invoke(runner: CliRunner, *args: str) -> Result:
     from ankigen.cli import cli
 

@@ -31,12 +31,6 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     return seen
 
 
-@pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    """Every status vouches for its file at once: the banks of a test are seconds old."""
-    monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
-
-
 def build(runner: CliRunner) -> str:
     result = invoke(runner, "build")
     assert result.exit_code == 0, result.output

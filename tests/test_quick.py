@@ -12,17 +12,11 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import ankigen.sources
 from ankigen.quick import BuildArgs, answer, build_args
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 
 SRC = Path(__file__).resolve().parents[1] / "src"
-
-
-@pytest.fixture
-def settled(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
 
 
 @pytest.fixture
