@@ -185,6 +185,30 @@ def test_packages_are_deflated_with_fixed_times_and_no_temporary_names(
     assert infos[0].compress_size < infos[0].file_size / 5
 
 
+@pytest.mark.parametrize("items", [1, 1_500])
+def test_the_collection_has_large_pages_no_indexes_and_no_free_page(
+    project: Path, runner: CliRunner, tmp_path: Path, items: int
+) -> None:
+    """The collection is written without a VACUUM where its notes fill the pages the
+    dropped indexes left, and copied where they do not (a small deck)."""
+    import sqlite3
+
+    write_bank(project / "banks", items=[item(f"i{n}") for n in range(items)])
+    build(runner)
+    database = tmp_path / "collection.anki2"
+    with zipfile.ZipFile(project / "out" / "demo.en.apkg") as archive:
+        database.write_bytes(archive.read("collection.anki2"))
+    conn = sqlite3.connect(database)
+    try:
+        assert conn.execute("PRAGMA integrity_check").fetchall() == [("ok",)]
+        assert conn.execute("PRAGMA page_size").fetchone() == (65536,)
+        assert conn.execute("PRAGMA freelist_count").fetchone() == (0,)
+        assert conn.execute("SELECT name FROM sqlite_master WHERE type = 'index'").fetchall() == []
+        assert conn.execute("SELECT count(*) FROM notes").fetchone() == (items,)
+    finally:
+        conn.close()
+
+
 def test_the_archive_reads_back_exactly_and_no_larger_than_zlib_best() -> None:
     import io
     import random

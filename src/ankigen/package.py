@@ -121,24 +121,28 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
         # commit twice, and each sync cost more than writing the notes); same bytes
         conn.execute("PRAGMA journal_mode = OFF")
         conn.execute("PRAGMA synchronous = OFF")
+        # large pages, and no indexes: Anki reads a package's tables whole and never
+        # looks rows up by them (the tests import without them); packages about 14%
+        # smaller. Set before the first table and dropped while the tables are empty,
+        # the notes then fill the pages the indexes left: no VACUUM to copy the file
+        # (two fifths of this function's time for 10,000 notes; 0.03% larger deflated)
+        conn.execute("PRAGMA page_size = 65536")
         cursor = conn.cursor()
         parents = [genanki.Deck(i, name, description=text) for i, name, text in deck.parents]
         ids = _note_ids(deck.first_note_id)
         genanki.Package([*parents, gdeck]).write_to_db(cursor, deck.notetype_mtime, ids)
-        notes, cards = _rows(deck, model, ids)
-        cursor.executemany("INSERT INTO notes VALUES(?,?,?,?,?,?,?,?,?,?,?)", notes)
-        cursor.executemany("INSERT INTO cards VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", cards)
-        conn.commit()
-        # Anki reads a package's tables whole and never looks rows up by these
-        # indexes (the tests import without them); dropping them and using large
-        # pages makes packages about 14% smaller
         indexes = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'"
         ).fetchall()
         for (name,) in indexes:
             conn.execute(f'DROP INDEX "{name}"')
-        conn.execute("PRAGMA page_size = 65536")
-        conn.execute("VACUUM")
+        notes, cards = _rows(deck, model, ids)
+        cursor.executemany("INSERT INTO notes VALUES(?,?,?,?,?,?,?,?,?,?,?)", notes)
+        cursor.executemany("INSERT INTO cards VALUES(?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", cards)
+        conn.commit()
+        # a small deck leaves some of those pages free: copied away, as before
+        if conn.execute("PRAGMA freelist_count").fetchone() != (0,):
+            conn.execute("VACUUM")
     finally:
         conn.close()
     return db_path.read_bytes()
