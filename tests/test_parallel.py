@@ -348,8 +348,17 @@ def test_a_forked_pools_first_task_is_found_in_the_worker_not_sent(tmp_path: Pat
     assert done.stdout.strip() == "fork True could not be sent"
 
 
+_TESTS_PID = os.getpid()
+
+
+def _slow_follow_in_a_worker(folder: Path) -> int:
+    """`_slow_follow` in a worker; in this process, done at once."""
+    return os.getpid() if os.getpid() == _TESTS_PID else _slow_follow(folder)
+
+
 class FollowOnceNoted(Collecting):
-    """Follows each item slowly (see `_slow_follow`); notes when `after` has returned."""
+    """Follows each item, slowly in a worker (see `_slow_follow_in_a_worker`); notes
+    when `after` has returned."""
 
     def __init__(self, folder: Path) -> None:
         super().__init__()
@@ -359,7 +368,7 @@ class FollowOnceNoted(Collecting):
     def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
         time.sleep(0.2)  # a deck's job takes a while to make: `fed` must wait for it
         self.handed.append(item)
-        return functools.partial(_slow_follow, self.folder)
+        return functools.partial(_slow_follow_in_a_worker, self.folder)
 
 
 def test_fed_is_set_once_every_follow_up_is_sent_not_before(tmp_path: Path, pool: Pool) -> None:
@@ -372,11 +381,13 @@ def test_fed_is_set_once_every_follow_up_is_sent_not_before(tmp_path: Path, pool
     # the worker's item is followed up; the other waits for this process, its worker busy
     assert then.handed == [3]
     assert then.collected == {}
-    (tmp_path / "results-in").write_text("")
+    # the worker is busy with the follow-up until the results are in: the item left is
+    # this process's
     assert [(square, where == os.getpid()) for square, where in results] == [
         (9, False),
         (16, True),
     ]
+    (tmp_path / "results-in").write_text("")
     assert set(then.wait_for(2)) == {3, 4}
 
 
