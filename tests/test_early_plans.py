@@ -4,6 +4,8 @@ build replaced meanwhile."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import shutil
 from pathlib import Path
@@ -315,10 +317,10 @@ def _made_where(folder: Path) -> Any:
     """`decks._packaged`, noting the process that made each package in `folder`."""
     real = ankigen.decks._packaged
 
-    def noting(*args: Any) -> Any:
+    def noting(*args: Any, **kwargs: Any) -> Any:
         after = "after" if (folder / "plan-in").exists() else "before"
         (folder / f"packaged-{os.getpid()}-{after}-the-plan").write_text("")
-        return real(*args)
+        return real(*args, **kwargs)
 
     return noting
 
@@ -327,10 +329,10 @@ def _noting_plans(folder: Path) -> Any:
     """`EarlyPlans.collect`, noting in `folder` when a plan is in."""
     real = ankigen.decks.EarlyPlans.collect
 
-    def collect(self: Any, source: Any, outcome: object) -> None:
+    def collect(self: Any, source: Any, outcome: object, *rest: Any) -> None:
         if isinstance(outcome, ankigen.decks.DeckPlan):
             (folder / "plan-in").write_text("")
-        real(self, source, outcome)
+        real(self, source, outcome, *rest)
 
     return collect
 
@@ -364,6 +366,14 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
     made: dict[str, dict[str, bytes]] = {}
     where = tmp_path / "where"
     where.mkdir()
+    made_here: list[str] = []
+    real_made_here = ankigen.bankcache.BankCache._made_here
+
+    def noting_made_here(self: Any, source: Any) -> bytes:
+        made_here.append(source.path.name)
+        return real_made_here(self, source)
+
+    monkeypatch.setattr(ankigen.bankcache.BankCache, "_made_here", noting_made_here)
     for name in ("one process", "workers"):
         project = tmp_path / name
         banks = built_with_a_plain_bank(project, monkeypatch)
@@ -390,3 +400,13 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
         assert maker.endswith("-after-the-plan") and not maker.startswith(f"{os.getpid()}-")
     else:  # planned again here, and made here
         assert maker == f"{os.getpid()}-after-the-plan"
+    # the edited bank's cache entry: made in the worker while the package was deflated,
+    # and brought with it; made here from the bank's bytes if the package never came
+    assert made_here == ([] if worker == "keeps" else ["en.yaml"])
+    edited = hashlib.sha256((tmp_path / "workers" / "banks" / "c" / "en.yaml").read_bytes())
+    headers = [
+        json.loads(entry.read_bytes().split(b"\n", 1)[0])
+        for entry in (tmp_path / "workers" / "out" / BANK_CACHE).glob("*.json")
+        if entry.name != "across.json"
+    ]
+    assert edited.hexdigest() in {header["digest"] for header in headers}

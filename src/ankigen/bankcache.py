@@ -48,8 +48,9 @@ COMPRESSION = 1
 
 
 LATER = b""
-"""In place of an entry: the worker that checked the bank makes it while the check's
-result travels, and sends it with the outcome of the bank's follow-up (`BankCache.arrive`)."""
+"""In place of an entry: the worker that checked the bank makes it after the bank's
+follow-up, and sends it with the follow-up's outcome, or with the package the follow-up
+kept (`lint.entry_goes_with`); `BankCache.arrive` takes it."""
 
 Languages = tuple[str, ...]
 """The source languages a bank was checked against (`lint.sources_for`): its warnings
@@ -617,6 +618,11 @@ class BankCache:
 
     def expects(self, source: Source) -> bool:
         return entry_name(source, self.languages) in self.later
+
+    def coming(self, source: Source | SourceDigest) -> bool:
+        """Whether the entry of these bytes is expected (`expect`) and has not come yet."""
+        later = self.later.get(entry_name(source, self.languages))
+        return later is not None and not later[1].is_set()
 
     def arrive(self, source: Source, entry: bytes | None) -> None:
         """The entry expected for these bytes, or None if it will never come: it is then

@@ -41,7 +41,7 @@ from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.imagesettings import Settings
-from ankigen.lint import checked_here, sources_for
+from ankigen.lint import checked_here, entry_for_package, entry_goes_with, sources_for
 from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock, text_of
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
@@ -87,6 +87,8 @@ class Packaged:
     """`package_key` of its content."""
     data: bytes | None
     """The package file; None when the package in place already has this content."""
+    entry: bytes | None = None
+    """The bank's cache entry, when it was made beside the package (`lint.entry_goes_with`)."""
 
 
 @dataclass(frozen=True)
@@ -387,16 +389,20 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     if job.keep_as is not None:
         # the lock's text of the entry too is left to the build proper, which has the time
         _kept[job.keep_as] = (package, plan.media, job.in_place)
+        entry_goes_with(job.source.digest, job.keep_as)
         return replace(plan, package=Kept(job.keep_as), media=())
     plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
     return replace(plan, package=_packaged(package, plan.media, job.in_place), media=())
 
 
 def _packaged(
-    package: PackageDeck, media: Sequence[tuple[str, bytes]], in_place: str | None
+    package: PackageDeck,
+    media: Sequence[tuple[str, bytes]],
+    in_place: str | None,
+    while_deflating: Callable[[], object] | None = None,
 ) -> Packaged:
     key = package_key(package)
-    return Packaged(key, None if key == in_place else apkg_bytes(package, media))
+    return Packaged(key, None if key == in_place else apkg_bytes(package, media, while_deflating))
 
 
 def run_kept_package(token: str) -> Packaged | None:
@@ -404,12 +410,13 @@ def run_kept_package(token: str) -> Packaged | None:
     not planned here, or cannot be made: the build proper then plans it again, and
     reports what is wrong."""
     kept = _kept.pop(token, None)
-    if kept is None:
-        return None
-    try:
-        return _packaged(*kept)
-    except AnkigenError:
-        return None
+    entry = entry_for_package(token)  # the bank's, if it goes with this package
+    packaged = None
+    if kept is not None:
+        with contextlib.suppress(AnkigenError):
+            packaged = _packaged(*kept, while_deflating=entry.start if entry else None)
+    made = entry.result() if entry else None
+    return replace(packaged, entry=made) if packaged is not None and made else packaged
 
 
 def run_early_job(job: DeckJob) -> DeckPlan | None:
@@ -515,7 +522,13 @@ class EarlyPlans:
             self.pending.add(source.path)
         return functools.partial(run_early_job, job)
 
-    def collect(self, source: SourceDigest, outcome: object) -> None:
+    def collect(
+        self,
+        source: SourceDigest,
+        outcome: object,
+        entry_later: Callable[[bytes | None], None] | None = None,
+    ) -> None:
+        packaging = None
         with self.changed:
             if isinstance(outcome, DeckPlan):
                 self.plans[source.path] = outcome
@@ -524,9 +537,16 @@ class EarlyPlans:
                     # a pool shut down (the build stopped) takes no work: the build proper,
                     # if it goes on, makes the package itself (`_kept_package`)
                     with contextlib.suppress(RuntimeError):
-                        self.packaging[token] = self.lone_worker.submit(run_kept_package, token)
+                        packaging = self.lone_worker.submit(run_kept_package, token)
+                        self.packaging[token] = packaging
             self.pending.discard(source.path)
             self.changed.notify_all()
+        if entry_later is not None:
+            # the bank's entry comes with the package, or is made where it is needed
+            if packaging is None:
+                entry_later(None)
+            else:
+                packaging.add_done_callback(lambda done: entry_later(_entry_with(done)))
 
     def take(self, job: DeckJob) -> DeckPlan | None:
         """The plan made early for this job, if it was made from the same inputs."""
@@ -538,15 +558,26 @@ class EarlyPlans:
         return plan if plan is not None and made_from == job.inputs() else None
 
 
+def _entry_with(packaging: Future[Packaged | None]) -> bytes | None:
+    """The bank's entry that came with a package (`Packaged.entry`), if it did."""
+    if packaging.cancelled() or packaging.exception() is not None:
+        return None
+    packaged = packaging.result()
+    return packaged.entry if packaged is not None else None
+
+
 def plan_decks(
-    jobs: Sequence[DeckJob], pool: Pool | None, early: EarlyPlans | None
+    jobs: Sequence[DeckJob],
+    pool: Pool | None,
+    early: EarlyPlans | None,
+    with_entry: Callable[[DeckJob], DeckJob],
 ) -> Iterator[DeckPlan]:
-    """Each job's plan: made early, or now."""
+    """Each job's plan: made early, or now (`with_entry` gives it its bank's entry)."""
     todo = []
     for job in jobs:
         plan = early.take(job) if early is not None else None
         if plan is None:
-            todo.append(job)
+            todo.append(with_entry(job))
         else:
             yield plan
     yield from parallel_map(run_deck_job, todo, pool, _job_size)
@@ -683,10 +714,13 @@ def build_locked(
     }
 
     def job(bank: Bank, parents: Parents | None) -> DeckJob:
+        """The deck's job; its bank's entry left to `with_entry` if it is yet to come from
+        the worker that planned the deck early (it comes with the package)."""
         source = source_of[bank.path]
+        coming = bank_cache.coming(source)
         return DeckJob(
             source=source,
-            entry=bank_cache.checked_entry(source),
+            entry=bankcache.LATER if coming else bank_cache.checked_entry(source),
             project=inputs.project,
             ident=decks[bank.key],
             notetype_mtime=nt_stamp.mtime,
@@ -697,6 +731,14 @@ def build_locked(
             in_place=None if parents is None else cache.key_if_fresh(out_dir / package_name(bank)),
             bank=bank_cache.kept_bank(source),
         )
+
+    def with_entry(made: DeckJob) -> DeckJob:
+        if made.entry != bankcache.LATER:
+            return made
+        return replace(made, entry=bank_cache.checked_entry(made.source))
+
+    def job_with_entry(bank: Bank, parents: Parents | None) -> DeckJob:
+        return with_entry(job(bank, parents))
 
     # a deck without a generated parent deck needs no sibling's version: planned and
     # packaged in one step
@@ -719,7 +761,7 @@ def build_locked(
         previous = decks[key].previous
         assert previous is not None
         lock_texts[key] = (previous, text_of(key, previous, lock_texts))
-    for plan in plan_decks(to_plan, pool, planned):
+    for plan in plan_decks(to_plan, pool, planned, with_entry):
         plans[plan.key] = plan
 
     # 2. parent decks list every child's version, so a sibling's new version changes them
@@ -732,7 +774,7 @@ def build_locked(
         if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
     ]
     again = [job(by_key[k], parents.get(k, ())) for k in stale]
-    for plan in plan_decks(again, pool, planned):
+    for plan in plan_decks(again, pool, planned, with_entry):
         plans[plan.key] = plan
 
     # 3. packages, for planned decks whose package in place differs
@@ -797,7 +839,7 @@ def build_locked(
     lock_bytes = new_lock.to_bytes(lock_texts)
     issued_bytes = issued.to_bytes()
     for key, (plan, future) in kept.items():
-        planned_as = functools.partial(job, by_key[key], parents.get(key, ()))
+        planned_as = functools.partial(job_with_entry, by_key[key], parents.get(key, ()))
         made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
     writes: list[tuple[Path, bytes]] = []
     for done, (key, data) in enumerate(sorted(made.items()), start=1):
