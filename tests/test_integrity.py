@@ -344,6 +344,29 @@ def test_a_failed_write_changes_nothing(
     assert leftovers == []
 
 
+def test_the_evidence_goes_in_first_and_the_lock_last(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The issued record and the lock are written while packages are still being made,
+    and renamed into place around them: a stop between two renames only makes the next
+    build's times newer, never older."""
+    import ankigen.package
+
+    write_bank(project / "banks", "one")
+    assert invoke(runner, "build").exit_code == 0
+    write_bank(project / "banks", "one", items=[item("one", question="New?"), item("two")])
+    renamed: list[str] = []
+    real = os.replace
+
+    def noting(source: str, target: Path) -> None:
+        renamed.append(Path(target).name)
+        real(source, target)
+
+    monkeypatch.setattr(ankigen.package.os, "replace", noting)
+    assert invoke(runner, "build").exit_code == 0
+    assert renamed[:3] == [".ankigen-issued.json", "one.en.apkg", "ankigen.lock"]
+
+
 def big_banks(banks: Path) -> None:
     for topic in ("a", "b", "c", "d"):
         write_bank(

@@ -46,10 +46,10 @@ from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock,
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import (
+    Commit,
     PackageDeck,
     PackageNote,
     apkg_bytes,
-    commit_files,
     remove_stale_temporaries,
     write_atomic,
 )
@@ -837,31 +837,10 @@ def build_locked(
         and f"{key}.apkg" in cache.packages
     ]
     lock_bytes = new_lock.to_bytes(lock_texts)
-    issued_bytes = issued.to_bytes()
-    for key, (plan, future) in kept.items():
-        planned_as = functools.partial(job_with_entry, by_key[key], parents.get(key, ()))
-        made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
-    writes: list[tuple[Path, bytes]] = []
-    for done, (key, data) in enumerate(sorted(made.items()), start=1):
-        changes.extend(check_package(by_key[key], written[key], data))
-        writes.append((out_dir / written[key], data))
-        if progress:
-            progress(done, len(made))
-    # the evidence first, the lock last: a stop in between only makes times newer
-    commit_files(
-        [
-            (issued.path, issued_bytes),
-            *writes,
-            *([(lock_path, lock_bytes)] if inputs.lock_bytes != lock_bytes else []),
-        ],
-        removals,
-    )
-    for path in removals:
-        cache.packages.pop(path.name, None)
     # made once every planned deck's stamps are noted: a later build that finds this key
     # again knows them noted (above)
-    for key, name in written.items():
-        content = reuse_key(
+    contents = {
+        key: reuse_key(
             source_of[by_key[key].path],
             decks[key],
             issued,
@@ -871,11 +850,8 @@ def build_locked(
             project_digest,
             lock_texts,
         )
-        version = reports[key].version
-        cache.record(out_dir / name, package_keys[key], content, parents.get(key, ()), version)
-    ordered_reports = [reports[key] for key in sorted(reports)]
-    pruned = tuple(orphan_keys) if prune else ()
-    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
+        for key in written
+    }
     # the inputs as they were read: a bank saved during this build makes the next one real
     after = inputs_fingerprint(
         inputs.sources,
@@ -886,6 +862,30 @@ def build_locked(
         prune,
         inputs.project_bytes,
     )
+    with Commit() as commit:
+        # the evidence first, the lock last: a stop in between only makes times newer;
+        # both written while the packages still being made are waited for
+        commit.stage(issued.path, issued.to_bytes(), rank=0)
+        if inputs.lock_bytes != lock_bytes:
+            commit.stage(lock_path, lock_bytes, rank=2)
+        for key, (plan, future) in kept.items():
+            planned_as = functools.partial(job_with_entry, by_key[key], parents.get(key, ()))
+            made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
+        for done, (key, data) in enumerate(sorted(made.items()), start=1):
+            changes.extend(check_package(by_key[key], written[key], data))
+            commit.stage(out_dir / written[key], data, rank=1)
+            if progress:
+                progress(done, len(made))
+        commit.done(removals)
+    for path in removals:
+        cache.packages.pop(path.name, None)
+    for key, name in written.items():
+        version = reports[key].version
+        content_key = contents[key]
+        cache.record(out_dir / name, package_keys[key], content_key, parents.get(key, ()), version)
+    ordered_reports = [reports[key] for key in sorted(reports)]
+    pruned = tuple(orphan_keys) if prune else ()
+    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
     cache.remember(after, result, images, media_dir, standing)
     cache.banks = inputs.by_status
     # only a cache, written once the packages and the lock are in place: if it cannot be

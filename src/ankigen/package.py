@@ -279,33 +279,51 @@ def _write_atomic(path: Path, data: bytes) -> None:
     _fsync_dir(path.parent)
 
 
-def commit_files(writes: Sequence[tuple[Path, bytes]], removals: Sequence[Path] = ()) -> None:
-    """Replace several files as one step: every new file is first written and synced
-    beside its target, and only when all of them are on disk are they renamed into
-    place, in the given order. Any failure (a full disk, an interrupt) before that
-    leaves every target as it was and no temporary file behind."""
-    staged: list[tuple[str, Path]] = []
-    current = Path()
-    try:
-        for current, data in writes:
-            staged.append((_stage(current, data), current))
-        with _signals_deferred():
-            for tmp_name, current in staged:
-                os.replace(tmp_name, current)
-            staged.clear()
-            for removal in removals:
-                with contextlib.suppress(OSError):
-                    removal.unlink()
-    except OSError as exc:
-        raise OutputError(
-            f"{current}: cannot write: {exc.strerror or exc}; nothing was changed"
-        ) from None
-    finally:
-        for tmp_name, _ in staged:
+class Commit:
+    """Several files replaced as one step: each new file is written and synced beside its
+    target when it is known (`stage`), and only when all of them are on disk are they
+    renamed into place (`done`), by rank, then in the order staged. Any failure (a full
+    disk, an interrupt) before that leaves every target as it was and, once the `with`
+    block ends, no temporary file behind."""
+
+    def __init__(self) -> None:
+        self.staged: list[tuple[int, int, str, Path]] = []
+
+    def __enter__(self) -> Commit:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for _, _, tmp_name, _ in self.staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
-    for directory in {path.parent for path, _ in writes}:
-        _fsync_dir(directory)
+        self.staged.clear()
+
+    def stage(self, path: Path, data: bytes, rank: int = 0) -> None:
+        try:
+            tmp_name = _stage(path, data)
+        except OSError as exc:
+            raise _not_written(path, exc) from None
+        self.staged.append((rank, len(self.staged), tmp_name, path))
+
+    def done(self, removals: Sequence[Path] = ()) -> None:
+        current = Path()
+        staged = sorted(self.staged)
+        try:
+            with _signals_deferred():
+                for _, _, tmp_name, current in staged:
+                    os.replace(tmp_name, current)
+                self.staged.clear()
+                for removal in removals:
+                    with contextlib.suppress(OSError):
+                        removal.unlink()
+        except OSError as exc:
+            raise _not_written(current, exc) from None
+        for directory in {path.parent for _, _, _, path in staged}:
+            _fsync_dir(directory)
+
+
+def _not_written(path: Path, exc: OSError) -> OutputError:
+    return OutputError(f"{path}: cannot write: {exc.strerror or exc}; nothing was changed")
 
 
 def _stage(path: Path, data: bytes) -> str:
