@@ -213,7 +213,7 @@ class _AfterEach:
             self.then.collect(source.seen, outcome)
 
 
-class _EntryLater(threading.Thread):
+class EntryLater(threading.Thread):
     """A bank's cache entry made in a worker, in a thread, after the bank's follow-up (its
     deck's plan): 0.1 s for 10,000 items, half of it in JSON's encoder, which holds the
     interpreter lock throughout. Made as the check's result left, it held up that result
@@ -240,9 +240,9 @@ class _EntryLater(threading.Thread):
         return self.entry
 
 
-_entries_later: dict[str, _EntryLater] = {}
+_entries_later: dict[str, EntryLater] = {}
 """By bank digest, in a worker: entries to be made for the bank's follow-up to bring."""
-_entries_passed_on: dict[str, _EntryLater] = {}
+_entries_passed_on: dict[str, EntryLater] = {}
 """By package token, in a worker: entries to be made for a package to bring."""
 
 
@@ -254,7 +254,7 @@ def entry_goes_with(digest: str, token: str) -> None:
         made.goes_with = token
 
 
-def entry_for_package(token: str) -> _EntryLater | None:
+def entry_for_package(token: str) -> EntryLater | None:
     """The entry that goes with the package kept under `token`, not yet started: start it
     as the package is deflated, then take its `result` (None: the main process makes the
     entry itself)."""
@@ -502,7 +502,7 @@ def _load_and_check(
         _checked_here[source.digest] = bank
     make = functools.partial(bankcache.dump, source, (bank, found), sources, outlined, facts)
     if later and in_worker() and bank is not None and not _has_errors(found):
-        _entries_later[source.digest] = _EntryLater(make)
+        _entries_later[source.digest] = EntryLater(make)
         return result, bankcache.LATER, facts
     return result, make(), facts
 
