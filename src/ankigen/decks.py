@@ -41,7 +41,13 @@ from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.imagesettings import Settings
-from ankigen.lint import checked_here, entry_for_package, entry_goes_with, sources_for
+from ankigen.lint import (
+    EntryArrival,
+    checked_here,
+    entry_for_package,
+    entry_goes_with,
+    sources_for,
+)
 from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock, text_of
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
@@ -526,7 +532,7 @@ class EarlyPlans:
         self,
         source: SourceDigest,
         outcome: object,
-        entry_later: Callable[[bytes | None], None] | None = None,
+        entry_later: EntryArrival | None = None,
     ) -> None:
         packaging = None
         with self.changed:
@@ -864,7 +870,7 @@ def build_locked(
     )
     with Commit() as commit:
         # the evidence first, the lock last: a stop in between only makes times newer;
-        # both written while the packages still being made are waited for
+        # both are written while the build waits for the packages still being made
         commit.stage(issued.path, issued.to_bytes(), rank=0)
         if inputs.lock_bytes != lock_bytes:
             commit.stage(lock_path, lock_bytes, rank=2)

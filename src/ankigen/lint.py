@@ -148,6 +148,10 @@ class CheckedOutlines:
         return sum(d.severity == "error" for d in self.diagnostics)
 
 
+EntryArrival = Callable[[bytes | None], None]
+"""Called once with a bank's cache entry when it comes, or None if it never will."""
+
+
 class AfterCheck(Protocol):
     """Work to start on a bank as soon as it is checked without errors, in the process
     that checked it, while other banks are still being checked (a deck's plan)."""
@@ -163,7 +167,7 @@ class AfterCheck(Protocol):
         self,
         source: SourceDigest,
         outcome: object,
-        entry_later: Callable[[bytes | None], None] | None = None,
+        entry_later: EntryArrival | None = None,
     ) -> None:
         """Its outcome when it comes (None if it failed), maybe after every bank's
         result: from the thread that feeds the workers, or this one. With `entry_later`,
