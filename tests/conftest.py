@@ -47,6 +47,22 @@ def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
 
 
+@pytest.fixture
+def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The bank files each build reads, by name."""
+    seen: list[str] = []
+    import ankigen.sources
+
+    real = ankigen.sources.read_bank_file
+
+    def counting(path: Path) -> bytes:
+        seen.append(f"{path.parent.name}/{path.name}")
+        return real(path)
+
+    monkeypatch.setattr(ankigen.sources, "read_bank_file", counting)
+    return seen
+
+
 def invoke(runner: CliRunner, *args: str) -> Result:
     from ankigen.cli import cli
 

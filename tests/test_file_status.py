@@ -17,20 +17,6 @@ from tests.conftest import invoke
 from tests.helpers import item, without_versions, write_bank
 
 
-@pytest.fixture
-def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The bank files each build reads, by name."""
-    seen: list[str] = []
-    real = ankigen.sources.read_bank_file
-
-    def counting(path: Path) -> bytes:
-        seen.append(f"{path.parent.name}/{path.name}")
-        return real(path)
-
-    monkeypatch.setattr(ankigen.sources, "read_bank_file", counting)
-    return seen
-
-
 def build(runner: CliRunner) -> str:
     result = invoke(runner, "build")
     assert result.exit_code == 0, result.output

@@ -14,7 +14,6 @@ import json
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ankigen import __version__, ids, notetype
 from ankigen.errors import Diagnostic, InvalidBanks, OutputError
@@ -28,7 +27,6 @@ from ankigen.sources import (
     Source,
     SourceDigest,
     find_banks,
-    known_sources,
     parse_known,
     read_lock_bytes,
     read_project_bytes,
@@ -36,9 +34,11 @@ from ankigen.sources import (
     record_of,
     shown_path,
     signatures,
+    unchanged_sources,
 )
 from ankigen.times import build_time
 
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 # whatever a build with nothing changed does not need is imported where it is used:
 # the project file's parsing, the lock's, images, the build proper
 if TYPE_CHECKING:
@@ -420,13 +420,14 @@ def build(
 
 
 def unchanged_build(banks_dir: Path, out_dir: Path) -> BuildResult | None:
-    """What `build(banks_dir, out_dir)` returns when it has nothing to do, if the banks'
-    statuses show it without a bank being read; else None, and `build` tells."""
+    """What `build(banks_dir, out_dir)` returns when it has nothing to do, else None (and
+    `build` tells): the banks known by their statuses, the others read, and None without
+    reading further as soon as one has certainly changed (`unchanged_sources`)."""
     if not (out_dir / CACHE_NAME).is_file():
         return None
     build_time()  # a time asked for that `build` refuses is refused here too
     paths, problems = find_banks(banks_dir)
-    sources = None if problems else known_sources(paths, BuildCache(out_dir).banks)
+    sources = None if problems else unchanged_sources(paths, BuildCache(out_dir).banks)
     if sources is None:
         return None
     lock_bytes = read_lock_bytes(banks_dir / LOCK_NAME)

@@ -186,37 +186,45 @@ def read_files(
     taken = time.time_ns()
     for path in paths:
         try:
-            # taken before the bytes are read: a write in between shows next time
-            info = os.stat(path)
-            vouched = _vouched(path, info, known)
-            if vouched is not None:
-                sources.append(vouched)
-                continue
-            data = read_bank_file(path)
+            sources.append(_source(path, os.stat(path), known, taken))
         except OSError as exc:
             problems.append(
                 Diagnostic(shown_path(path), 0, "error", f"cannot read: {exc.strerror}")
             )
-            continue
-        digest = hashlib.sha256(data).hexdigest()
-        vouching = signature(info) if settled(info, taken) else None
-        sources.append(Source(path, data, digest, signature=vouching))
     return sources, problems
 
 
-def known_sources(paths: Sequence[Path], known: Known) -> list[Source] | None:
-    """Every file as its `known` status vouches for it, none read; None as soon as one's
-    status is not the one known (or cannot be taken)."""
+def unchanged_sources(paths: Sequence[Path], known: Known) -> list[Source] | None:
+    """Every file as its `known` status vouches for it, or read where its status cannot
+    tell (not recorded, or recorded with the same size); None, reading no more, as soon
+    as one has certainly changed (its size is not the recorded one) or cannot be read.
+
+    For a build that may have nothing to do: a bank an author has just edited and built
+    is not known by its status yet (it had not settled), so the build after it reads
+    that bank, and knows the others by their statuses."""
     sources = []
+    taken = time.time_ns()
     for path in paths:
         try:
-            vouched = _vouched(path, os.stat(path), known)
+            info = os.stat(path)
+            record = known.get(str(path))
+            if record is not None and record[0][0] != info.st_size:
+                return None
+            sources.append(_source(path, info, known, taken))
         except OSError:
             return None
-        if vouched is None:
-            return None
-        sources.append(vouched)
     return sources
+
+
+def _source(path: Path, info: os.stat_result, known: Known | None, taken: int) -> Source:
+    """The file as its status `info` vouches for it, else as read after `info` was taken
+    (at `taken` or later): a write in between shows in the next build's status."""
+    vouched = _vouched(path, info, known)
+    if vouched is not None:
+        return vouched
+    data = read_bank_file(path)
+    vouching = signature(info) if settled(info, taken) else None
+    return Source(path, data, hashlib.sha256(data).hexdigest(), signature=vouching)
 
 
 def _vouched(path: Path, info: os.stat_result, known: Known | None) -> Source | None:
