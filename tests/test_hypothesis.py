@@ -1788,6 +1788,10 @@ def test_quick_builds_take_only_what_click_reads_the_same_way(argv: list[str]) -
     command = cli.commands["build"]
     with command.make_context("build", list(argv)) as context:
         params = context.params
-    assert (params["banks"], params["out"], params["as_json"]) == args
+    assert (params["banks"], params["out"], params["as_json"]) == (
+        args.banks,
+        args.out,
+        args.as_json,
+    )
     assert (params["media"], params["max_image_size"], params["prune"]) == (None, 1600, False)
     assert isinstance(command, click.Command)

@@ -7,8 +7,10 @@ import gc
 import os
 import signal
 import sys
-import threading
-from typing import NoReturn
+
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+if TYPE_CHECKING:
+    from typing import NoReturn
 
 # Python's cycle collector runs every 700 new objects, and now and then walks every live
 # object. A build makes millions (nodes, items, notes), and reference counting frees
@@ -54,7 +56,10 @@ def leave(status: object) -> NoReturn:
     process. Exit handlers still run and the standard streams are still flushed; with
     another thread still running, a status Python would print, or a stream that cannot
     be flushed, Python exits its own way."""
-    if threading.active_count() == 1 and (status is None or isinstance(status, int)):
+    # not imported: no thread was started (a build with nothing to do starts none)
+    threading = sys.modules.get("threading")
+    alone = threading is None or threading.active_count() == 1
+    if alone and (status is None or isinstance(status, int)):
         atexit._run_exitfuncs()
         try:
             for stream in (sys.stdout, sys.stderr):

@@ -9,8 +9,8 @@ from __future__ import annotations
 import contextlib
 import os
 from collections.abc import Iterator
+from io import BufferedRandom
 from pathlib import Path
-from typing import Any
 
 from ankigen.errors import OutputError
 
@@ -18,7 +18,7 @@ LOCK_FILE = ".ankigen-build.lock"
 
 # the output folders' locks this process holds: a process forked from it (a worker)
 # closes its copies at once, so that it never keeps a lock alive once this one is gone
-_held: set[Any] = set()
+_held: set[BufferedRandom] = set()
 
 
 def _close_held_locks() -> None:
@@ -49,7 +49,7 @@ def exclusive(directory: Path) -> Iterator[None]:
         handle.close()  # closing releases the lock
 
 
-def _lock(handle: Any) -> None:
+def _lock(handle: BufferedRandom) -> None:
     try:
         import fcntl
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
-from typing import Any
+
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def parse_json(data: str | bytes) -> Any:

@@ -11,11 +11,12 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import NamedTuple
 
 
-class BuildArgs(NamedTuple):
+@dataclass(frozen=True)
+class BuildArgs:
     banks: Path
     out: Path
     as_json: bool

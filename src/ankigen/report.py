@@ -5,15 +5,16 @@ command line is loaded (`quick`); `cli` echoes the same lines."""
 
 from __future__ import annotations
 
-import json
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, NamedTuple
 
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from ankigen.build import BuildResult
 
 
-class Line(NamedTuple):
+@dataclass(frozen=True)
+class Line:
     text: str
     to_stderr: bool = False
 
@@ -35,6 +36,8 @@ def build_lines(result: BuildResult, out: Path, as_json: bool) -> list[Line]:
     lines += [Line(f"pruned deck {key!r} from the lock", True) for key in result.pruned]
     lines += [Line(str(change), True) for change in result.changes]
     if as_json:
+        import json
+
         decks = [d.as_json() | {"path": str(out / d.path)} for d in result.decks]
         return [*lines, Line(json.dumps({"decks": decks}, indent=1))]
     for deck in result.decks:
