@@ -410,3 +410,42 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
         if entry.name != "across.json"
     ]
     assert edited.hexdigest() in {header["digest"] for header in headers}
+
+
+def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A plan that arrives after the banks' results, from the thread that feeds the
+    workers, and fails there as it is taken in: the build proper, which waits for that
+    plan (and for the bank's cache entry that was to come with its package), meets the
+    failure instead of waiting for ever."""
+    import threading
+
+    banks = built_with_a_plain_bank(tmp_path / "project", monkeypatch)
+    write_bank(banks, "c", items=[item(f"c{n}", explanation="Edited.") for n in range(40)])
+    submit = ankigen.parallel.Pool.submit
+
+    def refusing(self: Any, fn: Any, arg: Any) -> Any:
+        if fn is ankigen.decks.run_kept_package:
+            raise ValueError("no package today")
+        return submit(self, fn, arg)
+
+    with_workers(monkeypatch)
+    monkeypatch.setattr(ankigen.parallel.Pool, "submit", refusing)
+    outcome: list[BaseException | None] = []
+
+    def building() -> None:
+        try:
+            build(banks, tmp_path / "project" / "out")
+        except BaseException as exc:
+            outcome.append(exc)
+        else:
+            outcome.append(None)
+
+    builder = threading.Thread(target=building, daemon=True)
+    builder.start()
+    builder.join(timeout=60)
+    assert not builder.is_alive(), "the build waits for a plan that never comes"
+    [failure] = outcome
+    assert isinstance(failure, ValueError)
+    assert str(failure) == "no package today"

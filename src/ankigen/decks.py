@@ -495,6 +495,10 @@ class EarlyPlans:
         self.plans: dict[Path, DeckPlan] = {}
         self.idents: dict[str, DeckIdentity] = {}
         """By deck key: the build proper resolves them all again, but for these."""
+        self.failure: BaseException | None = None
+        """An outcome that could not be taken in (a bug): `take` raises it rather than
+        wait for a plan that will never come, as the thread it failed in may have no
+        one left to tell."""
 
     def after(
         self, source: SourceDigest, outlined: Outline, entry: bytes, bank: Bank | None
@@ -536,17 +540,22 @@ class EarlyPlans:
     ) -> None:
         packaging = None
         with self.changed:
-            if isinstance(outcome, DeckPlan):
-                self.plans[source.path] = outcome
-                if isinstance(outcome.package, Kept) and self.lone_worker is not None:
-                    token = outcome.package.token
-                    # a pool shut down (the build stopped) takes no work: the build proper,
-                    # if it goes on, makes the package itself (`_kept_package`)
-                    with contextlib.suppress(RuntimeError):
-                        packaging = self.lone_worker.submit(run_kept_package, token)
-                        self.packaging[token] = packaging
-            self.pending.discard(source.path)
-            self.changed.notify_all()
+            try:
+                if isinstance(outcome, DeckPlan):
+                    self.plans[source.path] = outcome
+                    if isinstance(outcome.package, Kept) and self.lone_worker is not None:
+                        token = outcome.package.token
+                        # a pool shut down (the build stopped) takes no work: the build
+                        # proper, if it goes on, makes the package itself (`_kept_package`)
+                        with contextlib.suppress(RuntimeError):
+                            packaging = self.lone_worker.submit(run_kept_package, token)
+                            self.packaging[token] = packaging
+            except BaseException as exc:
+                self.failure = exc
+                raise
+            finally:
+                self.pending.discard(source.path)
+                self.changed.notify_all()
         if entry_later is not None:
             # the bank's entry comes with the package, or is made where it is needed
             if packaging is None:
@@ -559,6 +568,8 @@ class EarlyPlans:
         path = job.source.path
         with self.changed:
             self.changed.wait_for(lambda: path not in self.pending)
+            if self.failure is not None:
+                raise self.failure
             plan = self.plans.pop(path, None)
             made_from = self.inputs.pop(path, None)
         return plan if plan is not None and made_from == job.inputs() else None
