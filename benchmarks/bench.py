@@ -9,7 +9,8 @@ then, alternating between the contenders in one run, times:
 - a plain genanki script: yaml.safe_load plus genanki.Package.write_to_file,
   one package per bank (the baseline);
 - `ankigen build` again with nothing changed;
-- `ankigen build` after one item in one bank was edited.
+- `ankigen build` after one item in one bank was edited;
+- floors: scripts that do only what any tool must (`FLOOR_NO_CHANGE`, `FLOOR_ONE_EDIT`).
 
 Each run is a fresh process; it reports medians, ratios to the baseline
 measured in the same run, package sizes and peak memory (RSS of the process
@@ -56,6 +57,85 @@ for path in sorted(Path(sys.argv[1]).rglob("*.yaml")):
     genanki.Package(deck).write_to_file(out / f"{bank['topic']}.{bank['language']}.apkg")
 """
 
+
+# What the machine allows, measured in the same run: scripts that do only what any tool
+# must do for a build with nothing to do and for one edited item, with the libraries
+# ankigen must use and nothing ankigen could leave out (no checks, no identity rules, no
+# caches of its own, no fsync). Their time is a floor under ankigen's, not a rival.
+FLOOR_NO_CHANGE = """
+import fcntl, hashlib, json, os, sys
+banks, packages, out = sys.argv[1:4]
+os.makedirs(out, exist_ok=True)
+# the folder locked; every bank read and hashed (after a cold build none is known by its
+# status yet), the lock file with them; the packages looked at; the statuses recorded
+with open(os.path.join(out, "lock"), "a+b") as held:
+    fcntl.flock(held.fileno(), fcntl.LOCK_EX)
+    seen = []
+    for folder, dirs, files in os.walk(banks):
+        dirs.sort()
+        for name in sorted(files):
+            path = os.path.join(folder, name)
+            status = os.stat(path)
+            with open(path, "rb") as bank:
+                seen.append([path, status.st_mtime_ns, hashlib.sha256(bank.read()).hexdigest()])
+    names = sorted(n for n in os.listdir(packages) if n.endswith(".apkg"))
+    statuses = [os.stat(os.path.join(packages, n)).st_mtime_ns for n in names]
+    with open(os.path.join(out, "record.tmp"), "wb") as record:
+        record.write(json.dumps([seen, names, statuses]).encode())
+    os.replace(os.path.join(out, "record.tmp"), os.path.join(out, "record"))
+for name in names:
+    print(f"up to date {packages}/{name}")
+os._exit(0)
+"""
+
+FLOOR_ONE_EDIT = """
+import functools, hashlib, json, os, re, sqlite3, sys, types
+# genanki as ankigen imports it (without asyncio); libyaml; libdeflate
+stand_in = types.ModuleType("cached_property")
+stand_in.cached_property = functools.cached_property
+sys.modules["cached_property"] = stand_in
+import deflate, genanki, yaml
+bank_path, lock_path, out = sys.argv[1:4]
+os.makedirs(out, exist_ok=True)
+data = open(bank_path, "rb").read()
+hashlib.sha256(data).hexdigest()
+text = data.decode()
+# the edited item alone parsed: the others are known from the last build
+starts = [found.start() + 1 for found in re.finditer("\\n  - id: ", text)]
+yaml.load(text[starts[0] : starts[1]], Loader=yaml.CSafeLoader)
+# the deck's package written whole (a package is one database, deflated), with a note
+# and a card per item holding as much text as the item
+db = os.path.join(out, "collection.anki2")
+if os.path.exists(db):
+    os.unlink(db)
+connection = sqlite3.connect(db)
+connection.execute("PRAGMA journal_mode = OFF")
+connection.execute("PRAGMA page_size = 65536")
+connection.execute("CREATE TABLE notes (id integer primary key, guid text, mid integer, "
+                   "mod integer, usn integer, tags text, flds text, sfld integer, csum integer, "
+                   "flags integer, data text)")
+connection.execute("CREATE TABLE cards (id integer primary key, nid integer, did integer, "
+                   "ord integer, mod integer, usn integer, type integer, queue integer, "
+                   "due integer, ivl integer, factor integer, reps integer, lapses integer, "
+                   "left integer, odue integer, odid integer, flags integer, data text)")
+ends = [*starts[1:], len(text)]
+connection.executemany("INSERT INTO notes VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+                       ((n, f"g{n}", 1, 1, -1, " t ", text[a:b], "", 0, 0, "")
+                        for n, (a, b) in enumerate(zip(starts, ends))))
+connection.executemany("INSERT INTO cards VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+                       ((n, n, 1, 0, 1, -1, 0, 0, n, 0, 0, 0, 0, 0, 0, 0, 0, "")
+                        for n in range(len(starts))))
+connection.commit()
+connection.close()
+with open(os.path.join(out, "deck.apkg"), "wb") as package:
+    package.write(deflate.deflate_compress(open(db, "rb").read(), 7))
+# the lock read and written again: the edited item's time is in it
+lock = json.loads(open(lock_path, "rb").read())
+with open(os.path.join(out, "lock"), "wb") as written:
+    written.write(json.dumps(lock, indent=1, ensure_ascii=False).encode())
+print(f"wrote {out}/deck.apkg")
+os._exit(0)
+"""
 
 SETTLED_AFTER = 3.5
 """Seconds after the banks' copy when their statuses are settled (`sources.SETTLE_NS`)."""
@@ -199,7 +279,10 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
         shutil.rmtree(banks)
     write_banks(banks, items)
     ankigen = [sys.executable, "-m", "ankigen"]
-    times: dict[str, list[float]] = {"baseline": [], "cold": [], "noop": [], "edit": []}
+    times: dict[str, list[float]] = {
+        name: []
+        for name in ("baseline", "cold", "noop", "noop_known", "floor_noop", "edit", "floor_edit")
+    }
     cpu: dict[str, list[float]] = {name: [] for name in times}
     rss: dict[str, int] = {}
     sizes: dict[str, int] = {}
@@ -215,6 +298,10 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
         shutil.rmtree(base_out, ignore_errors=True)
         script = work / "baseline.py"
         script.write_text(BASELINE, encoding="utf-8")
+        floors = {name: work / f"{name}.py" for name in ("floor_noop", "floor_edit")}
+        floors["floor_noop"].write_text(FLOOR_NO_CHANGE, encoding="utf-8")
+        floors["floor_edit"].write_text(FLOOR_ONE_EDIT, encoding="utf-8")
+        floor_out = work / f"floor-{items}"
         # alternate the order of the two cold contenders between rounds
         order = ["baseline", "cold"] if round_ % 2 == 0 else ["cold", "baseline"]
         for name in order:
@@ -233,19 +320,31 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
         # younger than ankigen's 3 s is read (and was, every other round, when the cold
         # build ran first, a second after the copy)
         time.sleep(max(0.0, copied + SETTLED_AFTER - time.monotonic()))
-        elapsed, peak, used = run([*ankigen, "build"], project)
-        times["noop"].append(elapsed)
-        cpu["noop"].append(used)
-        rss["noop"] = max(rss.get("noop", 0), peak)
+        # the first build with nothing to do reads the banks the cold build could not know
+        # by their statuses (they had not settled); the next knows every one
+        for name, command in (
+            ("noop", [*ankigen, "build"]),
+            ("noop_known", [*ankigen, "build"]),
+            ("floor_noop", [sys.executable, str(floors["floor_noop"]), "banks", "out", floor_out]),
+        ):
+            elapsed, peak, used = run([str(part) for part in command], project)
+            times[name].append(elapsed)
+            cpu[name].append(used)
+            rss[name] = max(rss.get(name, 0), peak)
         target = project / "banks" / "synthetic" / "de.yaml"
         target.write_text(
             original.replace("answer:", "answer:", 1).replace('?"', f' (edit {round_})?"', 1),
             encoding="utf-8",
         )
-        elapsed, peak, used = run([*ankigen, "build"], project)
-        times["edit"].append(elapsed)
-        cpu["edit"].append(used)
-        rss["edit"] = max(rss.get("edit", 0), peak)
+        floor_edit = [sys.executable, str(floors["floor_edit"]), str(target)]
+        for name, command in (
+            ("edit", [*ankigen, "build"]),
+            ("floor_edit", [*floor_edit, str(project / "banks" / "ankigen.lock"), str(floor_out)]),
+        ):
+            elapsed, peak, used = run(command, project)
+            times[name].append(elapsed)
+            cpu[name].append(used)
+            rss[name] = max(rss.get(name, 0), peak)
     medians = {name: statistics.median(values) for name, values in times.items()}
     cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     return {"items": items, "medians": medians, "cpu": cpu_medians, "rss": rss, "sizes": sizes}
@@ -275,15 +374,19 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
             ("baseline", "genanki script"),
             ("cold", "ankigen cold"),
             ("noop", "ankigen no change"),
+            ("noop_known", "ankigen no change, banks known"),
+            ("floor_noop", "floor: no change"),
             ("edit", "ankigen one edit"),
+            ("floor_edit", "floor: one edit"),
         ):
             size = sizes["baseline"] if name == "baseline" else sizes["ankigen"]
+            shown = "" if name.startswith("floor") else f"{size / 2**20:.1f}"
             lines.append(
-                f"| {label} | {title} | {medians[name]:.2f} | {medians[name] / base:.3f} | "
+                f"| {label} | {title} | {medians[name]:.3f} | {medians[name] / base:.3f} | "
                 f"{medians[name] / cold:.3f} | {cpu[name]:.2f} | "
                 f"{cpu[name] / cpu['baseline']:.3f} | {cpu[name] / cpu['cold']:.3f} | "
                 f"{rss[name] / 1024:.0f} | "
-                f"{size / 2**20:.1f} |"
+                f"{shown} |"
             )
         lines.append(
             f"| {label} | size ratio ankigen / genanki | | "
