@@ -417,8 +417,7 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
 ) -> None:
     """A plan that arrives after the banks' results, from the thread that feeds the
     workers, and fails there as it is taken in: the build proper, which waits for that
-    plan (and for the bank's cache entry that was to come with its package), meets the
-    failure instead of waiting for ever."""
+    plan, meets the failure instead of waiting for ever."""
     import threading
 
     banks = built_with_a_plain_bank(tmp_path / "project", monkeypatch)
