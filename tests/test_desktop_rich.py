@@ -6,7 +6,6 @@ X input through xdotool); see tests/test_desktop.py for how it works.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from typing import Any
 
@@ -81,7 +80,6 @@ def show_answer(anki: Any) -> None:
     anki.wait_for(
         "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what="the back after space"
     )
-    time.sleep(0.3)
 
 
 def test_formulas_in_choices_are_typeset_on_front_and_back(anki: Any) -> None:

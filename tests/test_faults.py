@@ -15,6 +15,7 @@ from pathlib import Path
 from tests.helpers import item, write_bank
 
 TOPICS = [f"t{n}" for n in range(4)]
+WAIT = 300  # seconds before a build is taken to hang: subprocess.TimeoutExpired says so
 
 
 def big_banks(banks: Path, version: str) -> None:
@@ -51,7 +52,7 @@ def test_sigkill_at_any_moment_leaves_old_or_new_packages(tmp_path: Path) -> Non
     banks = project / "banks"
     big_banks(banks, "old")
     started = time.monotonic()
-    assert run_build(project).wait() == 0
+    assert run_build(project).wait(timeout=WAIT) == 0
     duration = time.monotonic() - started
     old = digests(project / "out")
     assert len(old) == len(TOPICS)
@@ -63,10 +64,10 @@ def test_sigkill_at_any_moment_leaves_old_or_new_packages(tmp_path: Path) -> Non
         build = run_build(project)
         time.sleep(rng.uniform(0.05, duration))
         build.send_signal(signal.SIGKILL)
-        build.wait()
+        build.wait(timeout=WAIT)
         seen.append(digests(project / "out"))
 
-    assert run_build(project).wait() == 0
+    assert run_build(project).wait(timeout=WAIT) == 0
     new = digests(project / "out")
     assert set(new) == set(old) and all(new[k] != old[k] for k in new)
     for snapshot in seen:
@@ -78,12 +79,12 @@ def test_sigkill_at_any_moment_leaves_old_or_new_packages(tmp_path: Path) -> Non
 def test_concurrent_builds_into_one_folder(tmp_path: Path) -> None:
     reference = tmp_path / "reference"
     big_banks(reference / "banks", "v")
-    assert run_build(reference).wait() == 0
+    assert run_build(reference).wait(timeout=WAIT) == 0
     expected = digests(reference / "out")
 
     project = tmp_path / "p"
     big_banks(project / "banks", "v")
     builds = [run_build(project) for _ in range(3)]
-    assert [b.wait() for b in builds] == [0, 0, 0]
+    assert [b.wait(timeout=WAIT) for b in builds] == [0, 0, 0]
     assert digests(project / "out") == expected
     assert not list((project / "out").glob(".ankigen-tmp-*"))

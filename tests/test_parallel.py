@@ -89,6 +89,8 @@ def test_the_largest_items_start_first(pool: Pool) -> None:
 
 
 def _wait_for(path: Path) -> bool:
+    """Polls for a file the test writes: bounded, so a lost signal fails the follow-up
+    (-1) rather than hanging it."""
     deadline = time.monotonic() + WAIT
     while not path.exists():
         if time.monotonic() > deadline:
@@ -112,7 +114,8 @@ class Collecting:
 
     def wait_for(self, count: int) -> dict[int, object]:
         with self.changed:
-            assert self.changed.wait_for(lambda: len(self.collected) >= count, timeout=WAIT)
+            arrived = self.changed.wait_for(lambda: len(self.collected) >= count, timeout=WAIT)
+            assert arrived, f"{len(self.collected)} of {count} follow-ups in after {WAIT} s"
             return self.collected
 
 
@@ -138,7 +141,7 @@ def test_each_result_is_followed_once(pool: Pool) -> None:
     deadline = time.monotonic() + WAIT
     while sys.getswitchinterval() != interval and time.monotonic() < deadline:
         time.sleep(0.01)
-    assert sys.getswitchinterval() == interval
+    assert sys.getswitchinterval() == interval, f"switch interval not restored in {WAIT} s"
 
 
 def test_in_one_process_nothing_is_followed() -> None:
@@ -348,38 +351,41 @@ def test_a_forked_pools_first_task_is_found_in_the_worker_not_sent(tmp_path: Pat
     assert done.stdout.strip() == "fork True could not be sent"
 
 
-_TESTS_PID = os.getpid()
-
-
-def _slow_follow_in_a_worker(folder: Path) -> int:
-    """`_slow_follow` in a worker; in this process, done at once."""
-    return os.getpid() if os.getpid() == _TESTS_PID else _slow_follow(folder)
+def _slow_follow_unless_in(folder: Path, caller: int) -> int:
+    """`_slow_follow` in a worker; done at once in the process `caller` (the test's).
+    The caller's pid is an argument: a module-level one would be the worker's own in a
+    spawned worker, which imports this module afresh."""
+    return os.getpid() if os.getpid() == caller else _slow_follow(folder)
 
 
 class FollowOnceNoted(Collecting):
-    """Follows each item, slowly in a worker (see `_slow_follow_in_a_worker`); notes
-    when `after` has returned."""
+    """Follows each item, slowly in a worker (see `_slow_follow_unless_in`); notes each
+    item handed on, and whether `fed` was already set when its follow-up was made."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, fed: threading.Event) -> None:
         super().__init__()
         self.folder = folder
+        self.fed = fed
         self.handed: list[int] = []
+        self.fed_before_handed: list[bool] = []
 
     def after(self, item: int, result: tuple[int, int]) -> Callable[[], object] | None:
-        time.sleep(0.2)  # a deck's job takes a while to make: `fed` must wait for it
+        self.fed_before_handed.append(self.fed.is_set())
         self.handed.append(item)
-        return functools.partial(_slow_follow_in_a_worker, self.folder)
+        return functools.partial(_slow_follow_unless_in, self.folder, os.getpid())
 
 
 def test_fed_is_set_once_every_follow_up_is_sent_not_before(tmp_path: Path, pool: Pool) -> None:
     """What this process does after `fed` no longer competes with the thread that makes
     and sends the follow-ups; the follow-up itself may still run."""
-    then = FollowOnceNoted(tmp_path)
     fed = threading.Event()
+    then = FollowOnceNoted(tmp_path, fed)
     results = parallel_map(_square_where, [3, 4], pool, then=then, fed=fed)
-    assert fed.wait(WAIT)
-    # the worker's item is followed up; the other waits for this process, its worker busy
+    assert fed.wait(WAIT), f"fed was not set within {WAIT} s"
+    # the worker's item is followed up, `fed` unset until then; the other item waits
+    # for this process, its worker busy with the follow-up until `results-in`
     assert then.handed == [3]
+    assert then.fed_before_handed == [False]
     assert then.collected == {}
     # the worker is busy with the follow-up until the results are in: the item left is
     # this process's
@@ -394,7 +400,7 @@ def test_fed_is_set_once_every_follow_up_is_sent_not_before(tmp_path: Path, pool
 def test_fed_is_set_when_the_map_fails_or_runs_here(pool: Pool) -> None:
     fed = threading.Event()
     results = parallel_map(_fails_at_three, [3], pool, then=Squares(), fed=fed)
-    assert fed.wait(WAIT)
+    assert fed.wait(WAIT), f"fed was not set within {WAIT} s"
     with pytest.raises(ValueError):
         list(results)
     here = threading.Event()

@@ -106,7 +106,11 @@ def test_attacks_render_as_text_in_a_browser(
             page = browser.new_page()
             page.on("dialog", lambda dialog: (dialogs.append(dialog.message), dialog.dismiss()))
             page.goto(page_file.as_uri())
-            page.wait_for_timeout(300)
+            # handlers on failed images and inline scripts have run by the load event,
+            # which goto waits for; two frames let anything queued at load run too
+            page.evaluate(
+                "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
+            )
             text = page.inner_text(".ag-question")
             injected = page.evaluate(
                 "document.querySelectorAll('.ag-card iframe, .ag-card svg, .ag-card img, .ag-card a, .ag-card style').length"
