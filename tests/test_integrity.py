@@ -418,7 +418,9 @@ def test_ctrl_c_during_a_parallel_build_is_one_line(tmp_path: Path) -> None:
         assert stderr.decode().strip() == "interrupted"  # after the newline that ends ^C
         assert list(project.rglob(".ankigen-tmp-*")) == []
         interrupted += 1
-    assert interrupted >= 3, f"only {interrupted} of 16 builds were interrupted; {finished} finished"
+    assert interrupted >= 3, (
+        f"only {interrupted} of 16 builds were interrupted; {finished} finished"
+    )
 
 
 def test_anki_markup_in_author_text_stays_text(

@@ -108,9 +108,7 @@ def test_attacks_render_as_text_in_a_browser(
             page.goto(page_file.as_uri())
             # handlers on failed images and inline scripts have run by the load event,
             # which goto waits for; two frames let anything queued at load run too
-            page.evaluate(
-                "new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))"
-            )
+            page.evaluate("new Promise(r => requestAnimationFrame(() => requestAnimationFrame(r)))")
             text = page.inner_text(".ag-question")
             injected = page.evaluate(
                 "document.querySelectorAll('.ag-card iframe, .ag-card svg, .ag-card img, .ag-card a, .ag-card style').length"
