@@ -12,7 +12,6 @@ from click.testing import CliRunner
 from ankigen.bank import Bank, Item, parse_bank
 from ankigen.errors import InvalidBanks
 from ankigen.formats import detect, formats
-from ankigen.formats.bankyaml import CHOICE_WHY
 from ankigen.formats.convert import import_file
 from ankigen.formats.model import choice_whys
 from tests.conftest import invoke
@@ -43,13 +42,8 @@ def by_id(bank: Bank, item_id: str) -> Item:
 
 
 def assert_feedback(item: Item, general: str, whys: tuple[str, ...]) -> None:
-    """Each choice's why is in the bank once it takes them; until then it is folded into
-    the explanation as `choice — why` lines after the general feedback."""
-    if CHOICE_WHY:
-        assert (item.explanation, choice_whys(item)) == (general, whys)
-        return
-    folded = "\n".join(f"{c} — {w}" for c, w in zip(item.choices, whys, strict=True) if w)
-    assert item.explanation == f"{general}\n\n{folded}"
+    """Each choice's feedback is its why; the general feedback is the explanation."""
+    assert (item.explanation, choice_whys(item)) == (general, whys)
 
 
 # ---- GIFT -----------------------------------------------------------------
@@ -274,7 +268,7 @@ def test_moodle_xml_multichoice_truefalse_images_html(tmp_path: Path, runner: Cl
         "true/false questions become items",
         f"wrote {images[0]}",
         # with a why per choice, the question whose only feedback is per choice needs an explanation
-        f"wrote {out}" + ("; fill in the 1 places marked TODO" if CHOICE_WHY else ""),
+        f"wrote {out}; fill in the 1 places marked TODO",
         "3 items imported, 2 skipped",
     ]
     bank, problems = parse_bank("b.yaml", fill_todos(out.read_text(encoding="utf-8")).encode())

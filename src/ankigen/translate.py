@@ -13,15 +13,16 @@ changes: not a comment, not a quote.
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
 
 from ankigen import lang
-from ankigen.bank import Bank, Item, parse_bank
+from ankigen.bank import Bank, parse_bank
 from ankigen.errors import AnkigenError, InvalidBanks
-from ankigen.formats.bankyaml import yaml_string
+from ankigen.formats.bankyaml import bank_yaml, item_lines
+from ankigen.formats.model import from_bank
 from ankigen.lint import check_paths, reference_language
 from ankigen.yamltree import YamlProblem, compose_file
 
@@ -38,6 +39,8 @@ class Started:
     added: tuple[str, ...]
     """Ids of the items added."""
     reference: Bank
+    before: bytes | None = None
+    """The bank file as it was read, by `--update` (None: a new bank)."""
 
 
 def reference_bank(
@@ -78,9 +81,7 @@ def start(
 ) -> Started:
     """The new or updated bank for `language`; nothing is written here."""
     ref, _ = reference_bank(paths, topic, reference)
-    language = lang.canonical_tag(language)
-    if language == ref.language:
-        raise TranslationError(f"{language!r} is the reference language of {topic!r}")
+    language = refuse_reference(ref, language)
     path = banks_dir / topic / f"{language}.yaml"
     if not path.exists():
         return Started(path, new_bank_text(ref, language), tuple(i.id for i in ref.items), ref)
@@ -88,10 +89,18 @@ def start(
         raise TranslationError(
             f"{path} exists: --update adds the items it lacks and changes nothing else"
         )
-    text = path.read_bytes().decode("utf-8", errors="replace")
+    before = path.read_bytes()
     target = load_target(path)
-    new_text, added = add_missing(text, str(path), ref, target)
-    return Started(path, new_text, added, ref)
+    new_text, added = add_missing(before.decode("utf-8"), str(path), ref, target)
+    return Started(path, new_text, added, ref, before)
+
+
+def refuse_reference(ref: Bank, language: str) -> str:
+    """`language` in canonical case; TranslationError if it is the reference's own."""
+    language = lang.canonical_tag(language)
+    if language == ref.language:
+        raise TranslationError(f"{language!r} is the reference language of {ref.topic!r}")
+    return language
 
 
 def load_target(path: Path) -> Bank:
@@ -102,60 +111,16 @@ def load_target(path: Path) -> Bank:
 
 
 def new_bank_text(ref: Bank, language: str) -> str:
-    q = yaml_string
-    out = [
-        f"# Translation of {ref.path} into {language}: every text below is still the",
-        f"# {ref.language!r} text; lint and status count an item untranslated until it changes.",
-        f"topic: {ref.topic}",
-        f"language: {language}",
-        f"title: {q(ref.title)}",
-    ]
-    for key in ("description", "level", "source", "license"):
-        value = getattr(ref, key)
-        if value:
-            out.append(f"{key}: {q(value)}")
-    if ref.tags:
-        out.append(f"tags: {_flow(ref.tags)}")
-    if not ref.shuffle:
-        out.append("shuffle: false")
-    out.append("items:")
-    for item in ref.items:
-        out.extend(item_lines(item, ref.shuffle, indent=2))
-    return "\n".join(out) + "\n"
-
-
-def _flow(tags: Sequence[str]) -> str:
-    return "[" + ", ".join(yaml_string(t) for t in tags) + "]"
-
-
-def item_lines(item: Item, default_shuffle: bool, indent: int) -> list[str]:
-    """One item as block YAML, its dash at column `indent`."""
-    q = yaml_string
-    pad = " " * (indent + 2)
-    answer = (
-        str(item.answer[0])
-        if len(item.answer) == 1
-        else "[" + ", ".join(map(str, item.answer)) + "]"
+    """A new translation: every item of the reference, every field kept (a `why`, `recall`,
+    images), each text still the reference's. The deck name and the bank's older names
+    are the reference's own, not the translation's."""
+    source = replace(from_bank(ref), deck="", formerly=((), ()))
+    comments = (
+        f"Translation of {ref.path} into {language}: every text below is still the",
+        f"{ref.language!r} text; lint and status count an item untranslated until it changes.",
     )
-    out = [
-        " " * indent + f"- id: {item.id}",
-        f"{pad}question: {q(item.question)}",
-        f"{pad}choices:",
-        *(f"{pad}  - {q(choice)}" for choice in item.choices),
-        f"{pad}answer: {answer}",
-        f"{pad}explanation: {q(item.explanation)}",
-    ]
-    if item.shuffle != default_shuffle:
-        out.append(f"{pad}shuffle: {'true' if item.shuffle else 'false'}")
-    if item.tags:
-        out.append(f"{pad}tags: {_flow(item.tags)}")
-    if item.retired:
-        out.append(f"{pad}retired: true")
-    for key in ("image", "image_alt", "explanation_image", "explanation_image_alt"):
-        value = getattr(item, key)
-        if value:
-            out.append(f"{pad}{key}: {q(value)}")
-    return out
+    ids = [item.id for item in ref.items]
+    return bank_yaml(source, ids, ref.topic, language, comments)
 
 
 def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tuple[str, ...]]:
@@ -170,17 +135,20 @@ def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tup
     for node in items_node.value:
         item_id = _scalar(node, "id")
         if item_id is not None:
-            starts[item_id] = (node.start_mark.line, max(node.start_mark.column - 2, 0))
+            starts[item_id] = (node.start_mark.line, _dash_column(lines, node.start_mark))
     indent = next(iter(starts.values()))[1] if starts else 2
     ref_order = [i.id for i in ref.items]
     inserts: dict[int, list[str]] = {}
     end_line = _end_line(items_node, lines)
+    # the items added take the target's defaults: a `shuffle` or `recall` of the
+    # reference's that differs from them is stated on the item
+    questions = {q.name: q for q in from_bank(ref).questions}
+    defaults = replace(from_bank(target), questions=())
     for item in missing:
         later = [i for i in ref_order[ref_order.index(item.id) + 1 :] if i in starts]
         at = starts[later[0]][0] if later else end_line
-        inserts.setdefault(at, []).extend(
-            line + "\n" for line in item_lines(item, target.shuffle, indent)
-        )
+        added = item_lines(questions[item.id], item.id, defaults, indent)
+        inserts.setdefault(at, []).extend(line + "\n" for line in added)
     if lines and not lines[-1].endswith("\n"):
         lines[-1] += "\n"
     out: list[str] = []
@@ -190,6 +158,16 @@ def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tup
     for at in sorted(inserts):
         out.extend(inserts[at])
     return "".join(out), tuple(i.id for i in missing)
+
+
+def _dash_column(lines: list[str], mark: yaml.Mark) -> int:
+    """The column of the `-` that starts the item whose mapping starts at `mark`: an item
+    may be laid out `-   id:` or `- id:`, or its first key may be on the next line."""
+    line = lines[mark.line] if mark.line < len(lines) else ""
+    before = line[: mark.column].rstrip()
+    if before.endswith("-"):
+        return len(before) - 1
+    return max(mark.column - 2, 0)
 
 
 def _items_node(text: str, path: str) -> yaml.SequenceNode:

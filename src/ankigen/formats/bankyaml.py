@@ -7,15 +7,13 @@ What the source does not say is left for the author: a missing answer is
 
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
+
+from ankigen.bank import parse_bank
+from ankigen.errors import InvalidBanks
 from ankigen.formats.model import Choice, Question, Source
 
-CHOICE_WHY = True
-"""Write per-choice feedback as each choice's `why`, which banks hold since issue 14.
-
-When False, the feedback is folded into the explanation, one line per choice,
-so nothing the source says is lost: for banks that must stay readable by older
-ankigen versions.
-"""
+TODO = "# TODO"
 
 
 def _needs_escape(code: int) -> bool:
@@ -49,61 +47,104 @@ def yaml_string(text: str) -> str:
     return "".join(out)
 
 
-def folded_explanation(question: Question) -> str | None:
-    """The explanation, with each choice's feedback appended while banks have no `why`."""
-    whys = [c for c in question.choices if c.why]
-    if CHOICE_WHY or not whys:
-        return question.explanation
-    lines = [f"{choice.text} — {choice.why}" for choice in whys]
-    if question.explanation:
-        return question.explanation + "\n\n" + "\n".join(lines)
-    return "\n".join(lines)
+def _flow(texts: Sequence[str]) -> str:
+    return "[" + ", ".join(map(yaml_string, texts)) + "]"
+
+
+def _bool(value: bool) -> str:
+    return "true" if value else "false"
 
 
 def _choice(choice: Choice) -> list[str]:
-    if CHOICE_WHY and choice.why:
-        return [
-            f"      - text: {yaml_string(choice.text)}",
-            f"        why: {yaml_string(choice.why)}",
-        ]
-    return [f"      - {yaml_string(choice.text)}"]
+    if choice.why:
+        return [f"  - text: {yaml_string(choice.text)}", f"    why: {yaml_string(choice.why)}"]
+    return [f"  - {yaml_string(choice.text)}"]
 
 
-def bank_yaml(source: Source, ids: list[str], topic: str, language: str) -> str:
-    """The source as a bank file."""
+def item_lines(question: Question, item_id: str, source: Source, indent: int = 2) -> list[str]:
+    """One item as block YAML, its dash at column `indent`; `source` holds the bank's
+    defaults, which the item states only where it differs from them."""
     q = yaml_string
-    out = [f"topic: {topic}", f"language: {language}", f"title: {q(source.title)}"]
-    if source.description:
-        out.append(f"description: {q(source.description)}")
-    if source.level:
-        out.append(f"level: {q(source.level)}")
+    out = [f"- id: {item_id}", f"  question: {q(question.question)}", "  choices:"]
+    for choice in question.choices:
+        out.extend("  " + line for line in _choice(choice))
+    picks = question.answer
+    if question.answered and picks:
+        value = str(picks[0]) if len(picks) == 1 else "[" + ", ".join(map(str, picks)) + "]"
+        out.append(f"  answer: {value}")
+    else:
+        count = len(question.choices)
+        out.append(f"  answer: ~  {TODO}: the number of the correct choice (1-{count})")
+    if question.explanation:
+        out.append(f"  explanation: {q(question.explanation)}")
+    else:
+        out.append(f'  explanation: ""  {TODO}: why the answer is right')
+    if question.tags:
+        out.append(f"  tags: {_flow(question.tags)}")
+    if question.shuffle is not None and question.shuffle != source.shuffle:
+        out.append(f"  shuffle: {_bool(question.shuffle)}")
+    if question.retired:
+        out.append("  retired: true")
+    for key in ("image", "image_alt", "explanation_image", "explanation_image_alt"):
+        value = getattr(question, key)
+        if value:
+            out.append(f"  {key}: {q(value)}")
+    if question.formerly:
+        out.append(f"  formerly: {_flow(question.formerly)}")
+    if question.recall is not None and question.recall != source.recall:
+        out.append(f"  recall: {_bool(question.recall)}")
+    pad = " " * indent
+    return [pad + line for line in out]
+
+
+def bank_yaml(
+    source: Source, ids: Sequence[str], topic: str, language: str, comments: Sequence[str] = ()
+) -> str:
+    """The source as a bank file, after `comments` (one `# ` line each)."""
+    q = yaml_string
+    out = [f"# {comment}" for comment in comments]
+    out += [f"topic: {topic}", f"language: {language}", f"title: {q(source.title)}"]
+    for key, value in (
+        ("description", source.description),
+        ("level", source.level),
+        ("deck", source.deck),
+        ("source", source.origin),
+        ("license", source.license),
+    ):
+        if value:
+            out.append(f"{key}: {q(value)}")
+    if source.tags:
+        out.append(f"tags: {_flow(source.tags)}")
+    if not source.shuffle:
+        out.append("shuffle: false")
+    if source.recall:
+        out.append("recall: true")
+    topics, languages = source.formerly
+    if topics or languages:
+        older = [f"topic: {_flow(topics)}"] if topics else []
+        older += [f"language: {_flow(languages)}"] if languages else []
+        out.append("formerly: {" + ", ".join(older) + "}")
     out.append("items:")
     for item_id, question in zip(ids, source.questions, strict=True):
-        out.append(f"  - id: {item_id}")
-        out.append(f"    question: {q(question.question)}")
-        out.append("    choices:")
-        for choice in question.choices:
-            out.extend(_choice(choice))
-        picks = question.answer
-        if question.answered and picks:
-            value = str(picks[0]) if len(picks) == 1 else "[" + ", ".join(map(str, picks)) + "]"
-            out.append(f"    answer: {value}")
-        else:
-            out.append(
-                f"    answer: ~  # TODO: the number of the correct choice "
-                f"(1-{len(question.choices)})"
-            )
-        explanation = folded_explanation(question)
-        if explanation:
-            out.append(f"    explanation: {q(explanation)}")
-        else:
-            out.append('    explanation: ""  # TODO: why the answer is right')
-        if question.tags:
-            out.append("    tags: [" + ", ".join(q(t) for t in question.tags) + "]")
-        if question.shuffle is not None:
-            out.append(f"    shuffle: {'true' if question.shuffle else 'false'}")
-        for key in ("image", "image_alt", "explanation_image", "explanation_image_alt"):
-            value = getattr(question, key)
-            if value:
-                out.append(f"    {key}: {q(value)}")
+        out.extend(item_lines(question, item_id, source))
     return "\n".join(out) + "\n"
+
+
+def loads_as_bank(shown: str, todos: bool = False) -> Callable[[bytes], None]:
+    """A check for `userfile.Target`: the text written must load as a bank, so a bank is
+    never replaced by one that does not (InvalidBanks, naming each problem). With
+    `todos`, an imported bank's `# TODO` places, which the author is to fill in, are
+    the only errors allowed."""
+
+    def check(data: bytes) -> None:
+        _, problems = parse_bank(shown, data)
+        lines = data.decode("utf-8", "replace").splitlines()
+
+        def left_to_author(line: int) -> bool:
+            return todos and 0 < line <= len(lines) and TODO in lines[line - 1]
+
+        errors = [d for d in problems if d.severity == "error" and not left_to_author(d.line)]
+        if errors:
+            raise InvalidBanks(errors)
+
+    return check

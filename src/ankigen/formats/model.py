@@ -54,6 +54,11 @@ class Question:
     image_alt: str = ""
     explanation_image: str = ""
     explanation_image_alt: str = ""
+    recall: bool | None = None
+    """The front asks for the answer first; None: the bank's default."""
+    retired: bool = False
+    formerly: tuple[str, ...] = ()
+    """Older ids of the item, oldest first."""
 
     @property
     def answer(self) -> tuple[int, ...]:
@@ -78,6 +83,24 @@ class Source:
     """Image files to write into the media folder: (path relative to it, bytes)."""
     topic: str = ""
     language: str = ""
+    deck: str = ""
+    origin: str = ""
+    """The bank's `source:`, where the questions come from."""
+    license: str = ""
+    tags: tuple[str, ...] = ()
+    """Tags of every item (the bank's `tags:`)."""
+    shuffle: bool = True
+    """The items' default `shuffle`."""
+    recall: bool = False
+    """The items' default `recall`."""
+    formerly: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
+    """Older topics and older languages of the bank, oldest first."""
+
+    @property
+    def export_mark(self) -> str:
+        """What an export's first lines say of where it comes from: the same export made
+        again may replace a file that says it (see `userfile.Target.ours`)."""
+        return f"exported by ankigen from {self.topic}.{self.language}"
 
     @property
     def errors(self) -> int:
@@ -226,6 +249,9 @@ def from_bank(bank: Bank) -> Source:
                 image_alt=item.image_alt,
                 explanation_image=item.explanation_image,
                 explanation_image_alt=item.explanation_image_alt,
+                recall=item.recall,
+                retired=item.retired,
+                formerly=item.formerly,
             )
         )
     return Source(
@@ -236,4 +262,11 @@ def from_bank(bank: Bank) -> Source:
         level=bank.level,
         topic=bank.topic,
         language=bank.language,
+        deck=bank.deck,
+        origin=bank.source,
+        license=bank.license,
+        tags=bank.tags,
+        shuffle=bank.shuffle,
+        recall=bank.recall,
+        formerly=(bank.formerly_topics, bank.formerly_languages),
     )
