@@ -38,6 +38,22 @@ MEDIA_OPTION = click.option(
 )
 
 
+FORCE_OPTION = click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing file that this command did not write from the same source.",
+)
+
+
+def output_option(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
+    return click.option(
+        "-o",
+        "--out",
+        type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+        help=f"Write {what} here (- or none: standard output).",
+    )
+
+
 class Commands(click.Group):
     """The commands; the library's errors (`AnkigenError`) are shown here, as click shows
     its own: the message on standard error, then the error's exit status."""
@@ -231,12 +247,8 @@ class FormatName(_TextParam):
     type=click.Path(path_type=Path, file_okay=False),
     help="Folder of banks a PO file's translations go into (default: banks).",
 )
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the bank here instead of to standard output.",
-)
+@output_option("the bank")
+@FORCE_OPTION
 @click.option(
     "--media",
     type=click.Path(path_type=Path, file_okay=False),
@@ -259,6 +271,7 @@ def import_(
     language: str | None,
     banks_dir: Path,
     out: Path | None,
+    force: bool,
     media: Path,
     choices: int | None,
     answers: str | None,
@@ -266,13 +279,14 @@ def import_(
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen import lang
+    from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.formats.convert import import_file
     from ankigen.formats.page import AnswersError
     from ankigen.ids import SLUG
-    from ankigen.package import write_atomic
+    from ankigen.userfile import STDOUT, Target, write_all
 
     if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):
-        _import_po(file, banks_dir, out)
+        _import_po(file, banks_dir, out, force)
         return
     if topic is None or language is None:
         raise click.UsageError("--topic and --lang are required to import a quiz file")
@@ -304,46 +318,44 @@ def import_(
         click.echo(f"{file}:{number}: note: {note}", err=True)
     for diagnostic in imported.diagnostics:
         click.echo(str(diagnostic), err=True)
-    for relative, data in source.media:
-        write_atomic(media / relative, data)
-        click.echo(f"wrote {media / relative}", err=True)
-    if out is None:
-        click.echo(imported.bank, nl=False)
-    else:
-        write_atomic(out, imported.bank.encode("utf-8"))
+    out = out or Path(STDOUT)
+    # an existing image is replaced only by the same bytes (and then left alone)
+    images = [
+        (Target(media / relative, "an image", force, (file,)), data)
+        for relative, data in source.media
+    ]
+    bank = Target(out, "a bank", force, (file,), check=loads_as_bank(str(out), todos=True))
+    written = write_all([*images, (bank, imported.bank.encode("utf-8"))])
+    for (target, _), wrote in zip(images, written, strict=False):
+        click.echo(f"{'wrote' if wrote else 'unchanged'} {target.path}", err=True)
+    if not bank.is_stdout:
         todo = imported.bank.count("# TODO")
         more = f"; fill in the {todo} places marked TODO" if todo else ""
-        click.echo(f"wrote {out}{more}", err=True)
+        click.echo(f"{'wrote' if written[-1] else 'unchanged'} {out}{more}", err=True)
     click.echo(f"{len(source.questions)} items imported, {source.skipped} skipped", err=True)
 
 
 @cli.command()
 @click.argument("bank", type=click.Path(path_type=Path, dir_okay=False, exists=True))
 @click.option("--to", "format_name", required=True, type=FormatName(writable=True))
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write here instead of to standard output.",
-)
+@output_option("the export")
+@FORCE_OPTION
 @MEDIA_OPTION
-def export(bank: Path, format_name: str, out: Path | None, media: Path | None) -> None:
+def export(bank: Path, format_name: str, out: Path | None, force: bool, media: Path | None) -> None:
     """Write a bank (BANK, a .yaml file) as GIFT, Moodle XML or CSV."""
     from ankigen.build import default_media_dir
     from ankigen.formats.convert import export_bank
-    from ankigen.package import write_atomic
+    from ankigen.userfile import STDOUT, Target, write
 
     media_dir = media or default_media_dir(bank.resolve().parent.parent)
     exported = export_bank(bank, format_name, media_dir)
     for warning in exported.warnings:
         click.echo(str(warning), err=True)
-    if out is None:
-        sys.stdout.flush()
-        sys.stdout.buffer.write(exported.data)
-        sys.stdout.buffer.flush()
-    else:
-        write_atomic(out, exported.data)
-        click.echo(f"wrote {out}: {count(len(exported.source.questions), 'item')}", err=True)
+    target = Target(out or Path(STDOUT), format_name, force, (bank,), ours=exported.ours)
+    wrote = write(target, exported.data)
+    if not target.is_stdout:
+        done = "wrote" if wrote else "unchanged"
+        click.echo(f"{done} {out}: {count(len(exported.source.questions), 'item')}", err=True)
 
 
 @cli.command()
@@ -407,11 +419,12 @@ def _interrupted() -> None:
     os._exit(130)
 
 
-def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
+def _import_po(file: Path, banks_dir: Path, out: Path | None, force: bool) -> None:
     from ankigen.build import find_bank_paths
-    from ankigen.package import write_atomic
+    from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
     from ankigen.translate import reference_bank
+    from ankigen.userfile import Target, write
 
     header = read_po(file).metadata
     topic = header.get(TOPIC_HEADER, "")
@@ -419,8 +432,14 @@ def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
     done = import_po(file, banks_dir, reference, out)
     for warning in done.warnings:
         click.echo(str(warning), err=True)
-    write_atomic(done.path, done.text.encode("utf-8"))
-    click.echo(f"wrote {done.path}: {count(done.translated, 'translation')} from {file}")
+    # the bank is edited in place: replaced only while it holds what was read
+    bank = Target(
+        done.path, "a bank", force, (file,), edits=done.before, check=loads_as_bank(str(done.path))
+    )
+    wrote = write(bank, done.text.encode("utf-8"))
+    if not bank.is_stdout:
+        what = "wrote" if wrote else "unchanged"
+        click.echo(f"{what} {done.path}: {count(done.translated, 'translation')} from {file}")
 
 
 @cli.command()
@@ -431,40 +450,52 @@ def _import_po(file: Path, banks_dir: Path, out: Path | None) -> None:
 @click.option(
     "--po",
     "po_path",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write a gettext PO file for translation platforms instead of a bank.",
+    type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
+    help="Write a gettext PO file for translation platforms instead of a bank "
+    "(merged into the file if it is there).",
 )
-def translate(topic: str, banks: Path, language: str, update: bool, po_path: Path | None) -> None:
+@FORCE_OPTION
+def translate(
+    topic: str, banks: Path, language: str, update: bool, po_path: Path | None, force: bool
+) -> None:
     """Start the translation of TOPIC into a language, from its reference bank."""
     from ankigen import lang
     from ankigen.build import find_bank_paths
-    from ankigen.package import write_atomic
+    from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.project import require_project
+    from ankigen.translate import start
+    from ankigen.userfile import Target, write
 
     if not lang.is_valid_tag(language):
         raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
     paths = find_bank_paths(banks)
+    reference_tag = require_project(banks).reference or None
     if po_path is not None:
         from ankigen.po import write_po
-        from ankigen.translate import load_target, reference_bank
+        from ankigen.translate import load_target, reference_bank, refuse_reference
 
-        reference, _ = reference_bank(paths, topic, require_project(banks).reference or None)
-        code = lang.canonical_tag(language)
+        reference, _ = reference_bank(paths, topic, reference_tag)
+        code = refuse_reference(reference, language)
         target_path = banks / topic / f"{code}.yaml"
         target = load_target(target_path) if target_path.exists() else None
-        translated = write_po(reference, code, target, po_path)
-        total = sum(1 for _ in _po_entries(po_path))
-        click.echo(f"wrote {po_path}: {total} texts, {translated} translated")
+        done = write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))
+        if str(po_path) != "-":
+            how = "merged into" if done.merged else "wrote"
+            how = how if done.wrote else "unchanged"
+            click.echo(f"{how} {po_path}: {done.texts} texts, {done.translated} translated")
         return
-    from ankigen.translate import start
-
-    reference_tag = require_project(banks).reference or None
     started = start(banks, paths, topic, language, update=update, reference=reference_tag)
     if update and not started.added:
         click.echo(f"{started.path}: nothing to add")
         return
-    started.path.parent.mkdir(parents=True, exist_ok=True)
-    write_atomic(started.path, started.text.encode("utf-8"))
+    bank = Target(
+        started.path,
+        "a bank",
+        force,
+        edits=started.before,
+        check=loads_as_bank(str(started.path)),
+    )
+    write(bank, started.text.encode("utf-8"))
     click.echo(
         f"wrote {started.path}: {count(len(started.added), 'item')} "
         f"{'added' if update else 'to translate'} from {started.reference.path}"
@@ -474,30 +505,29 @@ def translate(topic: str, banks: Path, language: str, update: bool, po_path: Pat
 @cli.command("release-notes")
 @click.option("--since", "ref", required=True, help="The git revision of the last release.")
 @BANKS_ARGUMENT
-@click.option(
-    "-o",
-    "--out",
-    type=click.Path(path_type=Path, dir_okay=False),
-    help="Write the Markdown here instead of to standard output.",
-)
-def release_notes(ref: str, banks: Path, out: Path | None) -> None:
+@output_option("the Markdown")
+@FORCE_OPTION
+def release_notes(ref: str, banks: Path, out: Path | None, force: bool) -> None:
     """What changed for learners since the git revision REF, deck by deck, in Markdown."""
     from ankigen.build import find_bank_paths
-    from ankigen.package import write_atomic
-    from ankigen.releasenotes import at_revision, release_notes, working_tree
+    from ankigen.releasenotes import at_revision, mark, release_notes, working_tree
+    from ankigen.sources import LOCK_NAME, PROJECT_NAME
+    from ankigen.userfile import STDOUT, Target, write
 
-    text = release_notes(at_revision(banks, ref), working_tree(banks, find_bank_paths(banks)), ref)
-    if out is None:
-        click.echo(text, nl=False)
-    else:
-        write_atomic(out, text.encode("utf-8"))
-        click.echo(f"wrote {out}", err=True)
-
-
-def _po_entries(path: Path) -> list[object]:
-    from ankigen.po import read_po
-
-    return list(read_po(path))
+    paths = find_bank_paths(banks)
+    first = mark(banks)
+    text = release_notes(at_revision(banks, ref), working_tree(banks, paths), ref, first)
+    inputs = (*paths, banks / LOCK_NAME, banks / PROJECT_NAME)
+    notes = Target(
+        out or Path(STDOUT),
+        "release notes",
+        force,
+        inputs,
+        ours=lambda before: before.split(b"\n", 1)[0] == first.encode("utf-8"),
+    )
+    wrote = write(notes, text.encode("utf-8"))
+    if not notes.is_stdout:
+        click.echo(f"{'wrote' if wrote else 'unchanged'} {out}", err=True)
 
 
 def main() -> None:

@@ -139,13 +139,17 @@ def plan_deck(
         stamp = restamp(item_ident.previous, item_ident.issued, content.hash, now)
         deck_lock.items[item.id] = stamp
         deck_lock.guids[item.id] = item_ident.guid
-        if item_ident.previous is None:
+        # without a lock entry (a lock deleted, or a deck whose entry was lost in a
+        # merge) what was issued for the note says what learners hold: it is new to
+        # them only if nothing ever was
+        known = item_ident.previous if item_ident.previous is not None else item_ident.issued
+        if known is None:
             new += 1
-        elif stamp == item_ident.previous:
+        elif stamp == known:
             unchanged += 1
         else:
             changed += 1
-            restored += item_ident.previous.hash == content.hash
+            restored += known.hash == content.hash
         fields = with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
         notes.append(PackageNote(content.guid, fields, content.tags, stamp.mtime))
     version = lock_version(bank.topic, bank.language, deck_lock)

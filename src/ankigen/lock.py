@@ -144,10 +144,22 @@ def read_lock(path: Path) -> Lock:
     return lock
 
 
-def _damaged(shown: str) -> LockError:
+CONFLICT_MARKERS = (b"<<<<<<< ", b"=======", b">>>>>>> ")
+
+
+def _damaged(shown: str, raw: bytes = b"") -> LockError:
+    for number, line in enumerate(raw.splitlines(), start=1):
+        if line.startswith(CONFLICT_MARKERS):
+            return LockError(
+                f"{shown}:{number}: the lock file holds git merge conflict markers "
+                "(<<<<<<<, =======, >>>>>>>). Either fix is safe: take one side whole "
+                f"(git checkout --ours {shown}, or --theirs) or delete the lock, then build "
+                "again: the build takes every time ever issued from git history and the "
+                "output folder, so no learner's note goes back in time"
+            )
     return LockError(
-        f"{shown}: the lock file is damaged; restore it from version control "
-        "(deleting it makes every note look changed on the next import)"
+        f"{shown}: the lock file is damaged; restore it from version control, or delete it "
+        "and build again (times already issued are found in git history and the output folder)"
     )
 
 
@@ -158,9 +170,9 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     try:
         data = parse_json(raw)
     except ValueError:
-        raise _damaged(shown) from None
+        raise _damaged(shown, raw) from None
     if not isinstance(data, dict):
-        raise _damaged(shown)
+        raise _damaged(shown, raw)
     # `type(...) is int`: JSON's true would otherwise pass as version 1
     if type(data.get("version")) is not int or data["version"] not in READABLE_VERSIONS:
         raise LockError(
@@ -209,13 +221,13 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
             )
             items = deck["items"]
             if not isinstance(items, dict):
-                raise _damaged(shown)
+                raise _damaged(shown, raw)
             if _fast_items(entry, items, now):
                 lock.decks[str(key)] = entry
                 continue
             for item_id, value in items.items():
                 if not isinstance(value, list) or len(value) not in (2, 3):
-                    raise _damaged(shown)
+                    raise _damaged(shown, raw)
                 mtime = check_time(value[1], item_id, key, f"item {item_id!r}")
                 entry.items[item_id] = Stamp(_text(value[0]), mtime)
                 guid = value[2] if len(value) == 3 else note_guid(topic, language, item_id)
@@ -233,7 +245,7 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     except LockError:
         raise
     except (KeyError, TypeError, AttributeError, IndexError):
-        raise _damaged(shown) from None
+        raise _damaged(shown, raw) from None
     if not problems:
         lock.read_from = text
     return lock, problems

@@ -1,20 +1,26 @@
 """Translation platforms: banks to gettext PO files and back, with polib.
 
 One entry per text: the msgctxt names the item and field (`sharded-state|question`,
-`sharded-state|choice 2`, `sharded-state|explanation`, `sharded-state|image_alt`;
-`|title` and `|description` for the bank), the msgid is the reference text, the
-msgstr the translation ("" while the text is still the reference's). The
-header carries the topic, the language and the reference language.
+`sharded-state|choice 2`, `sharded-state|why 2`, `sharded-state|explanation`,
+`sharded-state|image_alt`; `|title`, `|description` and `|level` for the bank),
+the msgid is the reference text, the msgstr the translation ("" while the text is
+still the reference's). The header carries the topic, the language and the
+reference language. Each entry's extracted comment records a digest of what the
+bank said when the entry was made (`bank text: 1a2b3c4d5e6f`), so that an import
+never writes older PO text over a newer edit made in the bank.
 
-Reading a PO file back writes only the texts whose msgstr is not empty, each
-in place in the bank file: the rest of the file (comments, quoting, other
-keys) stays as it was, so a round trip without edits changes nothing.
-Fuzzy entries are skipped, as gettext does.
+Writing a PO file where one is merges into it, as gettext's msgmerge does: every
+msgstr is kept, an entry whose reference text changed is marked fuzzy (with the
+old msgid as `#|`), and a translated entry whose text is gone becomes obsolete
+(`#~`). Reading a PO file back writes only the texts whose msgstr is not empty and
+not fuzzy, each in place in the bank file: the rest of the file (comments, quoting,
+other keys) stays as it was, so a round trip without edits changes nothing.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import hashlib
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polib
@@ -25,16 +31,26 @@ from ankigen.bank import Bank, Item, parse_bank
 from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.translate import add_missing, new_bank_text
+from ankigen.userfile import Refused, Target, existing, write
 from ankigen.yamltree import compose_file
 
 TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"
 ITEM_TEXTS = ("question", "explanation", "image_alt", "explanation_image_alt")
 BANK_TEXTS = ("title", "description", "level")
+CORRECT = "the correct choice"
+BANK_TEXT = "bank text: "
+"""The extracted comment that records the digest of the bank's text."""
+# header fields a translator or platform owns: kept when a PO file is merged into
+TRANSLATORS_HEADERS = ("Last-Translator", "Language-Team", "PO-Revision-Date", "Plural-Forms")
 
 
 class PoError(AnkigenError):
     """A PO file cannot be read or does not fit the banks."""
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def _texts(bank: Bank) -> dict[str, str]:
@@ -47,12 +63,29 @@ def _texts(bank: Bank) -> dict[str, str]:
 
 def _item_texts(item: Item) -> dict[str, str]:
     out = {f"{item.id}|question": item.question}
-    out.update({f"{item.id}|choice {n}": c for n, c in enumerate(item.choices, start=1)})
+    for number, choice in enumerate(item.choices, start=1):
+        out[f"{item.id}|choice {number}"] = choice
+        if item.why(number):
+            out[f"{item.id}|why {number}"] = item.why(number)
     out[f"{item.id}|explanation"] = item.explanation
     for key in ("image_alt", "explanation_image_alt"):
         if getattr(item, key):
             out[f"{item.id}|{key}"] = getattr(item, key)
     return out
+
+
+def bank_texts(reference: Bank, target: Bank | None) -> dict[str, str]:
+    """What the translation's bank says for each text of the reference: its own text,
+    or the reference's where it has none yet (as `translate` and an import start it)."""
+    known = _texts(target) if target is not None else {}
+    return {context: known.get(context, text) for context, text in _texts(reference).items()}
+
+
+def recorded_digest(entry: polib.POEntry) -> str | None:
+    for line in (entry.comment or "").splitlines():
+        if line.startswith(BANK_TEXT):
+            return line.removeprefix(BANK_TEXT).strip()
+    return None
 
 
 def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile:
@@ -68,41 +101,142 @@ def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile
         TOPIC_HEADER: reference.topic,
         REFERENCE_HEADER: reference.language,
     }
-    translated = _texts(target) if target is not None else {}
+    current = bank_texts(reference, target)
     correct = {f"{i.id}|choice {n}" for i in reference.items for n in i.answer}
     for context, text in _texts(reference).items():
-        mine = translated.get(context, "")
-        entry = polib.POEntry(msgctxt=context, msgid=text, msgstr="" if mine == text else mine)
-        if context in correct:
-            entry.comment = "the correct choice"
-        po.append(entry)
+        mine = current[context]
+        comments = [CORRECT] if context in correct else []
+        comments.append(BANK_TEXT + digest(mine))
+        po.append(
+            polib.POEntry(
+                msgctxt=context,
+                msgid=text,
+                msgstr="" if mine == text else mine,
+                comment="\n".join(comments),
+            )
+        )
     return po
 
 
-def write_po(reference: Bank, language: str, target: Bank | None, path: Path) -> int:
-    """Write the PO file; returns how many entries are translated."""
-    from ankigen.package import write_atomic
+def same_translation(po: polib.POFile, reference: Bank, language: str) -> bool:
+    """Whether a PO file is a translation of the reference's topic into `language`."""
+    header = po.metadata
+    return (
+        header.get(TOPIC_HEADER, "").strip() == reference.topic
+        and lang.is_valid_tag(header.get("Language", "").strip())
+        and lang.canonical_tag(header.get("Language", "").strip()) == language
+    )
 
+
+def merged(fresh: polib.POFile, old: polib.POFile) -> polib.POFile:
+    """`fresh` (made from the banks) merged with a translator's `old` file, as msgmerge
+    merges: old translations kept, fuzzy where the reference text changed since, and
+    obsolete where the text is gone; the translator's header fields kept."""
+    before = {entry.msgctxt: entry for entry in old if entry.msgstr}
+    for entry in fresh:
+        was = before.pop(entry.msgctxt, None)
+        if was is None:
+            continue
+        in_bank = entry.msgstr or entry.msgid
+        entry.msgstr = was.msgstr
+        entry.tcomment = was.tcomment
+        entry.flags = [flag for flag in was.flags if flag != "fuzzy"]
+        # unless the bank already holds the translator's text, what the bank said when
+        # that text was made stays the base an import compares with, so an edit made
+        # in the bank since is not overwritten
+        old_digest = recorded_digest(was)
+        if old_digest is not None and was.msgstr != in_bank:
+            kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
+            entry.comment = "\n".join([*kept, BANK_TEXT + old_digest])
+        if was.msgid != entry.msgid:
+            entry.flags.append("fuzzy")
+            entry.previous_msgid = was.msgid
+        elif "fuzzy" in was.flags:
+            entry.flags.append("fuzzy")
+            entry.previous_msgid = was.previous_msgid
+    for was in before.values():
+        was.obsolete = True
+        fresh.append(was)
+    for key in TRANSLATORS_HEADERS:
+        if key in old.metadata:
+            fresh.metadata[key] = old.metadata[key]
+    return fresh
+
+
+@dataclass(frozen=True)
+class PoWritten:
+    texts: int
+    translated: int
+    merged: bool
+    """Merged into a PO file that was there (a translator's work kept)."""
+    wrote: bool
+
+
+def write_po(
+    reference: Bank,
+    language: str,
+    target: Bank | None,
+    path: Path,
+    *,
+    force: bool = False,
+    inputs: tuple[Path, ...] = (),
+) -> PoWritten:
+    """Write the PO file for `language`, merged into the one at `path` if there is one (a
+    PO file of another topic or language is replaced only with `force`)."""
     po = po_file(reference, language, target)
-    write_atomic(path, str(po).encode("utf-8"))
-    return len(po.translated_entries())
+    out = Target(path, "a PO file", force, inputs, check=lambda data: None)
+    before = existing(out)
+    was_merged = False
+    if before is not None and not force:
+        old = parse_po(str(path), before)
+        if not same_translation(old, reference, language):
+            raise Refused(
+                f"{path} is not a PO file of {reference.topic!r} in {language!r} (its header "
+                f"says {old.metadata.get(TOPIC_HEADER, '')!r} in "
+                f"{old.metadata.get('Language', '')!r}); nothing was written: choose another "
+                "file, or --force to replace it"
+            )
+        po = merged(po, old)
+        out = replace(out, edits=before)
+        was_merged = True
+    data = str(po).encode("utf-8")
+    out = replace(out, check=lambda written: _reads_back(str(path), written))
+    wrote = write(out, data)
+    live = [entry for entry in po if not entry.obsolete]
+    translated = sum(1 for entry in live if entry.msgstr and "fuzzy" not in entry.flags)
+    return PoWritten(len(live), translated, was_merged, wrote)
+
+
+def _reads_back(shown: str, data: bytes) -> None:
+    parse_po(shown, data)
+
+
+def parse_po(shown: str, data: bytes) -> polib.POFile:
+    try:
+        return polib.pofile(data.decode("utf-8"), encoding="utf-8", wrapwidth=0)
+    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        raise PoError(f"{shown}: not a readable PO file: {exc}") from None
+
+
+def read_po(path: Path) -> polib.POFile:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise PoError(f"{path}: cannot read: {exc.strerror}") from None
+    return parse_po(str(path), data)
 
 
 @dataclass(frozen=True)
 class PoImport:
     path: Path
+    before: bytes | None
+    """The bank file as it was read (None: it did not exist)."""
     text: str
     topic: str
     language: str
     translated: int
+    """Texts the bank now holds from the PO file that it did not hold before."""
     warnings: tuple[Diagnostic, ...]
-
-
-def read_po(path: Path) -> polib.POFile:
-    try:
-        return polib.pofile(str(path), encoding="utf-8", wrapwidth=0)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
-        raise PoError(f"{path}: not a readable PO file: {exc}") from None
 
 
 def import_po(
@@ -114,71 +248,112 @@ def import_po(
     if not lang.is_valid_tag(language):
         raise PoError(f"{po_path}: the header's Language {language!r} is not a BCP 47 tag")
     language = lang.canonical_tag(language)
+    if language == reference.language:
+        raise PoError(
+            f"{po_path}: its Language {language!r} is the reference language of "
+            f"{reference.topic!r}: a PO file translates the reference, it never rewrites it"
+        )
     target_path = target_path or banks_dir / reference.topic / f"{language}.yaml"
+    before: bytes | None = None
+    target: Bank | None = None
     if target_path.exists():
-        text = target_path.read_bytes().decode("utf-8")
-        bank, found = parse_bank(str(target_path), text.encode("utf-8"))
-        if bank is None:
+        before = target_path.read_bytes()
+        target, found = parse_bank(str(target_path), before)
+        if target is None:
             raise InvalidBanks(found)
-        text, _ = add_missing(text, str(target_path), reference, bank)
+        text, _ = add_missing(before.decode("utf-8"), str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language)
     known = _texts(reference)
+    now = bank_texts(reference, target)
     wanted: dict[str, str] = {}
     warnings: list[Diagnostic] = []
+
+    def warn(entry: polib.POEntry, message: str) -> None:
+        warnings.append(Diagnostic(str(po_path), entry.linenum or 1, "warning", message))
+
     for entry in po:
         if entry.obsolete or "fuzzy" in entry.flags or not entry.msgstr:
             continue
         context = entry.msgctxt or ""
         if context not in known:
-            warnings.append(
-                Diagnostic(
-                    str(po_path),
-                    entry.linenum or 1,
-                    "warning",
-                    f"{context!r} is not a text of {reference.path}; skipped",
-                )
+            warn(entry, f"{context!r} is not a text of {reference.path}; skipped")
+            continue
+        base = recorded_digest(entry)
+        if base is not None and base != digest(now[context]) and now[context] != entry.msgstr:
+            warn(
+                entry,
+                f"{context!r}: the bank's text changed since this PO file was made; kept the "
+                f"bank's {now[context]!r}, not the PO file's {entry.msgstr!r}",
             )
             continue
         if entry.msgid != known[context]:
-            warnings.append(
-                Diagnostic(
-                    str(po_path),
-                    entry.linenum or 1,
-                    "warning",
-                    f"{context!r}: the reference text changed since this PO file was made; "
-                    "imported anyway: check the translation",
-                )
+            warn(
+                entry,
+                f"{context!r}: the reference text changed since this PO file was made; "
+                "imported anyway: check the translation",
             )
         wanted[context] = entry.msgstr
-    text = replace_texts(text, str(target_path), wanted)
+    text, replaced = replace_texts(text, str(target_path), wanted)
     bank, found = parse_bank(str(target_path), text.encode("utf-8"))
     if bank is None:
         raise InvalidBanks(found)
-    return PoImport(target_path, text, reference.topic, language, len(wanted), tuple(warnings))
+    return PoImport(target_path, before, text, reference.topic, language, replaced, tuple(warnings))
 
 
-def replace_texts(text: str, path: str, wanted: dict[str, str]) -> str:
-    """`text` with the scalars named by msgctxt replaced, when they differ; nothing else moves."""
+def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, int]:
+    """`text` with the scalars named by msgctxt replaced where they differ, and how many
+    texts changed; nothing else moves. A choice's `why` the bank lacks is added to it."""
     root = compose_file(path, text.encode("utf-8"))
     if not isinstance(root, yaml.MappingNode):
-        return text
+        return text, 0
     line_starts = [0]
     for line in text.splitlines(keepends=True):
         line_starts.append(line_starts[-1] + len(line))
     spans: list[tuple[int, int, str]] = []
+    changed = 0
+    q = yaml_string
 
-    def offset(mark: yaml.Mark) -> int:
-        return line_starts[mark.line] + mark.column
-
-    def visit(context: str, node: yaml.Node) -> None:
-        new = wanted.get(context)
-        if new is None or not isinstance(node, yaml.ScalarNode) or node.value == new:
-            return
-        start, end = offset(node.start_mark), offset(node.end_mark)
+    def span(node: yaml.Node) -> tuple[int, int]:
+        start = line_starts[node.start_mark.line] + node.start_mark.column
+        end = line_starts[node.end_mark.line] + node.end_mark.column
         # a block scalar's span runs to the next key: keep its line breaks
-        end = start + len(text[start:end].rstrip())
-        spans.append((start, end, yaml_string(new)))
+        return start, start + len(text[start:end].rstrip())
+
+    def differs(context: str, node: yaml.ScalarNode) -> bool:
+        return context in wanted and str(node.value).strip() != wanted[context]
+
+    def visit(context: str, node: yaml.Node | None) -> None:
+        nonlocal changed
+        if isinstance(node, yaml.ScalarNode) and differs(context, node):
+            spans.append((*span(node), q(wanted[context])))
+            changed += 1
+
+    def visit_choice(item_id: str, number: int, node: yaml.Node) -> None:
+        nonlocal changed
+        choice, why = f"{item_id}|choice {number}", f"{item_id}|why {number}"
+        if isinstance(node, yaml.ScalarNode):
+            if why not in wanted:
+                visit(choice, node)
+                return
+            # a plain choice given a why becomes `{text: ..., why: ...}`
+            now = wanted.get(choice, str(node.value).strip())
+            spans.append((*span(node), f"{{text: {q(now)}, why: {q(wanted[why])}}}"))
+            changed += 1 + differs(choice, node)
+            return
+        if not isinstance(node, yaml.MappingNode):
+            return
+        keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
+        visit(choice, keys.get("text", (None, None))[1])
+        if "why" in keys:
+            visit(why, keys["why"][1])
+        elif why in wanted and "text" in keys:
+            key, value = keys["text"]
+            end = span(value)[1]
+            # after the text, as the mapping's next key: in its flow or at its column
+            before = ", " if node.flow_style else "\n" + " " * key.start_mark.column
+            spans.append((end, end, f"{before}why: {q(wanted[why])}"))
+            changed += 1
 
     for key, value in root.value:
         if key.value in BANK_TEXTS:
@@ -197,7 +372,7 @@ def replace_texts(text: str, path: str, wanted: dict[str, str]) -> str:
                 choices = fields.get("choices")
                 if isinstance(choices, yaml.SequenceNode):
                     for n, choice in enumerate(choices.value, start=1):
-                        visit(f"{item_id.value}|choice {n}", choice)
+                        visit_choice(item_id.value, n, choice)
     for start, end, new in sorted(spans, reverse=True):
         text = text[:start] + new + text[end:]
-    return text
+    return text, changed

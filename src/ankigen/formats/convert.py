@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
@@ -77,6 +78,15 @@ class Exported:
     warnings: tuple[Diagnostic, ...]
     """What the format cannot carry, item by item."""
 
+    def ours(self, before: bytes) -> bool:
+        """Whether a file holds an export of the same bank, which this one may replace:
+        its first lines carry the same mark (CSV carries none, so it never does)."""
+        mark = self.source.export_mark.encode("utf-8")
+        if mark not in self.data:
+            return False
+        ends = re.compile(re.escape(mark) + rb"(?: -->)?\s*$")
+        return any(ends.search(line) for line in before.splitlines()[:3])
+
 
 def export_bank(path: Path, format_name: str, media_dir: Path) -> Exported:
     """A bank file written in another format; raises InvalidBanks if the bank has errors."""
@@ -90,7 +100,8 @@ def export_bank(path: Path, format_name: str, media_dir: Path) -> Exported:
 
 
 def losses(source: Source, format_name: str) -> list[Diagnostic]:
-    """A warning for each thing of an item the format cannot carry (only GIFT loses any)."""
+    """A warning for each thing of an item the format cannot carry (only GIFT loses any:
+    Moodle XML carries `recall` in an element of ankigen's own, CSV in a column)."""
     found = []
     for question in source.questions:
         lost = []
@@ -101,6 +112,8 @@ def losses(source: Source, format_name: str) -> list[Diagnostic]:
                 lost.append("shuffle: false (GIFT has no such setting)")
             if len(question.tags) > 1:
                 lost.append("its tags after the first (GIFT has one category per question)")
+            if question.recall:
+                lost.append("recall: true (GIFT has no such setting)")
         for what in lost:
             found.append(
                 Diagnostic(

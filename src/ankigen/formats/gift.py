@@ -374,7 +374,8 @@ def _percent(value: float) -> str:
 
 def write(source: Source, media_dir: Path) -> bytes:
     """The bank as GIFT: one question per item, `::id::` names, feedback and `####` explanation."""
-    out = [f"// {source.title} ({source.language}), exported by ankigen", ""]
+    title = " ".join(source.title.split())  # a comment is one line
+    out = [f"// {title} ({source.language}), {source.export_mark}", ""]
     category = ""
     for question in source.questions:
         wanted = question.tags[0].replace("::", "/") if question.tags else ""

@@ -106,6 +106,10 @@ class _TreeBuilder(xml.sax.handler.ContentHandler):
             self.stack[-1].parts.append(content)
 
 
+RECALL = "ankigen_recall"
+"""A question's `recall: true`, in an element of ankigen's own (Moodle ignores it)."""
+
+
 def parse_xml(path: str, data: bytes) -> Node:
     """The document's tree; any DTD, entity or malformed XML is an error at its line."""
     if len(data) > MAX_FILE_BYTES:
@@ -307,11 +311,13 @@ def _question(
         tag = tag_of(tag_node.text_of("text") if tag_node.child("text") else tag_node.content)
         if tag and tag not in tags:
             tags.append(tag)
+    recall = node.text_of(RECALL).strip() in ("true", "1") if node.child(RECALL) else None
     return Question(
         line=node.line,
         question=stem.text,
         choices=tuple(choices),
         name=idnumber or name,
+        recall=recall,
         explanation=general.text or None,
         answered=any(c.correct for c in choices),
         tags=tuple(tags),
@@ -483,7 +489,9 @@ def fractions(question: Question) -> list[str]:
 def write(source: Source, media_dir: Path) -> bytes:
     out = [
         '<?xml version="1.0" encoding="UTF-8"?>',
-        f"<!-- {escape(source.title)} ({source.language}), exported by ankigen -->",
+        # `--` would end the comment
+        f"<!-- {escape(source.title).replace('--', '- -')} ({source.language}), "
+        f"{source.export_mark} -->",
         "<quiz>",
     ]
     for q in source.questions:
@@ -522,6 +530,9 @@ def write(source: Source, media_dir: Path) -> bytes:
             out.append("    <tags>")
             out += [f"      <tag><text>{escape(tag)}</text></tag>" for tag in q.tags]
             out.append("    </tags>")
+        if q.recall:
+            # Moodle reads only the elements it knows: this one is for ankigen's import
+            out.append(f"    <{RECALL}>true</{RECALL}>")
         out.append("  </question>")
     out.append("</quiz>")
     return ("\n".join(out) + "\n").encode("utf-8")

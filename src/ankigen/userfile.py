@@ -1,0 +1,219 @@
+"""Writing a user's file: the one way every command but `build` writes what it was asked
+to (a bank, a PO file, an export, release notes, an imported image).
+
+An author's uncommitted work is in these files, so a write is refused unless it is
+certainly wanted:
+
+- `-` is standard output, the only stream written; a FIFO, a device or a folder is
+  refused, never opened (as root, `-o /dev/null` would replace the system's).
+- A command never writes over one of its own inputs, even with `--force`.
+- An existing file is replaced only if it holds exactly what this command read from it
+  and edited (`edits`), or carries this command's own mark for the same source
+  (`ours`), or with `--force`; otherwise the refusal says what is there and how to go on.
+- What is written is checked first (`check`): a bank that would not load is never
+  written, and the old file stays.
+- The write goes through a symbolic link to the real file and keeps its mode; it is
+  atomic, as `build`'s are: a reader, or an interrupted command, sees the old file or
+  the new one, never a part.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import stat
+import sys
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ankigen.errors import AnkigenError
+
+STDOUT = "-"
+TEMP_PREFIX = ".ankigen-tmp-"
+
+
+class Refused(AnkigenError):
+    """A file was not written, to keep what is in it; nothing was changed."""
+
+
+@dataclass(frozen=True)
+class Target:
+    """Where one command's output goes, and what may be replaced there."""
+
+    path: Path
+    """As the user named it; `-` is standard output."""
+    kind: str
+    """What is written, for messages: "a bank", "a PO file", "GIFT"."""
+    force: bool = False
+    """--force: an existing file of another kind or source may be replaced."""
+    inputs: tuple[Path, ...] = ()
+    """Files this command reads: never written over."""
+    ours: Callable[[bytes], bool] | None = None
+    """Whether an existing file's content was written by this command from the same
+    source (its mark), and so may be replaced by a newer one."""
+    edits: bytes | None = None
+    """The content this command read from the file and edited: the file is replaced only
+    while it still holds exactly this (nobody changed it meanwhile)."""
+    check: Callable[[bytes], None] | None = None
+    """Raises (an AnkigenError) if the new content is not what it should be."""
+
+    @property
+    def is_stdout(self) -> bool:
+        return str(self.path) == STDOUT
+
+
+def real_path(path: Path) -> Path:
+    """The file a write to `path` lands in: symbolic links followed, even to nothing."""
+    return Path(os.path.realpath(path))
+
+
+def _same_file(a: Path, b: Path) -> bool:
+    with contextlib.suppress(OSError):
+        return os.path.samefile(a, b)
+    return real_path(a) == real_path(b)
+
+
+def _not_a_file(mode: int) -> str | None:
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a FIFO (named pipe)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    if not stat.S_ISREG(mode):
+        return "not a regular file"
+    return None
+
+
+def existing(target: Target) -> bytes | None:
+    """What the target holds now, None if it does not exist; Refused where it may not be
+    written at all. Commands that merge into the file (a PO file) read it with this."""
+    if target.is_stdout:
+        return None
+    shown = target.path
+    real = real_path(shown)
+    for source in target.inputs:
+        if _same_file(real, source):
+            raise Refused(
+                f"{shown} is the input of this command ({source}); "
+                "write to another file, or to standard output with -o -"
+            )
+    try:
+        info = os.stat(real)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise Refused(f"{shown}: cannot write: {exc.strerror}") from None
+    what = _not_a_file(info.st_mode)
+    if what is not None:
+        raise Refused(
+            f"{shown} is {what}: ankigen writes only regular files; use -o - for standard output"
+        )
+    try:
+        return real.read_bytes()
+    except OSError as exc:
+        raise Refused(f"{shown}: cannot read what is there: {exc.strerror}") from None
+
+
+def write(target: Target, data: bytes) -> bool:
+    """Write `data` as `target` allows; False if the file already held exactly that (it is
+    not touched). Refused, with nothing changed, where the write is not certainly wanted."""
+    return write_all([(target, data)])[0]
+
+
+def write_all(writes: Sequence[tuple[Target, bytes]]) -> list[bool]:
+    """Several files written by one command: each is allowed and checked before any is
+    written, so a refusal leaves every file as it was."""
+    needed = [_allowed(target, data) for target, data in writes]
+    for (target, data), need in zip(writes, needed, strict=True):
+        if not need:
+            continue
+        if target.is_stdout:
+            sys.stdout.flush()
+            sys.stdout.buffer.write(data)
+            sys.stdout.buffer.flush()
+        else:
+            _replace(real_path(target.path), data, target.path)
+    return needed
+
+
+def _allowed(target: Target, data: bytes) -> bool:
+    """Whether `data` needs writing; Refused where it may not be."""
+    if target.check is not None:
+        target.check(data)
+    if target.is_stdout:
+        return True
+    before = existing(target)
+    if before == data:
+        return False
+    if before is not None and not target.force:
+        _may_replace(target, before)
+    return True
+
+
+def _may_replace(target: Target, before: bytes) -> None:
+    if target.edits is not None:
+        if before == target.edits:
+            return
+        raise Refused(
+            f"{target.path} changed while ankigen was working on it; nothing was written: "
+            "run the command again"
+        )
+    if target.ours is not None and target.ours(before):
+        return
+    raise Refused(
+        f"{target.path} exists and holds {_describe(before)}, not {target.kind} that this "
+        "command wrote from the same source; nothing was written: choose another file, "
+        "use -o - for standard output, or --force to replace it"
+    )
+
+
+def _describe(data: bytes) -> str:
+    if not data.strip():
+        return "nothing but white space"
+    lines = data.count(b"\n") + (not data.endswith(b"\n"))
+    return f"{lines} line{'s' if lines != 1 else ''} ({len(data)} bytes)"
+
+
+def _replace(real: Path, data: bytes, shown: Path) -> None:
+    try:
+        info: os.stat_result | None = os.stat(real)
+    except FileNotFoundError:
+        info = None
+    try:
+        real.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=real.parent)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                if info is not None:
+                    os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
+                    with contextlib.suppress(OSError):  # only root may give a file away
+                        os.fchown(handle.fileno(), info.st_uid, info.st_gid)
+                else:
+                    os.fchmod(handle.fileno(), 0o666 & ~_umask())
+                handle.write(data)
+                handle.flush()
+                os.fsync(handle.fileno())
+            os.replace(tmp_name, real)
+        except BaseException:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+            raise
+        with contextlib.suppress(OSError):
+            directory = os.open(real.parent, os.O_RDONLY)
+            try:
+                os.fsync(directory)
+            finally:
+                os.close(directory)
+    except OSError as exc:
+        raise Refused(f"{shown}: cannot write: {exc.strerror or exc}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
