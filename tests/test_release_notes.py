@@ -120,13 +120,17 @@ In Anki (23.10 or later): File → Import, choose the `.apkg` file, then set:
         'search `"deck:Demo-Quiz (de)"`, select all, Cards → Change Deck → `Neues Quiz (de)`'
         in notes
     )
-    assert notes.startswith("# Release notes since v1\n")
+    assert notes.startswith(
+        "<!-- release notes of banks/, written by ankigen release-notes -->\n\n"
+        "# Release notes since v1\n"
+    )
     # the new templates concern every deck, even one whose questions did not change
     assert "## calm quiz (en)\n\nVersion: `2023.11.14+" in notes
     assert "No changes to the questions.\n\n### Card templates changed" in notes
     # since the last commit nothing changed: every deck listed with its version, none described
     none = invoke(runner, "release-notes", "--since", "HEAD").stdout
     assert none == (
+        "<!-- release notes of banks/, written by ankigen release-notes -->\n\n"
         "# Release notes since HEAD\n\n## Unchanged decks\n\n"
         f"- calm quiz (en): `{none.split('calm quiz (en): `')[1].split('`')[0]}`\n"
         f"- Neues Quiz (de): `{none.split('Neues Quiz (de): `')[1].split('`')[0]}`\n"
@@ -151,3 +155,49 @@ def test_a_bad_revision_is_a_clear_error(project: Path, runner: CliRunner) -> No
     result = invoke(runner, "release-notes", "--since", "no-such-tag")
     assert result.exit_code == 1
     assert result.output.startswith("error: git rev-parse --verify --quiet no-such-tag^{commit}")
+
+
+def test_release_notes_agree_with_the_build_on_what_changed(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A why, recall or an image alone is a changed question, as the build says; banks
+    at the revision are found as the build finds them."""
+    banks = project / "banks"
+    (project / ".gitignore").write_text("out/\n", encoding="utf-8")
+    items = [item("a"), item("b"), item("c")]
+    write_bank(banks, language="en", items=items)
+    write_bank(banks, "upper", "en")
+    (banks / "upper" / "en.yaml").rename(banks / "upper" / "EN.YAML")
+    (banks / "demo" / ".#en.yaml").write_text("not a bank: an editor's lock", encoding="utf-8")
+    build(runner, monkeypatch, 1_700_000_000)
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "release 1")
+    write_bank(banks, language="en", items=[item("a"), item("b", recall=True), item("c")])
+    report = json.loads(invoke(runner, "build", "--json").stdout)
+    demo = next(d for d in report["decks"] if d["topic"] == "demo")
+    assert (demo["changed"], demo["new"]) == (1, 0)
+    notes = invoke(runner, "release-notes", "--since", "HEAD")
+    assert notes.exit_code == 0, notes.output
+    assert "### Changed questions\n\n- Question b?\n" in notes.stdout
+    assert "### New questions" not in notes.stdout  # the upper-case bank was there before
+    assert "- upper quiz (en): `" in notes.stdout
+
+
+def test_a_bank_name_that_is_not_utf8_at_the_revision_is_an_error(
+    project: Path, runner: CliRunner
+) -> None:
+    banks = project / "banks"
+    write_bank(banks)
+    odd = Path(bytes(banks / "demo").decode() + "/\udcff.yaml")
+    odd.write_bytes((banks / "demo" / "en.yaml").read_bytes())
+    git(project, "init", "-q")
+    git(project, "add", "-A")
+    git(project, "commit", "-qm", "one")
+    odd.unlink()
+    result = invoke(runner, "release-notes", "--since", "HEAD")
+    assert result.exit_code == 1
+    assert "banks/demo/\ufffd.yaml: error: the file name is not valid UTF-8; rename it" in (
+        result.output
+    )
+    assert "internal error" not in result.output

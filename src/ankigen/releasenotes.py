@@ -14,12 +14,13 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ankigen.bank import Bank, Item, parse_bank
-from ankigen.errors import AnkigenError, InvalidBanks, LockError
+from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
 from ankigen.html import plain_text
 from ankigen.lint import check_paths
 from ankigen.lock import Lock, read_lock
+from ankigen.note import note_content
 from ankigen.project import Project, load_project, parse_project
-from ankigen.sources import LOCK_NAME, PROJECT_NAME
+from ankigen.sources import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like_bank
 from ankigen.version import lock_version
 
 
@@ -192,7 +193,8 @@ def _git(root: Path, *args: str) -> bytes:
 
 
 def at_revision(banks_dir: Path, ref: str) -> Snapshot:
-    """The banks folder as it was at `ref`."""
+    """The banks folder as it was at `ref`: its banks found by the build's own rule
+    (`sources.looks_like_bank`, hidden files and folders skipped)."""
     top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
     _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     inside = PurePosixPath(banks_dir.resolve().relative_to(top.resolve()).as_posix())
@@ -200,23 +202,43 @@ def at_revision(banks_dir: Path, ref: str) -> Snapshot:
     banks: dict[str, Bank] = {}
     lock = Lock()
     project = Project()
+    problems: list[Diagnostic] = []
     for raw in filter(None, names):
-        name = raw.decode("utf-8")
-        data = _git(top, "show", f"{ref}:{name}")
-        shown = f"{ref}:{name}"
+        name = raw.decode("utf-8", "surrogateescape")
+        shown = f"{ref}:{name}".encode("utf-8", "surrogateescape").decode("utf-8", "replace")
         relative = PurePosixPath(name).relative_to(inside)
-        if str(relative) == LOCK_NAME:
-            lock = _lock_from_bytes(data, shown)
-        elif str(relative) == PROJECT_NAME:
-            project, problems = parse_project(shown, data, banks_dir)
-            if problems:
-                raise InvalidBanks(problems)
-        elif relative.suffix in (".yaml", ".yml"):
-            bank, problems = parse_bank(shown, data)
+        if any(part.startswith(".") for part in relative.parts):
+            continue
+        if str(relative) in (LOCK_NAME, PROJECT_NAME):
+            data = _git(top, "show", f"{ref}:{name}")
+            if str(relative) == LOCK_NAME:
+                lock = _lock_from_bytes(data, shown)
+            else:
+                project, found = parse_project(shown, data, banks_dir)
+                problems += found
+        elif looks_like_bank(relative.name):
+            if not is_utf8_name(name):
+                problems.append(
+                    Diagnostic(shown, 0, "error", "the file name is not valid UTF-8; rename it")
+                )
+                continue
+            bank, found = parse_bank(shown, _git(top, "show", f"{ref}:{name}"))
             if bank is None:
-                raise InvalidBanks(problems)
-            banks[bank.key] = bank
+                problems += found
+            else:
+                banks[bank.key] = bank
+    if any(d.severity == "error" for d in problems):
+        raise InvalidBanks(problems)
     return Snapshot({k: project.apply(b) for k, b in banks.items()}, lock, project)
+
+
+def mark(banks_dir: Path) -> str:
+    """The first line of the notes: says which banks they are of, so that notes written
+    again from the same banks may replace them (`userfile.Target.ours`). The folder is
+    named as in the repository, the same in every clone."""
+    top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
+    inside = banks_dir.resolve().relative_to(top.resolve()).as_posix()
+    return f"<!-- release notes of {inside}/, written by ankigen release-notes -->"
 
 
 def _lock_from_bytes(data: bytes, shown: str) -> Lock:
@@ -238,33 +260,34 @@ def working_tree(banks_dir: Path, paths: Sequence[Path]) -> Snapshot:
     return Snapshot(banks, read_lock(banks_dir / LOCK_NAME), project)
 
 
-def _content(item: Item) -> tuple[object, ...]:
-    return (
-        item.question,
-        item.choices,
-        item.answer,
-        item.explanation,
-        item.tags,
-        item.shuffle,
-        item.image,
-        item.image_alt,
-        item.explanation_image,
-        item.explanation_image_alt,
-    )
+def changed(before: Bank, was: Item, bank: Bank, item: Item, old: Lock, new: Lock) -> bool:
+    """Whether learners see an item changed: the build's own rule, its note's content
+    (`note.note_content`: every field, a why, recall, the images' names, the tags), and
+    what each build issued for it (an image's content, which only a build reads)."""
+    images = ("image", "explanation_image")
+    ours = note_content(bank, item, {k: getattr(item, k) for k in images}).hash
+    theirs = note_content(before, was, {k: getattr(was, k) for k in images}).hash
+    if ours != theirs:
+        return True
+    old_deck, new_deck = old.decks.get(before.key), new.decks.get(bank.key)
+    was_issued = old_deck.items.get(was.id) if old_deck else None
+    now_issued = new_deck.items.get(item.id) if new_deck else None
+    return was_issued is not None and now_issued is not None and was_issued.hash != now_issued.hash
 
 
 def _quote(text: str) -> str:
     return " ".join(plain_text(text).split()).replace("|", "\\|")
 
 
-def release_notes(old: Snapshot, new: Snapshot, ref: str) -> str:
+def release_notes(old: Snapshot, new: Snapshot, ref: str, first_line: str = "") -> str:
     """Markdown: one section per deck that exists now or existed at `ref`."""
     templates_changed = (
         old.lock.notetype is not None
         and new.lock.notetype is not None
         and old.lock.notetype.hash != new.lock.notetype.hash
     )
-    out: list[str] = [f"# Release notes since {ref}", ""]
+    out: list[str] = [first_line, ""] if first_line else []
+    out += [f"# Release notes since {ref}", ""]
     unchanged: list[str] = []
     for key in sorted(set(old.banks) | set(new.banks)):
         bank = new.banks.get(key)
@@ -320,7 +343,7 @@ def _deck_section(
             groups["new"].append(item.question)
         elif item.retired and not was.retired:
             groups["retired"].append(item.question)
-        elif _content(item) != _content(was) or item.retired != was.retired:
+        elif before is not None and changed(before, was, bank, item, old.lock, new.lock):
             groups["changed"].append(item.question)
     current = {i.id for i in bank.items}
     groups["removed"] = [i.question for i in old_items.values() if i.id not in current]
