@@ -127,7 +127,7 @@ def test_export_to_standard_output_and_bad_bank(runner: CliRunner, project: Path
     path = write_bank(project / "banks")
     result = invoke(runner, "export", str(path), "--to", "gift")
     assert result.exit_code == 0
-    assert result.stdout.startswith("// demo quiz (en), exported by ankigen\n")
+    assert result.stdout.startswith("// demo quiz (en), exported by ankigen from demo.en\n")
     assert "::one::Question one?{\n\t=one choice 1\n\t~one choice 2" in result.stdout
     path.write_text("topic: demo\n", encoding="utf-8")
     result = invoke(runner, "export", str(path), "--to", "csv")
@@ -278,3 +278,16 @@ def test_gift_export_says_what_it_cannot_carry(runner: CliRunner, project: Path)
     for fmt in ("moodle-xml", "csv"):
         result = invoke(runner, "export", str(path), "--to", fmt)
         assert result.exit_code == 0 and result.stderr == ""
+
+
+@pytest.mark.parametrize("fmt", EXPORTS)
+def test_recall_survives_the_round_trip_or_is_warned_of(
+    runner: CliRunner, fmt: str, tmp_path: Path
+) -> None:
+    bank_path = write_bank(tmp_path / "banks", items=[item("a", recall=True), item("b")])
+    if fmt == "gift":
+        result = invoke(runner, "export", str(bank_path), "--to", fmt)
+        assert "item 'a': recall: true (GIFT has no such setting) not exported" in result.stderr
+        return
+    back = round_trip(runner, bank_path, fmt, tmp_path)
+    assert [i.recall for i in back.items] == [True, False]

@@ -129,3 +129,28 @@ def test_shipped_banks_lint_without_errors(runner: CliRunner) -> None:
         os.chdir(old)
     assert result.exit_code == 0
     assert result.output.endswith("0 errors, 13 warnings in 10 banks\n")
+
+
+def test_recall_that_differs_between_languages_is_warned_of(
+    project: Path, runner: CliRunner
+) -> None:
+    banks = project / "banks"
+    write_bank(banks, language="en", items=[item("a", recall=True), item("b")])
+    de = write_bank(
+        banks, language="de", items=[item("a", question="Welche?"), item("b", question="Was?")]
+    )
+    result = invoke(runner, "lint")
+    line = de.read_text(encoding="utf-8").splitlines().index("- id: a") + 1
+    assert (
+        f"banks/demo/de.yaml:{line}: warning: item 'a': recall is false here and true in 'en': "
+        "learners of the two languages get different cards"
+    ) in result.output
+    # the build checks against the reference through the bank cache's parities
+    built = invoke(runner, "build")
+    assert built.exit_code == 0 and "1 warning in the banks" in built.output
+    write_bank(
+        banks,
+        language="de",
+        items=[item("a", question="Welche?", recall=True), item("b", question="Was?")],
+    )
+    assert "recall is" not in invoke(runner, "lint").output

@@ -1031,11 +1031,15 @@ def parity(bank: Bank, known: Mapping[int, ParityRow] | None = None) -> Parity:
         found[item.id] = row or (
             len(item.choices),
             item.answer,
-            sum(1 << n for n, why in enumerate(item.whys) if why),
+            sum(1 << n for n, why in enumerate(item.whys) if why) | (RECALL_BIT * item.recall),
             _digest(_normal(item.question)),
             _digest(_normal(item.explanation)),
         )
     return found
+
+
+RECALL_BIT = 1 << 16
+"""In a parity row's whys: the item's `recall` (choices use the bits below MAX_CHOICES)."""
 
 
 def _digest(text: str) -> int:
@@ -1050,7 +1054,9 @@ def in_step(translation: Parity, reference: Parity) -> bool:
         ref = reference.get(item_id)
         if ref is None:
             continue
-        if (count, answer) != ref[:2] or ref[2] & ~whys or question == ref[3]:
+        if (count, answer) != ref[:2] or ref[2] & ~whys or (ref[2] ^ whys) & RECALL_BIT:
+            return False
+        if question == ref[3]:
             return False
         if explanation == ref[4]:
             return False
@@ -1087,6 +1093,15 @@ def against_reference(
             )
         else:
             yield from _missing_whys(bank, item, ref, reference.language)
+        if ref.recall != item.recall:
+            yield Diagnostic(
+                bank.path,
+                item.line_at("recall"),
+                "warning",
+                f"item {item.id!r}: recall is {str(item.recall).lower()} here and "
+                f"{str(ref.recall).lower()} in {reference.language!r}: learners of the two "
+                "languages get different cards",
+            )
         if _normal(item.question) != question and _normal(item.explanation) != explanation:
             continue  # not copied: the common case, as `same_as_reference` decides it
         parts = same_as_reference(item, ref, reference.language)

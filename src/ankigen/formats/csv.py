@@ -4,8 +4,8 @@ The first row names the columns, in any order (case and spaces do not matter):
 
     id, question, choice1 ... choice8, answer, explanation, tags, image, image_alt
 
-and optionally `explanation_image`, `explanation_image_alt`, `shuffle` and
-`why1` ... `why8` (each choice's feedback). `answer` is the choice number,
+and optionally `explanation_image`, `explanation_image_alt`, `shuffle`, `recall`
+and `why1` ... `why8` (each choice's feedback). `answer` is the choice number,
 `2`, or several, `1,3`; empty leaves it as TODO, as an empty explanation does.
 `tags` are separated by spaces. UTF-8 with or without a byte-order mark,
 quoted as RFC 4180 says; `.tsv` files and files whose header has tabs are
@@ -46,6 +46,7 @@ COLUMNS = [
     "explanation_image",
     "explanation_image_alt",
     "shuffle",
+    "recall",
     *WHYS,
 ]
 _EXTRA_CHOICE = re.compile(r"(choice|why)([0-9]{1,3})")
@@ -187,13 +188,13 @@ def _row(
         if not all(1 <= p <= last for p in picks):
             problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
             return None
-    shuffle_text = cell("shuffle").lower()
-    shuffle: bool | None = None
-    if shuffle_text in _TRUE or shuffle_text in _FALSE:
-        shuffle = shuffle_text in _TRUE
-    elif shuffle_text:
-        problems.add(line, f"shuffle {cell('shuffle')!r} must be true or false")
-        return None
+    flags: dict[str, bool | None] = {}
+    for name in ("shuffle", "recall"):
+        text = cell(name).lower()
+        flags[name] = text in _TRUE if text in _TRUE or text in _FALSE else None
+        if text and flags[name] is None:
+            problems.add(line, f"{name} {cell(name)!r} must be true or false")
+            return None
     return Question(
         line=line,
         question=question,
@@ -204,7 +205,8 @@ def _row(
         explanation=cell("explanation") or None,
         answered=bool(picks),
         tags=tuple(cell("tags").split()),
-        shuffle=shuffle,
+        shuffle=flags["shuffle"],
+        recall=flags["recall"],
         image=cell("image"),
         image_alt=cell("image_alt"),
         explanation_image=cell("explanation_image"),
@@ -226,6 +228,9 @@ def write(source: Source, media_dir: Path) -> bytes:
     if has_images:
         header += ["image", "image_alt", "explanation_image", "explanation_image_alt"]
     header.append("shuffle")
+    has_recall = any(q.recall for q in source.questions)
+    if has_recall:
+        header.append("recall")
     if has_why:
         header += WHYS[:width]
     out = io.StringIO(newline="")
@@ -238,6 +243,8 @@ def write(source: Source, media_dir: Path) -> bytes:
         if has_images:
             row += [q.image, q.image_alt, q.explanation_image, q.explanation_image_alt]
         row.append("" if q.shuffle is None else str(q.shuffle).lower())
+        if has_recall:
+            row.append("" if q.recall is None else str(q.recall).lower())
         if has_why:
             row += [c.why for c in q.choices] + [""] * (width - len(q.choices))
         writer.writerow(row)
