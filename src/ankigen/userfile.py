@@ -165,10 +165,14 @@ def _may_replace(target: Target, before: bytes) -> None:
         )
     if target.ours is not None and target.ours(before):
         return
+    what = (
+        ""
+        if target.ours is None
+        else f", not {target.kind} this command wrote from the same source"
+    )
     raise Refused(
-        f"{target.path} exists and holds {_describe(before)}, not {target.kind} that this "
-        "command wrote from the same source; nothing was written: choose another file, "
-        "use -o - for standard output, or --force to replace it"
+        f"{target.path} exists and holds {_describe(before)}{what}; nothing was written: "
+        "choose another file, use -o - for standard output, or --force to replace it"
     )
 
 
