@@ -15,9 +15,9 @@ import pytest
 from PIL import Image
 
 import ankigen.bankcache
+import ankigen.core.parallel
 import ankigen.decks
 import ankigen.lint
-import ankigen.parallel
 import ankigen.sources
 from ankigen.build import BANK_CACHE, build
 from ankigen.identity import ISSUED_NAME, Issued, Stamp
@@ -65,7 +65,7 @@ def built_with_a_plain_bank(project: Path, monkeypatch: pytest.MonkeyPatch) -> P
 def with_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker processes even for small banks, and even for one: decks are planned early
     only where several processes share the work (in one, it would overlap nothing)."""
-    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(ankigen.core.parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(ankigen.lint, "LONE_BANK_FOR_A_WORKER", 0)
 
 
@@ -205,16 +205,16 @@ def test_a_small_bank_edited_alone_is_checked_and_planned_here(
         write_bank(project / "banks", topic, items=[item(f"{topic}{n}") for n in range(20)])
     build(project / "banks", project / "out")
     write_bank(project / "banks", "b", items=[item(f"b{n}", 2) for n in range(20)])
-    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(ankigen.core.parallel, "MIN_PARALLEL_BYTES", 0)
     early = planned_early(monkeypatch)
     pools: list[Any] = []
-    real_pool = ankigen.parallel.Pool.submit
+    real_pool = ankigen.core.parallel.Pool.submit
 
     def submitting(self: Any, *args: Any) -> Any:
         pools.append(self)
         return real_pool(self, *args)
 
-    monkeypatch.setattr(ankigen.parallel.Pool, "submit", submitting)
+    monkeypatch.setattr(ankigen.core.parallel.Pool, "submit", submitting)
     result = build(project / "banks", project / "out")
     assert [d.path for d in result.decks if d.written] == ["b.en.apkg"]
     assert early == {"b/en.yaml": False} and pools == []
@@ -422,7 +422,7 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
 
     banks = built_with_a_plain_bank(tmp_path / "project", monkeypatch)
     write_bank(banks, "c", items=[item(f"c{n}", explanation="Edited.") for n in range(40)])
-    submit = ankigen.parallel.Pool.submit
+    submit = ankigen.core.parallel.Pool.submit
 
     def refusing(self: Any, fn: Any, arg: Any) -> Any:
         if fn is ankigen.decks.run_kept_package:
@@ -430,7 +430,7 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
         return submit(self, fn, arg)
 
     with_workers(monkeypatch)
-    monkeypatch.setattr(ankigen.parallel.Pool, "submit", refusing)
+    monkeypatch.setattr(ankigen.core.parallel.Pool, "submit", refusing)
     outcome: list[BaseException | None] = []
 
     def building() -> None:

@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.bank import Bank, Item, parse_bank
-from ankigen.errors import InvalidBanks
+from ankigen.core.errors import InvalidBanks
 from ankigen.formats import detect, formats
 from ankigen.formats.convert import import_file
 from ankigen.formats.model import choice_whys

@@ -12,9 +12,10 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ankigen import identity, times
+from ankigen import identity
 from ankigen.bank import parse_bank
-from ankigen.errors import Diagnostic
+from ankigen.core import times
+from ankigen.core.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.page import PageError, decode_page, parse_page
 from ankigen.html import INLINE_TAGS, inline_html, plain_text
@@ -486,7 +487,7 @@ FORMAT_EDITS = st.lists(
 
 
 def import_never_crashes(fmt: str, data: bytes) -> None:
-    from ankigen.errors import AnkigenError
+    from ankigen.core.errors import AnkigenError
     from ankigen.formats import get
     from ankigen.formats.bankyaml import bank_yaml
     from ankigen.formats.model import Problems, ReadOptions, assign_ids
@@ -833,7 +834,7 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
     from unittest import mock
 
     from ankigen import lock as lock_module
-    from ankigen.errors import LockError
+    from ankigen.core.errors import LockError
     from ankigen.identity import Issued
     from ankigen.lock import parse_lock
 
@@ -1521,7 +1522,7 @@ def test_lock_entries_are_taken_as_written_only_where_that_is_their_text(
     """A lock read keeps the text of each entry laid out as this version writes it, which
     a build then writes instead of making it again: whatever the file, a text kept must be
     exactly what `deck_text` makes of the entry read."""
-    from ankigen.errors import LockError
+    from ankigen.core.errors import LockError
     from ankigen.lock import DeckLock, Lock, deck_text, parse_lock
 
     lock = Lock(identity.Stamp("ab" * 8, times.EARLIEST))

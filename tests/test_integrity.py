@@ -317,7 +317,7 @@ def test_a_bank_file_name_that_is_not_utf8_is_a_clear_error(project: Path) -> No
 def test_a_failed_write_changes_nothing(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ankigen.package
+    import ankigen.core.atomic
 
     write_bank(project / "banks", "one")
     write_bank(project / "banks", "two")
@@ -327,14 +327,14 @@ def test_a_failed_write_changes_nothing(
     write_bank(project / "banks", "one", items=[item("one", question="New?"), item("two")])
     write_bank(project / "banks", "two", items=[item("one", question="New?"), item("two")])
 
-    real = ankigen.package._stage
+    real = ankigen.core.atomic._stage
 
     def disk_full_at_the_lock(path: Path, data: bytes) -> str:
         if path.name == "ankigen.lock":
             raise OSError(28, "No space left on device")
         return real(path, data)
 
-    monkeypatch.setattr(ankigen.package, "_stage", disk_full_at_the_lock)
+    monkeypatch.setattr(ankigen.core.atomic, "_stage", disk_full_at_the_lock)
     result = invoke(runner, "build")
     assert result.exit_code == 1
     assert "No space left on device" in result.output
@@ -350,7 +350,7 @@ def test_the_evidence_goes_in_first_and_the_lock_last(
     """The issued record and the lock are written while packages are still being made,
     and renamed into place around them: a stop between two renames only makes the next
     build's times newer, never older."""
-    import ankigen.package
+    import ankigen.core.atomic
 
     write_bank(project / "banks", "one")
     assert invoke(runner, "build").exit_code == 0
@@ -362,7 +362,7 @@ def test_the_evidence_goes_in_first_and_the_lock_last(
         renamed.append(Path(target).name)
         real(source, target)
 
-    monkeypatch.setattr(ankigen.package.os, "replace", noting)
+    monkeypatch.setattr(ankigen.core.atomic.os, "replace", noting)
     assert invoke(runner, "build").exit_code == 0
     assert renamed[:3] == [".ankigen-issued.json", "one.en.apkg", "ankigen.lock"]
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from ankigen.parallel import Pool, parallel_map
+from ankigen.core.parallel import Pool, parallel_map
 
 WAIT = 60  # seconds before a test gives up on a file another process should write
 
@@ -210,8 +210,8 @@ def test_a_single_item_and_its_follow_up_go_to_a_worker_and_outlast_the_map(
 FORKED_WHILE_LOCKED = """
 import fcntl, os, sys
 from pathlib import Path
-from ankigen.folderlock import LOCK_FILE, exclusive
-from ankigen.parallel import Pool, parallel_map
+from ankigen.core.folderlock import LOCK_FILE, exclusive
+from ankigen.core.parallel import Pool, parallel_map
 
 folder = Path(sys.argv[1])
 pool = Pool(1, fork=True)
@@ -269,10 +269,10 @@ def test_workers_are_forked_for_a_small_build_or_one_bank_alone(
     twice in its size); one checking a bank alone, an edit's, is forked whatever the size:
     its start is most of the wait, and there is only one (a forked pool starts all its
     workers at once)."""
-    import ankigen.parallel
-    from ankigen.parallel import FORK_MAX_BYTES, MIN_PARALLEL_BYTES, worker_pool
+    import ankigen.core.parallel
+    from ankigen.core.parallel import FORK_MAX_BYTES, MIN_PARALLEL_BYTES, worker_pool
 
-    monkeypatch.setattr(ankigen.parallel, "workers", lambda: 4)
+    monkeypatch.setattr(ankigen.core.parallel, "workers", lambda: 4)
     forked = {}
     for total, alone in [
         (MIN_PARALLEL_BYTES, False),
@@ -293,26 +293,26 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bank edited alone: its worker may be forked, however large the banks are."""
+    import ankigen.core.parallel
     import ankigen.lint
-    import ankigen.parallel
     from ankigen.build import build
     from tests.helpers import item, write_bank
 
     banks = tmp_path / "banks"
     for topic in ("a", "b", "c"):
         write_bank(banks, topic, items=[item(f"{topic}{n}") for n in range(5)])
-    monkeypatch.setattr(ankigen.parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(ankigen.parallel, "FORK_MAX_BYTES", 0)  # every build counts as large
+    monkeypatch.setattr(ankigen.core.parallel, "MIN_PARALLEL_BYTES", 0)
+    monkeypatch.setattr(ankigen.core.parallel, "FORK_MAX_BYTES", 0)  # every build counts as large
     monkeypatch.setattr(ankigen.lint, "LONE_BANK_FOR_A_WORKER", 0)
-    monkeypatch.setattr(ankigen.parallel, "workers", lambda: 2)
+    monkeypatch.setattr(ankigen.core.parallel, "workers", lambda: 2)
     pools: list[bool] = []
-    real = ankigen.parallel.Pool.__init__
+    real = ankigen.core.parallel.Pool.__init__
 
     def noting(self: Pool, max_workers: int, fork: bool = False) -> None:
         pools.append(fork)
         real(self, max_workers, fork)
 
-    monkeypatch.setattr(ankigen.parallel.Pool, "__init__", noting)
+    monkeypatch.setattr(ankigen.core.parallel.Pool, "__init__", noting)
     build(banks, tmp_path / "out")
     write_bank(banks, "b", items=[item(f"b{n}") for n in range(6)])
     build(banks, tmp_path / "out")
@@ -321,7 +321,7 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
 
 FIRST_TASK_INHERITED = """
 import threading
-from ankigen.parallel import Pool
+from ankigen.core.parallel import Pool
 
 pool = Pool(1, fork=True)
 first = pool.submit(str, threading.Lock()).result()  # a lock cannot be pickled

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.bank import Bank, Parity
-from ankigen.errors import Diagnostic
+from ankigen.core.errors import Diagnostic
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, rewrite_entry, without_versions, write_bank
 

@@ -23,7 +23,7 @@ from typing import NamedTuple, cast
 import yaml
 
 from ankigen import lang, markup, yamltree
-from ankigen.errors import Diagnostic, Severity
+from ankigen.core.errors import Diagnostic, Severity
 from ankigen.html import INVISIBLE, visible_text
 from ankigen.ids import SLUG
 from ankigen.media import IMAGE_FIELDS

@@ -27,10 +27,10 @@ from typing import Any
 
 from ankigen import __version__
 from ankigen.bank import Bank, Item, ItemOutline, Outline, Parity, outline, shared_keys
-from ankigen.errors import AnkigenError, Diagnostic, OutputError
-from ankigen.jsondata import parse_json
+from ankigen.core.atomic import write_atomic
+from ankigen.core.errors import AnkigenError, Diagnostic, OutputError
+from ankigen.core.jsondata import parse_json
 from ankigen.media import IMAGE_FIELDS
-from ankigen.package import write_atomic
 from ankigen.sources import Source, SourceDigest
 
 Loaded = tuple[Bank | None, list[Diagnostic]]

@@ -16,10 +16,11 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ankigen import __version__, ids, notetype
-from ankigen.errors import Diagnostic, InvalidBanks, OutputError
-from ankigen.folderlock import exclusive
+from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
+from ankigen.core.folderlock import exclusive
+from ankigen.core.jsondata import parse_json
+from ankigen.core.times import build_time
 from ankigen.imagesettings import Settings
-from ankigen.jsondata import parse_json
 from ankigen.sources import (
     LOCK_NAME,
     Known,
@@ -36,7 +37,6 @@ from ankigen.sources import (
     signatures,
     unchanged_sources,
 )
-from ankigen.times import build_time
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 # whatever a build with nothing changed does not need is imported where it is used:
@@ -366,10 +366,10 @@ def build(
     media_dir = media_dir or default_media_dir(banks_dir, project)
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.bankcache import BankCache
+    from ankigen.core.parallel import worker_pool
     from ankigen.decks import EarlyPlans, Evidence, Inputs, build_locked
     from ankigen.lint import check_outlines, sources_for
     from ankigen.package import check_file_name
-    from ankigen.parallel import worker_pool
 
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(source.size for source in sources)
@@ -470,7 +470,7 @@ def _last_result(
             return None
         by_status = signatures(sources)
         if by_status != cache.banks:
-            from ankigen.package import write_atomic
+            from ankigen.core.atomic import write_atomic
 
             cache.banks = by_status
             with contextlib.suppress(OutputError):

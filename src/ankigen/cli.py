@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ankigen import __version__
-from ankigen.errors import AnkigenError
+from ankigen.core.errors import AnkigenError
 from ankigen.report import count, warning_summary
 
 BANKS_ARGUMENT = click.argument(
@@ -165,7 +165,7 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
     from ankigen.bank import outline
     from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
-    from ankigen.errors import InvalidBanks
+    from ankigen.core.errors import InvalidBanks
     from ankigen.imagesettings import Settings
     from ankigen.media import image_refs, prepare
     from ankigen.preview import write_preview
@@ -279,11 +279,11 @@ def import_(
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen import lang
+    from ankigen.core.userfile import STDOUT, Target, write_all
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.formats.convert import import_file
     from ankigen.formats.page import AnswersError
     from ankigen.ids import SLUG
-    from ankigen.userfile import STDOUT, Target, write_all
 
     if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):
         _import_po(file, banks_dir, out, force)
@@ -344,8 +344,8 @@ def import_(
 def export(bank: Path, format_name: str, out: Path | None, force: bool, media: Path | None) -> None:
     """Write a bank (BANK, a .yaml file) as GIFT, Moodle XML or CSV."""
     from ankigen.build import default_media_dir
+    from ankigen.core.userfile import STDOUT, Target, write
     from ankigen.formats.convert import export_bank
-    from ankigen.userfile import STDOUT, Target, write
 
     media_dir = media or default_media_dir(bank.resolve().parent.parent)
     exported = export_bank(bank, format_name, media_dir)
@@ -421,10 +421,10 @@ def _interrupted() -> None:
 
 def _import_po(file: Path, banks_dir: Path, out: Path | None, force: bool) -> None:
     from ankigen.build import find_bank_paths
+    from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
     from ankigen.translate import reference_bank
-    from ankigen.userfile import Target, write
 
     header = read_po(file).metadata
     topic = header.get(TOPIC_HEADER, "")
@@ -461,10 +461,10 @@ def translate(
     """Start the translation of TOPIC into a language, from its reference bank."""
     from ankigen import lang
     from ankigen.build import find_bank_paths
+    from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.project import require_project
     from ankigen.translate import start
-    from ankigen.userfile import Target, write
 
     if not lang.is_valid_tag(language):
         raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
@@ -510,9 +510,9 @@ def translate(
 def release_notes(ref: str, banks: Path, out: Path | None, force: bool) -> None:
     """What changed for learners since the git revision REF, deck by deck, in Markdown."""
     from ankigen.build import find_bank_paths
+    from ankigen.core.userfile import STDOUT, Target, write
     from ankigen.releasenotes import at_revision, mark, release_notes, working_tree
     from ankigen.sources import LOCK_NAME, PROJECT_NAME
-    from ankigen.userfile import STDOUT, Target, write
 
     paths = find_bank_paths(banks)
     first = mark(banks)

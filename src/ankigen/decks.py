@@ -36,8 +36,10 @@ from ankigen.build import (
     inputs_fingerprint,
     package_name,
 )
+from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
+from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
+from ankigen.core.parallel import Pool, parallel_map
 from ankigen.deckinfo import deck_description
-from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.imagesettings import Settings
@@ -51,15 +53,7 @@ from ankigen.lint import (
 from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock, text_of
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
-from ankigen.package import (
-    Commit,
-    PackageDeck,
-    PackageNote,
-    apkg_bytes,
-    remove_stale_temporaries,
-    write_atomic,
-)
-from ankigen.parallel import Pool, parallel_map
+from ankigen.package import PackageDeck, PackageNote, apkg_bytes
 from ankigen.project import Project, parent_decks
 from ankigen.size import check_package
 from ankigen.sources import Known, SourceDigest, shown_path

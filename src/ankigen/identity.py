@@ -29,8 +29,8 @@ from operator import itemgetter, ne
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NamedTuple, cast
 
-from ankigen.jsondata import parse_json
-from ankigen.times import EARLIEST, FUTURE_SLACK, clock, time_problem
+from ankigen.core.jsondata import parse_json
+from ankigen.core.times import EARLIEST, FUTURE_SLACK, clock, time_problem
 
 if TYPE_CHECKING:
     from ankigen.bank import Bank, Outline

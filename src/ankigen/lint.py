@@ -30,9 +30,9 @@ from ankigen.bank import (
     parse_bank,
 )
 from ankigen.bankcache import BankCache
-from ankigen.errors import Diagnostic
+from ankigen.core.errors import Diagnostic
+from ankigen.core.parallel import Pool, in_worker, parallel_map
 from ankigen.html import plain_text
-from ankigen.parallel import Pool, in_worker, parallel_map
 from ankigen.sources import Source, SourceDigest, read_files
 
 # The script a language is written in, by the first word of Unicode character

@@ -17,7 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
-from ankigen.errors import Diagnostic, LockError
+from ankigen.core.errors import Diagnostic, LockError
+from ankigen.core.jsondata import parse_json
+from ankigen.core.times import clock, time_problem
 from ankigen.identity import (
     GUID,
     Stamp,
@@ -29,9 +31,7 @@ from ankigen.identity import (
     stamps,
     stamps_of,
 )
-from ankigen.jsondata import parse_json
 from ankigen.sources import read_lock_bytes
-from ankigen.times import clock, time_problem
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import nh3
 
-from ankigen.errors import Severity
+from ankigen.core.errors import Severity
 from ankigen.html import INLINE_TAGS, anki_markup_as_text, inline_html
 
 if TYPE_CHECKING:

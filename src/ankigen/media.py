@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ankigen import ids
-from ankigen.errors import Diagnostic
+from ankigen.core.errors import Diagnostic
 from ankigen.imagesettings import Settings
 from ankigen.sources import settled
 
@@ -198,7 +198,7 @@ class ImageCache:
         return None
 
     def put(self, key: str, processed: Processed) -> None:
-        from ankigen.package import write_atomic
+        from ankigen.core.atomic import write_atomic
 
         if self.folder is not None:
             write_atomic(self.folder / f"{key}--{processed.name}", processed.data)

@@ -28,10 +28,10 @@ import yaml
 
 from ankigen import __version__, lang
 from ankigen.bank import Bank, Item, parse_bank
-from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks
+from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
+from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.translate import add_missing, new_bank_text
-from ankigen.userfile import Refused, Target, existing, write
 from ankigen.yamltree import compose_file
 
 TOPIC_HEADER = "X-Ankigen-Topic"

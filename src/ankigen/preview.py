@@ -12,9 +12,9 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ankigen.bank import Bank
+from ankigen.core.atomic import write_atomic
 from ankigen.media import Prepared
 from ankigen.note import note_content
-from ankigen.package import write_atomic
 from ankigen.render import card_sides
 
 _CHROME_CSS = """

@@ -27,7 +27,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen import identity, l10n, lang
-from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.html import inline_html, plain_text
 from ankigen.ids import SLUG
 from ankigen.sources import PROJECT_NAME

@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ankigen.errors import AnkigenError
-from ankigen.jsondata import parse_json
+from ankigen.core.errors import AnkigenError
+from ankigen.core.jsondata import parse_json
 
 DEFAULT_URL = "http://127.0.0.1:8765"
 API_VERSION = 6
@@ -159,7 +159,7 @@ def _read_record(out_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def _write_record(out_dir: Path, record: dict[str, dict[str, str]]) -> None:
-    from ankigen.package import write_atomic
+    from ankigen.core.atomic import write_atomic
 
     write_atomic(out_dir / RECORD_NAME, json.dumps(record, indent=1, sort_keys=True).encode())
 

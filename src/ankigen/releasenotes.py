@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ankigen.bank import Bank, Item, parse_bank
-from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
+from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
 from ankigen.html import plain_text
 from ankigen.lint import check_paths
 from ankigen.lock import Lock, read_lock

@@ -18,7 +18,7 @@ import io
 import zipfile
 
 from ankigen.bank import Bank
-from ankigen.errors import Diagnostic
+from ankigen.core.errors import Diagnostic
 
 MIB = 1024 * 1024
 MAX_COMPRESSED = 100 * MIB

@@ -21,7 +21,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
+from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
 
 BANK_SUFFIXES = (".yaml", ".yml")
 LOCK_NAME = "ankigen.lock"

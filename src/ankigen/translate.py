@@ -20,7 +20,7 @@ import yaml
 
 from ankigen import lang
 from ankigen.bank import Bank, parse_bank
-from ankigen.errors import AnkigenError, InvalidBanks
+from ankigen.core.errors import AnkigenError, InvalidBanks
 from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
 from ankigen.lint import check_paths, reference_language

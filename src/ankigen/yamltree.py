@@ -14,7 +14,7 @@ from typing import Any, cast
 
 import yaml
 
-from ankigen.errors import Diagnostic
+from ankigen.core.errors import Diagnostic
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 
 from ankigen.bank import parse_bank
-from ankigen.errors import InvalidBanks
+from ankigen.core.errors import InvalidBanks
 from ankigen.formats.model import Choice, Question, Source
 
 TODO = "# TODO"

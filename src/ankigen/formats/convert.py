@@ -9,7 +9,7 @@ from pathlib import Path
 
 from ankigen import lang
 from ankigen.bank import load_bank
-from ankigen.errors import Diagnostic, InvalidBanks
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.formats import detect, get
 from ankigen.formats.bankyaml import bank_yaml
 from ankigen.formats.model import (

@@ -28,10 +28,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.errors import AnkigenError
+from ankigen.core.atomic import TEMP_PREFIX
+from ankigen.core.errors import AnkigenError
 
 STDOUT = "-"
-TEMP_PREFIX = ".ankigen-tmp-"
 
 
 class Refused(AnkigenError):

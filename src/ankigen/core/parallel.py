@@ -12,7 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
-from ankigen.entry import GC_THRESHOLDS
+from ankigen.core.process import GC_THRESHOLDS
 
 if TYPE_CHECKING:  # concurrent.futures is imported with the first worker (see `Pool`)
     from concurrent.futures import Executor, Future

@@ -12,7 +12,7 @@ from collections.abc import Iterator
 from io import BufferedRandom
 from pathlib import Path
 
-from ankigen.errors import OutputError
+from ankigen.core.errors import OutputError
 
 LOCK_FILE = ".ankigen-build.lock"
 

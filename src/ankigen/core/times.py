@@ -11,7 +11,7 @@ import re
 import time
 from collections.abc import Mapping
 
-from ankigen.errors import AnkigenError
+from ankigen.core.errors import AnkigenError
 
 # Anki was first released in 2006; a build time before 2001-09-09 is a mistake
 # (zero, a truncated value), and it would give note ids close to zero.
