@@ -42,24 +42,24 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file status vouches for its file at once: the banks of a test are seconds old."""
-    import ankigen.sources
+    import ankigen.bank.files
 
-    monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
+    monkeypatch.setattr(ankigen.bank.files, "SETTLE_NS", 0)
 
 
 @pytest.fixture
 def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
     """The bank files each build reads, by name."""
     seen: list[str] = []
-    import ankigen.sources
+    import ankigen.bank.files
 
-    real = ankigen.sources.read_bank_file
+    real = ankigen.bank.files.read_bank_file
 
     def counting(path: Path) -> bytes:
         seen.append(f"{path.parent.name}/{path.name}")
         return real(path)
 
-    monkeypatch.setattr(ankigen.sources, "read_bank_file", counting)
+    monkeypatch.setattr(ankigen.bank.files, "read_bank_file", counting)
     return seen
 
 

@@ -109,7 +109,7 @@ def test_text_fields_keep_the_authors_spelling(project: Path, runner: CliRunner)
         "    answer: 1\n    explanation: true\n",
         encoding="utf-8",
     )
-    from ankigen.bank import load_bank
+    from ankigen.bank.reader import load_bank
 
     bank, problems = load_bank(project / "banks" / "n.yaml")
     assert problems == []
@@ -161,8 +161,8 @@ def test_a_bank_of_mostly_blank_lines_costs_no_more_than_twice_a_whole_read(
     """Items are composed a slice at a time, each slice padded with the lines above it;
     blank lines by the million would be read once per slice, so past a budget of
     about the file's length the document is composed whole, with the same result."""
-    from ankigen import yamltree
-    from ankigen.bank import parse_bank
+    from ankigen.bank import yamltree
+    from ankigen.bank.reader import parse_bank
 
     head = 'topic: t\nlanguage: en\ntitle: "T"\nitems:\n'
     item = "  - id: i{n}\n    question: Q {n}?\n    choices: [a, b]\n    answer: 1\n"

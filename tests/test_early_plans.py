@@ -14,15 +14,15 @@ from typing import Any
 import pytest
 from PIL import Image
 
+import ankigen.bank.files
 import ankigen.bankcache
 import ankigen.core.parallel
 import ankigen.decks
 import ankigen.lint
-import ankigen.sources
+from ankigen.bank.files import LOCK_NAME
 from ankigen.build import BANK_CACHE, build
 from ankigen.identity import ISSUED_NAME, Issued, Stamp
 from ankigen.lock import parse_lock
-from ankigen.sources import LOCK_NAME
 from tests.helpers import item, write_bank
 
 
@@ -92,7 +92,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
         return bank
 
     released: list[str] = []
-    release = ankigen.sources.Source.release
+    release = ankigen.bank.files.Source.release
 
     def releasing(self: Any) -> None:
         released.append(self.path.parent.name)
@@ -100,7 +100,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
 
     monkeypatch.setattr(ankigen.bankcache, "load", counting)
     monkeypatch.setattr(ankigen.decks, "checked_here", finding)
-    monkeypatch.setattr(ankigen.sources.Source, "release", releasing)
+    monkeypatch.setattr(ankigen.bank.files.Source, "release", releasing)
     early = planned_early(monkeypatch)
     build(project / "banks", project / "out")
     assert early == {f"{topic}/en.yaml": True for topic in "abcd"}
@@ -281,10 +281,10 @@ def test_an_entry_that_never_comes_is_made_from_the_banks_bytes(tmp_path: Path) 
     import hashlib
     import threading
 
-    from ankigen.bank import outline
+    from ankigen.bank.files import Source
+    from ankigen.bank.model import outline
     from ankigen.bankcache import LATER, BankCache, dump
     from ankigen.lint import load_and_check, parity
-    from ankigen.sources import Source
 
     path = write_bank(tmp_path / "banks", items=[item("a"), item("b")])
     data = path.read_bytes()

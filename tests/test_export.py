@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import Bank, load_bank, parse_bank
+from ankigen.bank.model import Bank
+from ankigen.bank.reader import load_bank, parse_bank
 from ankigen.formats import get
 from ankigen.formats.model import Choice, Question, ReadOptions, Source, choice_whys
 from tests.conftest import invoke

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import ankigen.sources
-from ankigen.sources import Source, parse_known
+import ankigen.bank.files
+from ankigen.bank.files import Source, parse_known
 from tests.conftest import invoke
 from tests.helpers import item, without_versions, write_bank
 
@@ -159,7 +159,7 @@ def test_a_build_with_nothing_changed_records_the_statuses_settled_since(
     write_bank(project / "banks", "demo", "en")
     build(runner)
     assert recorded(project) == {}
-    monkeypatch.setattr(ankigen.sources, "SETTLE_NS", 0)
+    monkeypatch.setattr(ankigen.bank.files, "SETTLE_NS", 0)
     reads.clear()
     assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
     assert reads == ["demo/en.yaml"]

@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import Bank, Item, parse_bank
+from ankigen.bank.model import Bank, Item
+from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import InvalidBanks
 from ankigen.formats import detect, formats
 from ankigen.formats.convert import import_file

@@ -13,14 +13,14 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ankigen import identity
-from ankigen.bank import parse_bank
+from ankigen.bank.reader import parse_bank
 from ankigen.core import times
 from ankigen.core.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.page import PageError, decode_page, parse_page
-from ankigen.html import INLINE_TAGS, inline_html, plain_text
 from ankigen.lint import Before, parity
 from ankigen.package import PackageDeck, PackageNote
+from ankigen.text.html import INLINE_TAGS, inline_html, plain_text
 
 VALID_BANK = """\
 topic: demo
@@ -253,7 +253,7 @@ PLAIN_TYPES = {type(None): "null", bool: "bool", int: "int", float: "float", str
 )
 def test_scalar_types_match_pyyaml(text: str) -> None:
     """Our lazy typing of plain scalars agrees with PyYAML's safe loader."""
-    from ankigen.yamltree import compose_file, scalar_type
+    from ankigen.bank.yamltree import compose_file, scalar_type
 
     document = f"key: {text}\n"
     try:
@@ -289,7 +289,7 @@ def _source(tmp: str) -> object:
     import hashlib
     from pathlib import Path
 
-    from ankigen.sources import Source
+    from ankigen.bank.files import Source
 
     data = VALID_BANK.encode()
     return Source(Path(tmp) / "x.yaml", data, hashlib.sha256(data).hexdigest())
@@ -358,7 +358,7 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
     """Even with a header that matches, only payloads of exactly the right shape are used,
     the outline's alone or with the items', and the parity's."""
 
-    from ankigen.bank import Bank, Outline
+    from ankigen.bank.model import Bank, Outline
     from ankigen.bankcache import BadEntry, load, load_outline, load_parity
 
     source = _source("/nowhere")
@@ -437,7 +437,7 @@ def test_file_names_of_any_bytes_never_crash_discovery(names: list[bytes]) -> No
     import tempfile
     from pathlib import Path
 
-    from ankigen.sources import NoBanks, find_banks
+    from ankigen.bank.files import NoBanks, find_banks
 
     with tempfile.TemporaryDirectory() as tmp:
         for name in names:
@@ -612,7 +612,7 @@ RICH_PIECES = [
 def test_code_blocks_only_ever_hold_pygments_classes_and_math_survives(text: str) -> None:
     from pygments.token import STANDARD_TYPES
 
-    from ankigen.markup import CODE_CLASS, problems, rich_html, segments
+    from ankigen.text.markup import CODE_CLASS, problems, rich_html, segments
 
     html = rich_html(text)
     parser = Tags()
@@ -699,7 +699,7 @@ def test_items_composed_a_slice_at_a_time_read_as_the_whole_document(
     diagnostics and every line number that composing the document whole gives."""
     from unittest import mock
 
-    from ankigen import yamltree
+    from ankigen.bank import yamltree
 
     text = start + 'topic: demo\nlanguage: en\ntitle: "Demo"\nitems:\n'
     text += "".join(_risky_item(n, *piece, indent) for n, piece in enumerate(items)) + tail
@@ -897,7 +897,7 @@ def test_parity_in_step_only_where_the_full_comparison_finds_nothing(
     """`in_step` spares reading a translation and its reference only where
     `against_reference` is sure to find nothing; with none of the differences it
     looks for, it does spare it."""
-    from ankigen.bank import Bank, Item
+    from ankigen.bank.model import Bank, Item
     from ankigen.lint import _reference_index, against_reference, in_step, parity
 
     def bank(language: str, item: Item) -> Bank:
@@ -945,7 +945,7 @@ def test_parity_in_step_only_where_the_full_comparison_finds_nothing(
 def test_words_of_ascii_text_are_those_of_the_unicode_pattern(text: str) -> None:
     """`langid.words` reads ASCII text with a plain-range pattern: the same words, lowered,
     as the Unicode letter pattern gives (non-ASCII text takes that one)."""
-    from ankigen import langid
+    from ankigen.text import langid
 
     assert langid.words(text) == [word.lower() for word in langid._WORD.findall(text)]
 
@@ -971,7 +971,7 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     at a time; any deck gives the identities the item-by-item resolution gives."""
     from pathlib import Path
 
-    from ankigen.bank import outline
+    from ankigen.bank.model import outline
     from ankigen.lock import DeckLock, Lock
 
     items = [
@@ -1019,9 +1019,9 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, (), {})
     assert pickle.loads(pickle.dumps(empty)) == empty
     # a reuse key taken from what `resolve` found is the one made note by note
+    from ankigen.bank.files import SourceDigest
     from ankigen.decks import reuse_key
     from ankigen.media import Prepared
-    from ankigen.sources import SourceDigest
 
     source = SourceDigest(Path("banks/demo/en.yaml"), "0" * 64)
     keys = [
@@ -1149,7 +1149,7 @@ def test_plain_items_read_fast_as_the_full_reading_reads_them(
         text = f"topic: demo\nlanguage: en\ntitle: Demo\n{defaults}items:\n{item}"
         text += f"{pad}  - id: zz\n{pad}    question: Q?\n{pad}    choices: [a, b]\n"
         text += f"{pad}    answer: 1\n{pad}    explanation: E.\n"
-        fast, full, read_fast = _parsed_both_ways(text.encode(), "_read_plain_item")
+        fast, full, read_fast = _parsed_both_ways(text.encode(), "read_plain_item")
         if not variant:
             assert read_fast == [True, True]  # the plain items are read fast
         _same_banks(fast, full, (key, variant))
@@ -1196,7 +1196,7 @@ def test_checks_of_every_text_find_what_one_text_at_a_time_finds(
     from unittest import mock
 
     from ankigen import lint
-    from ankigen.bank import Bank, Item
+    from ankigen.bank.model import Bank, Item
 
     items = tuple(
         Item(
@@ -1236,12 +1236,12 @@ def test_checks_of_every_text_find_what_one_text_at_a_time_finds(
 def test_text_nothing_would_change_is_rendered_as_it_is(text: str) -> None:
     """Author text with nothing to escape, restore or neutralize is its own HTML: the
     same as escaping it and putting back what may stay."""
-    from ankigen.html import _inline_html, anki_markup_as_text
+    from ankigen.text.html import _inline_html, anki_markup_as_text
 
     assert inline_html(text) == anki_markup_as_text(_inline_html(text))
 
 
-# An item as `ankigen import` writes it, which `bank._read_text_item` reads from its text;
+# An item as `ankigen import` writes it, which `fastread.read_text_item` reads from its text;
 # each variant below changes one thing, and is read from the text only where libyaml
 # would read the very same item.
 _TEXT_ITEM = (
@@ -1372,12 +1372,12 @@ def _text_item(values: dict[str, Any], layout: str) -> tuple[str, str]:
     return head, item
 
 
-def _parsed_both_ways(data: bytes, reader: str = "_read_text_item") -> tuple[Any, Any, list[bool]]:
+def _parsed_both_ways(data: bytes, reader: str = "read_text_item") -> tuple[Any, Any, list[bool]]:
     """The bank read with one of `bank`'s fast readers (the items read from their text,
     by default), and without it; and whether the reader read each item it was given."""
     from unittest import mock
 
-    from ankigen import bank as bank_module
+    from ankigen.bank import reader as bank_module
 
     read: list[bool] = []
     real = getattr(bank_module, reader)
@@ -1634,7 +1634,8 @@ def test_an_item_seal_follows_its_values_not_its_objects(
     import sys
     from dataclasses import replace
 
-    from ankigen.bank import Item, item_seal
+    from ankigen.bank.fastread import item_seal
+    from ankigen.bank.model import Item
 
     def fresh(value: str) -> str:
         return "".join(list(value))  # a new object, never interned
@@ -1751,7 +1752,7 @@ def test_a_parity_is_read_by_column_as_it_was_row_by_row(rows: object) -> None:
 def test_an_outline_travels_by_column_as_it_is(items: list[tuple[bool, bool, list[str]]]) -> None:
     """A checked bank's outline goes back from its worker a column at a time: the same
     outline, images, former ids and retired flags included, none or many items."""
-    from ankigen.bank import Bank, ItemOutline, Outline
+    from ankigen.bank.model import Bank, ItemOutline, Outline
 
     bank = Bank(path="x.yaml", topic="demo", language="en", title="T", items=())
     rows = tuple(

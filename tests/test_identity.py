@@ -381,11 +381,11 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
     """The reuse key names only the notes whose issued stamp is not their lock stamp,
     yet tells apart every state of what was issued: none, the lock's, an older or a
     newer one, for any note."""
+    from ankigen.bank.files import SourceDigest
     from ankigen.decks import reuse_key
     from ankigen.identity import DeckIdentity, Issued, ItemIdentity, Stamp
     from ankigen.lock import DeckLock
     from ankigen.media import Prepared
-    from ankigen.sources import SourceDigest
 
     lock = DeckLock("Demo", 1_700_000_000)
     for n in range(3):

@@ -28,12 +28,12 @@ def package_text(path: Path) -> bytes:
 def test_a_bank_saved_during_a_build_is_picked_up_by_the_next(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import ankigen.sources
+    import ankigen.bank.files
 
     path = write_bank(project / "banks", items=[item("one", question="First?")])
     assert invoke(runner, "build").exit_code == 0
     write_bank(project / "banks", items=[item("one", question="Second?")])
-    real = ankigen.sources.read_bank_file
+    real = ankigen.bank.files.read_bank_file
     edited = item("one", question="Saved during the build?")
 
     def read_then_edit(p: Path) -> bytes:
@@ -41,10 +41,10 @@ def test_a_bank_saved_during_a_build_is_picked_up_by_the_next(
         write_bank(project / "banks", items=[edited])  # an editor's autosave, right after
         return data
 
-    monkeypatch.setattr(ankigen.sources, "read_bank_file", read_then_edit)
+    monkeypatch.setattr(ankigen.bank.files, "read_bank_file", read_then_edit)
     assert invoke(runner, "build").exit_code == 0
     assert b"Second?" in package_text(project / "out" / "demo.en.apkg")
-    monkeypatch.setattr(ankigen.sources, "read_bank_file", real)
+    monkeypatch.setattr(ankigen.bank.files, "read_bank_file", real)
     result = invoke(runner, "build")
     assert "wrote out/demo.en.apkg" in result.stdout
     assert b"Saved during the build?" in package_text(project / "out" / "demo.en.apkg")

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ankigen import ids, l10n, notetype
+from ankigen import ids, notetype
 from ankigen.package import genanki_model
+from ankigen.text import l10n
 
 FROZEN_FIELDS = (
     "Question",
@@ -71,7 +72,7 @@ def test_shipped_code_css_is_what_pygments_makes() -> None:
     import pygments
     import pytest
 
-    from ankigen import markup
+    from ankigen.text import markup
 
     shipped = _shipped_code_css()
     made_by = re.match(r"/\* made by Pygments (\S+) ", shipped)
@@ -79,14 +80,14 @@ def test_shipped_code_css_is_what_pygments_makes() -> None:
     if made_by[1] != pygments.__version__:
         pytest.skip(
             f"code.css was made by Pygments {made_by[1]}, this is {pygments.__version__}: "
-            "make it again as `ankigen.markup.code_css_file` says"
+            "make it again as `ankigen.text.markup.code_css_file` says"
         )
     assert shipped == markup.code_css_file()
     assert notetype.templates().css.endswith(markup.highlight_css())
 
 
 def test_every_token_the_highlighter_marks_has_a_colour() -> None:
-    from ankigen import markup
+    from ankigen.text import markup
 
     samples = {
         "python": 'def f(x: int) -> str:\n    return f"{x!r}"  # note\n@cache\nclass A: pass',

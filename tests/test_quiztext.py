@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import parse_bank
+from ankigen.bank.reader import parse_bank
 from ankigen.formats.convert import import_file
 from ankigen.formats.page import PageError, parse_page
 from tests.conftest import invoke

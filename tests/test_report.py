@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import Bank, Parity
+from ankigen.bank.model import Bank, Parity
 from ankigen.core.errors import Diagnostic
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, rewrite_entry, without_versions, write_bank
@@ -237,7 +237,10 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
     assert "ankigen.build" in loaded  # the test sees the modules of the build
     heavy = {
         "ankigen.decks",
-        "ankigen.bank",
+        "ankigen.bank.reader",
+        "ankigen.bank.values",
+        "ankigen.bank.fastread",
+        "ankigen.bank.yamltree",
         "ankigen.lint",
         "ankigen.bankcache",
         "yaml",
@@ -303,20 +306,20 @@ def test_an_edit_reads_only_the_items_it_changed(
 ) -> None:
     """The other items of the edited bank are taken from its cache entry, at their new
     lines; an entry edited since it was written is not trusted for any item."""
-    import ankigen.bank
+    import ankigen.bank.reader
 
     items = [item(f"i{n}", question=f"Question {n}?") for n in range(5)]
     write_bank(project / "banks", items=items)
     assert invoke(runner, "build").exit_code == 0
     read: list[str] = []
-    real_read = ankigen.bank._read_item
+    real_read = ankigen.bank.reader._read_item
 
     def counting(r: object, node: object, *rest: object, **named: object) -> object:
         found = real_read(r, node, *rest, **named)  # type: ignore[arg-type]
         read.append(found.id if found else "?")
         return found
 
-    monkeypatch.setattr(ankigen.bank, "_read_item", counting)
+    monkeypatch.setattr(ankigen.bank.reader, "_read_item", counting)
     edited = [item("new", question="A new first question?"), *items]
     edited[3] = item("i2", question="Question 2, edited?")
     write_bank(project / "banks", items=edited)
@@ -377,8 +380,8 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
     # what the build keeps for the next one is what a fresh check finds
     import hashlib
 
+    from ankigen.bank.files import Source
     from ankigen.bankcache import load
-    from ankigen.sources import Source
 
     path = Path("banks/demo/hi.yaml")
 
@@ -525,9 +528,9 @@ def test_an_edited_translation_alone_is_checked_against_its_reference(
 def test_the_bank_cache_round_trips_every_shipped_bank() -> None:
     import hashlib
 
-    from ankigen.bank import load_bank
+    from ankigen.bank.files import Source
+    from ankigen.bank.reader import load_bank
     from ankigen.bankcache import dump, load
-    from ankigen.sources import Source
 
     for path in sorted((Path(__file__).parent.parent / "banks").rglob("*.yaml")):
         bank, problems = load_bank(path)
@@ -545,7 +548,7 @@ def test_an_edited_bank_takes_its_unchanged_items_parity_rows_as_they_were(
 ) -> None:
     """Only the edited item's texts are digested again: the rest are known by seal."""
     import ankigen.lint
-    from ankigen.bank import parse_bank
+    from ankigen.bank.reader import parse_bank
     from ankigen.lint import Before, parity
 
     def bank_text(second: str) -> bytes:

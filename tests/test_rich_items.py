@@ -10,12 +10,12 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ankigen.bank import parse_bank
+from ankigen.bank.files import Source
+from ankigen.bank.reader import parse_bank
 from ankigen.bankcache import dump, load
-from ankigen.markup import code_html, rich_html
 from ankigen.note import note_content
 from ankigen.render import card_sides
-from ankigen.sources import Source
+from ankigen.text.markup import code_html, rich_html
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
 

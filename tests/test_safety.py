@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen import bank as bank_module
+from ankigen.bank import reader as bank_reader
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
 
@@ -157,7 +157,7 @@ def test_alias_bomb_is_refused_quickly(project: Path, runner: CliRunner) -> None
 def test_oversized_file_is_refused(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from ankigen import yamltree
+    from ankigen.bank import yamltree
 
     monkeypatch.setattr(yamltree, "MAX_FILE_BYTES", 100)
     write_bank(project / "banks")
@@ -189,10 +189,10 @@ def test_topic_and_language_cannot_escape_the_output_folder(
 
 
 def test_size_limits(project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setattr(bank_module, "MAX_ITEMS", 2)
+    monkeypatch.setattr(bank_reader, "MAX_ITEMS", 2)
     write_bank(project / "banks", items=[item("a"), item("b"), item("c")])
     assert "items: 3 items; a bank holds at most 2" in invoke(runner, "build").output
-    monkeypatch.setattr(bank_module, "MAX_ITEMS", 20_000)
+    monkeypatch.setattr(bank_reader, "MAX_ITEMS", 20_000)
     write_bank(project / "banks", items=[item("a", question="x" * 10_001)])
     assert "question is 10001 characters long; the limit is 10000" in invoke(runner, "build").output
     write_bank(project / "banks", items=[item("a", choices=2) | {"choices": ["y" * 2001, "z"]}])

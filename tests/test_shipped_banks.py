@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import Bank
+from ankigen.bank.model import Bank
 from ankigen.build import find_bank_paths
 from ankigen.formats.page import parse_page
 from ankigen.lint import check_paths

@@ -8,7 +8,7 @@ from pathlib import Path
 import polib
 from click.testing import CliRunner
 
-from ankigen.bank import load_bank
+from ankigen.bank.reader import load_bank
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 

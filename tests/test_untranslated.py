@@ -7,10 +7,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen import langid
 from ankigen.build import find_bank_paths
 from ankigen.lint import check_paths, untranslated_items
 from ankigen.status import coverage, matrix_html
+from ankigen.text import langid
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 

@@ -16,7 +16,7 @@ import polib
 import pytest
 from click.testing import CliRunner
 
-from ankigen.bank import load_bank
+from ankigen.bank.reader import load_bank
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
 

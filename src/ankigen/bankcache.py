@@ -26,12 +26,12 @@ from pathlib import Path
 from typing import Any
 
 from ankigen import __version__
-from ankigen.bank import Bank, Item, ItemOutline, Outline, Parity, outline, shared_keys
+from ankigen.bank.files import Source, SourceDigest
+from ankigen.bank.model import IMAGE_FIELDS, Bank, Item, ItemOutline, Outline, Parity, outline
+from ankigen.bank.values import shared_keys
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import AnkigenError, Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
-from ankigen.media import IMAGE_FIELDS
-from ankigen.sources import Source, SourceDigest
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
 Outlined = tuple[Outline | None, list[Diagnostic]]

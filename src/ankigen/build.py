@@ -16,12 +16,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ankigen import __version__, ids, notetype
-from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
-from ankigen.core.folderlock import exclusive
-from ankigen.core.jsondata import parse_json
-from ankigen.core.times import build_time
-from ankigen.imagesettings import Settings
-from ankigen.sources import (
+from ankigen.bank.files import (
     LOCK_NAME,
     Known,
     NoBanks,
@@ -37,15 +32,20 @@ from ankigen.sources import (
     signatures,
     unchanged_sources,
 )
+from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
+from ankigen.core.folderlock import exclusive
+from ankigen.core.jsondata import parse_json
+from ankigen.core.times import build_time
+from ankigen.imagesettings import Settings
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 # whatever a build with nothing changed does not need is imported where it is used:
 # the project file's parsing, the lock's, images, the build proper
 if TYPE_CHECKING:
-    from ankigen.bank import Bank
+    from ankigen.bank.model import Bank
+    from ankigen.bank.project import Project
     from ankigen.lint import Checked
     from ankigen.media import Prepared
-    from ankigen.project import Project
 
 __all__ = ["NoBanks", "build", "find_bank_paths", "unchanged_build"]
 
@@ -113,8 +113,8 @@ def checked_banks(banks_dir: Path) -> Checked:
     """Every bank and its warnings, or InvalidBanks with all the errors (for preview).
 
     The project file's settings (deck names, tags) are applied to the banks."""
+    from ankigen.bank.project import load_project
     from ankigen.lint import check_sources
-    from ankigen.project import load_project
 
     sources, problems = read_sources(banks_dir)
     project, project_problems = load_project(banks_dir)
@@ -325,7 +325,7 @@ Parents = tuple[tuple[int, str, str], ...]
 def default_media_dir(banks_dir: Path, project: Project | None = None) -> Path:
     """The project file's `media`, else `media/` beside the banks folder."""
     if project is None:
-        from ankigen.project import load_project
+        from ankigen.bank.project import load_project
 
         project, _ = load_project(banks_dir)
     return project.media or banks_dir.parent / "media"
@@ -479,7 +479,7 @@ def _last_result(
 
 
 def _parsed_project(banks_dir: Path, data: bytes | None) -> tuple[Project, list[Diagnostic]]:
-    from ankigen.project import Project, parse_project, project_path
+    from ankigen.bank.project import Project, parse_project, project_path
 
     if data is None:
         return Project(), []

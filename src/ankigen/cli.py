@@ -134,10 +134,10 @@ def _terminal_progress() -> Callable[[int, int], None] | None:
 @MEDIA_OPTION
 def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Report every problem in every bank, one line each."""
+    from ankigen.bank.files import find_banks
+    from ankigen.bank.project import load_project
     from ankigen.build import default_media_dir
     from ankigen.lint import check_paths
-    from ankigen.project import load_project
-    from ankigen.sources import find_banks
 
     paths, unusable = find_banks(banks)
     project, problems = load_project(banks)
@@ -163,7 +163,7 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 @MEDIA_OPTION
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
-    from ankigen.bank import outline
+    from ankigen.bank.model import outline
     from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
     from ankigen.core.errors import InvalidBanks
     from ankigen.imagesettings import Settings
@@ -189,9 +189,9 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
 @BANKS_ARGUMENT
 def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
+    from ankigen.bank.project import require_project
     from ankigen.build import find_bank_paths
     from ankigen.lint import check_paths
-    from ankigen.project import require_project
     from ankigen.status import coverage, table
 
     reference = require_project(banks).reference
@@ -278,12 +278,12 @@ def import_(
 ) -> None:
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
-    from ankigen import lang
     from ankigen.core.userfile import STDOUT, Target, write_all
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.formats.convert import import_file
     from ankigen.formats.page import AnswersError
     from ankigen.ids import SLUG
+    from ankigen.text import lang
 
     if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):
         _import_po(file, banks_dir, out, force)
@@ -459,11 +459,11 @@ def translate(
     topic: str, banks: Path, language: str, update: bool, po_path: Path | None, force: bool
 ) -> None:
     """Start the translation of TOPIC into a language, from its reference bank."""
-    from ankigen import lang
+    from ankigen.bank.project import require_project
     from ankigen.build import find_bank_paths
     from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
-    from ankigen.project import require_project
+    from ankigen.text import lang
     from ankigen.translate import start
 
     if not lang.is_valid_tag(language):
@@ -509,10 +509,10 @@ def translate(
 @FORCE_OPTION
 def release_notes(ref: str, banks: Path, out: Path | None, force: bool) -> None:
     """What changed for learners since the git revision REF, deck by deck, in Markdown."""
+    from ankigen.bank.files import LOCK_NAME, PROJECT_NAME
     from ankigen.build import find_bank_paths
     from ankigen.core.userfile import STDOUT, Target, write
     from ankigen.releasenotes import at_revision, mark, release_notes, working_tree
-    from ankigen.sources import LOCK_NAME, PROJECT_NAME
 
     paths = find_bank_paths(banks)
     first = mark(banks)

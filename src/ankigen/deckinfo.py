@@ -5,10 +5,11 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ankigen import ids, l10n
-from ankigen.bank import Bank
-from ankigen.html import inline_html
+from ankigen import ids
+from ankigen.bank.model import Bank
 from ankigen.note import RETIRED_TAG, NoteContent
+from ankigen.text import l10n
+from ankigen.text.html import inline_html
 
 
 def content_version(contents: Sequence[NoteContent]) -> str:

@@ -24,7 +24,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen import __version__, bankcache, identity, ids, notetype
-from ankigen.bank import Bank, Outline
+from ankigen.bank.files import Known, SourceDigest, shown_path
+from ankigen.bank.model import Bank, Outline
+from ankigen.bank.project import Project, parent_decks
 from ankigen.bankcache import BankCache
 from ankigen.build import (
     IMAGE_CACHE,
@@ -40,7 +42,6 @@ from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.core.parallel import Pool, parallel_map
 from ankigen.deckinfo import deck_description
-from ankigen.html import plain_text
 from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
 from ankigen.imagesettings import Settings
 from ankigen.lint import (
@@ -54,9 +55,8 @@ from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock,
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import PackageDeck, PackageNote, apkg_bytes
-from ankigen.project import Project, parent_decks
 from ankigen.size import check_package
-from ankigen.sources import Known, SourceDigest, shown_path
+from ankigen.text.html import plain_text
 from ankigen.version import lock_version, note_version, with_card_version
 
 if TYPE_CHECKING:

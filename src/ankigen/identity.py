@@ -33,7 +33,7 @@ from ankigen.core.jsondata import parse_json
 from ankigen.core.times import EARLIEST, FUTURE_SLACK, clock, time_problem
 
 if TYPE_CHECKING:
-    from ankigen.bank import Bank, Outline
+    from ankigen.bank.model import Bank, Outline
     from ankigen.lock import DeckLock, Lock
     from ankigen.note import NoteContent
 

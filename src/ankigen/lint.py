@@ -18,22 +18,16 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from ankigen import bankcache, identity, lang, langid, markup
-from ankigen.bank import (
-    Bank,
-    Item,
-    Outline,
-    Parity,
-    ParityRow,
-    lookalike_key,
-    outline,
-    parse_bank,
-)
+from ankigen import bankcache, identity
+from ankigen.bank.files import Source, SourceDigest, read_files
+from ankigen.bank.model import Bank, Item, Outline, Parity, ParityRow, outline
+from ankigen.bank.reader import parse_bank
+from ankigen.bank.values import lookalike_key
 from ankigen.bankcache import BankCache
 from ankigen.core.errors import Diagnostic
 from ankigen.core.parallel import Pool, in_worker, parallel_map
-from ankigen.html import plain_text
-from ankigen.sources import Source, SourceDigest, read_files
+from ankigen.text import lang, langid, markup
+from ankigen.text.html import plain_text
 
 # The script a language is written in, by the first word of Unicode character
 # names (which follow the Script property for letters). Languages not listed

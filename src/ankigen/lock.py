@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from ankigen.bank.files import read_lock_bytes
 from ankigen.core.errors import Diagnostic, LockError
 from ankigen.core.jsondata import parse_json
 from ankigen.core.times import clock, time_problem
@@ -31,7 +32,6 @@ from ankigen.identity import (
     stamps,
     stamps_of,
 )
-from ankigen.sources import read_lock_bytes
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)

@@ -18,17 +18,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ankigen import ids
+from ankigen.bank.files import settled
+from ankigen.bank.model import IMAGE_FIELDS
 from ankigen.core.errors import Diagnostic
 from ankigen.imagesettings import Settings
-from ankigen.sources import settled
-
-IMAGE_FIELDS = ("image", "explanation_image")
-"""The item fields that name an image file."""
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
 
-    from ankigen.bank import Bank, Outline
+    from ankigen.bank.model import Bank, Outline
 
 MAX_PIXELS = 40_000_000
 JPEG_QUALITY = 85

@@ -7,10 +7,11 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ankigen import identity, ids, l10n
-from ankigen.bank import Bank, Item
-from ankigen.html import plain_text
-from ankigen.markup import rich_html
+from ankigen import identity, ids
+from ankigen.bank.model import Bank, Item
+from ankigen.text import l10n
+from ankigen.text.html import plain_text
+from ankigen.text.markup import rich_html
 
 RETIRED_TAG = "ankigen::retired"
 

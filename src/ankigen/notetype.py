@@ -13,7 +13,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ankigen import ids, l10n
+from ankigen import ids
+from ankigen.text import l10n
 
 FIELDS = (
     "Question",  # sanitized HTML

@@ -26,13 +26,15 @@ from pathlib import Path
 import polib
 import yaml
 
-from ankigen import __version__, lang
-from ankigen.bank import Bank, Item, parse_bank
+from ankigen import __version__
+from ankigen.bank.model import Bank, Item
+from ankigen.bank.reader import parse_bank
+from ankigen.bank.yamltree import compose_file
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.formats.bankyaml import yaml_string
+from ankigen.text import lang
 from ankigen.translate import add_missing, new_bank_text
-from ankigen.yamltree import compose_file
 
 TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"

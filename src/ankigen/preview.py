@@ -11,7 +11,7 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
-from ankigen.bank import Bank
+from ankigen.bank.model import Bank
 from ankigen.core.atomic import write_atomic
 from ankigen.media import Prepared
 from ankigen.note import note_content

@@ -13,14 +13,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from ankigen.bank import Bank, Item, parse_bank
+from ankigen.bank.files import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like_bank
+from ankigen.bank.model import Bank, Item
+from ankigen.bank.project import Project, load_project, parse_project
+from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
-from ankigen.html import plain_text
 from ankigen.lint import check_paths
 from ankigen.lock import Lock, read_lock
 from ankigen.note import note_content
-from ankigen.project import Project, load_project, parse_project
-from ankigen.sources import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like_bank
+from ankigen.text.html import plain_text
 from ankigen.version import lock_version
 
 

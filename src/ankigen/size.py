@@ -17,7 +17,7 @@ from __future__ import annotations
 import io
 import zipfile
 
-from ankigen.bank import Bank
+from ankigen.bank.model import Bank
 from ankigen.core.errors import Diagnostic
 
 MIB = 1024 * 1024

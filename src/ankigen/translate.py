@@ -18,13 +18,14 @@ from pathlib import Path
 
 import yaml
 
-from ankigen import lang
-from ankigen.bank import Bank, parse_bank
+from ankigen.bank.model import Bank
+from ankigen.bank.reader import parse_bank
+from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.core.errors import AnkigenError, InvalidBanks
 from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
 from ankigen.lint import check_paths, reference_language
-from ankigen.yamltree import YamlProblem, compose_file
+from ankigen.text import lang
 
 
 class TranslationError(AnkigenError):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from ankigen.bank import parse_bank
+from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import InvalidBanks
 from ankigen.formats.model import Choice, Question, Source
 

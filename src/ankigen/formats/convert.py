@@ -7,8 +7,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import lang
-from ankigen.bank import load_bank
+from ankigen.bank.reader import load_bank
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.formats import detect, get
 from ankigen.formats.bankyaml import bank_yaml
@@ -21,6 +20,7 @@ from ankigen.formats.model import (
     assign_ids,
     from_bank,
 )
+from ankigen.text import lang
 
 
 @dataclass(frozen=True)

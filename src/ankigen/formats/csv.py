@@ -21,7 +21,7 @@ import io
 import re
 from pathlib import Path
 
-from ankigen.bank import MAX_CHOICES, MIN_CHOICES
+from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
 from ankigen.formats.model import (
     Choice,
     Format,

@@ -16,7 +16,6 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen import l10n
 from ankigen.formats.htmltext import MarkdownProblem, html_to_text, markdown_to_text
 from ankigen.formats.model import (
     Choice,
@@ -29,6 +28,7 @@ from ankigen.formats.model import (
     decode,
     tag_of,
 )
+from ankigen.text import l10n
 
 # The escapes, as placeholders that cannot occur in decoded text (NUL is refused).
 _ESCAPES = {"\\": "\x00b", ":": "\x00c", "#": "\x00h", "=": "\x00e", "{": "\x00o"}

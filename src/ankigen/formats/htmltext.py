@@ -1,6 +1,6 @@
 """HTML from an LMS reduced to bank text, and bank text written as HTML.
 
-Bank text is text with a few inline tags (`ankigen.html`). From HTML we keep
+Bank text is text with a few inline tags (`ankigen.text.html`). From HTML we keep
 the text, those tags (`<strong>` and `<em>` become `<b>` and `<i>`), line
 breaks for `<br>` and block ends, and the images (`<img>` is reported to the
 caller, which decides what to do with it). Scripts and styles are dropped with
@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from ankigen.html import INLINE_TAGS, inline_html
+from ankigen.text.html import INLINE_TAGS, inline_html
 
 _ALIASES = {"strong": "b", "em": "i", "tt": "code", "kbd": "code", "samp": "code"}
 _BLOCKS = frozenset(

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.bank import MAX_CHOICES, MAX_ID, MIN_CHOICES, Bank
+from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, Bank
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
 from ankigen.ids import SLUG
 

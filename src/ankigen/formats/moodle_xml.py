@@ -27,7 +27,6 @@ from xml.sax.saxutils import escape, quoteattr
 import defusedxml
 import defusedxml.sax
 
-from ankigen import l10n
 from ankigen.formats.htmltext import (
     MarkdownProblem,
     html_to_text,
@@ -46,6 +45,7 @@ from ankigen.formats.model import (
     fatal,
     tag_of,
 )
+from ankigen.text import l10n
 
 PLUGINFILE = "@@PLUGINFILE@@/"
 

@@ -21,7 +21,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from ankigen.bank import MAX_CHOICES, MIN_CHOICES
+from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
 from ankigen.core.errors import InvalidBanks
 from ankigen.formats.model import (
     Choice,

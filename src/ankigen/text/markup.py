@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 import nh3
 
 from ankigen.core.errors import Severity
-from ankigen.html import INLINE_TAGS, anki_markup_as_text, inline_html
+from ankigen.text.html import INLINE_TAGS, anki_markup_as_text, inline_html
 
 if TYPE_CHECKING:
     from pygments.lexer import Lexer
@@ -255,11 +255,13 @@ def highlight_css() -> str:
 def code_css_file() -> str:
     """The text of `templates/code.css`: `highlight_css` under a line naming its maker.
 
-        python -c "import ankigen.markup as m; print(m.code_css_file(), end='')" \\
+        python -c "import ankigen.text.markup as m; print(m.code_css_file(), end='')" \\
             > src/ankigen/templates/code.css
     """
     from pygments import __version__ as pygments_version
 
+    # the function's name when the shipped CSS was made: the note type's CSS, and so
+    # every package, keeps its bytes
     return (
         f"/* made by Pygments {pygments_version} (styles {LIGHT_STYLE}, night "
         f"{DARK_STYLE}) with ankigen.markup.code_css_file */\n" + highlight_css()

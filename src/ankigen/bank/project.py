@@ -26,14 +26,15 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import identity, l10n, lang
+from ankigen import identity
+from ankigen.bank.files import PROJECT_NAME
 from ankigen.core.errors import Diagnostic, InvalidBanks
-from ankigen.html import inline_html, plain_text
 from ankigen.ids import SLUG
-from ankigen.sources import PROJECT_NAME
+from ankigen.text import l10n, lang
+from ankigen.text.html import inline_html, plain_text
 
 if TYPE_CHECKING:
-    from ankigen.bank import Bank
+    from ankigen.bank.model import Bank
 
 KEYS = ("deck", "reference", "tags", "media", "topics")
 PLACEHOLDERS = ("title", "topic", "language", "topic_title")

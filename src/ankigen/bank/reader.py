@@ -1,0 +1,355 @@
+"""Reading a bank file (`parse_bank`, `load_bank`): every problem in it collected as a
+Diagnostic at its line, and items whose lines are unchanged reused as they were read."""
+
+from __future__ import annotations
+
+import hashlib
+import sys
+from collections.abc import Iterable, Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import yaml
+
+from ankigen.bank import yamltree
+from ankigen.bank.fastread import (
+    item_seal,
+    read_plain_item,
+    read_text_item,
+)
+from ankigen.bank.model import (
+    BANK_KEYS,
+    ITEM_KEYS,
+    MAX_ID,
+    MAX_ITEMS,
+    MAX_LONG_TEXT,
+    MAX_SHORT_TEXT,
+    REQUIRED_BANK_KEYS,
+    REQUIRED_ITEM_KEYS,
+    Bank,
+    Item,
+)
+from ankigen.bank.values import (
+    Reader,
+    check_slug,
+    read_answer,
+    read_bank_formerly,
+    read_choices,
+    read_names,
+    shared_keys,
+    typed_null,
+)
+from ankigen.bank.yamltree import YamlProblem, line_of
+from ankigen.core.errors import Diagnostic
+from ankigen.ids import SLUG
+from ankigen.text import lang
+
+
+def load_bank(path: Path) -> tuple[Bank | None, list[Diagnostic]]:
+    """Read and check one bank file. Returns the bank (None if it has errors) and all problems."""
+    shown = str(path)
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        return None, [Diagnostic(shown, 1, "error", f"cannot read: {exc.strerror}")]
+    return parse_bank(shown, data)
+
+
+def parse_bank(
+    path: str, data: bytes, previous: Iterable[Item] = ()
+) -> tuple[Bank | None, list[Diagnostic]]:
+    """The bank in `data`, with every problem found in reading it. Items of `previous`
+    (the same file as last read) whose lines are unchanged are taken as they are."""
+    try:
+        text = yamltree.decode(path, data)
+    except YamlProblem as problem:
+        return None, [problem.diagnostic]
+    layout = yamltree.items_layout(text)
+    if layout is not None:
+        reuse = {item.chunk: item for item in previous if item.chunk}
+        try:
+            return _parse_text(path, layout.head, layout, reuse)
+        except (YamlProblem, yamltree.Unsplit):
+            pass  # composed whole, the document says what is wrong with it
+    try:
+        return _parse_text(path, text, None, {})
+    except YamlProblem as problem:
+        return None, [problem.diagnostic]
+
+
+def _parse_text(
+    path: str, text: str, layout: yamltree.ItemsLayout | None, reuse: dict[int, Item]
+) -> tuple[Bank | None, list[Diagnostic]]:
+    reader = Reader(path)
+    root = yamltree.compose_text(path, text)
+    if root is None:
+        reader.report(1, "empty file: a bank needs topic, language, title and items")
+        return None, reader.diagnostics
+    bank = _read_bank(reader, root, layout, reuse)
+    has_errors = any(d.severity == "error" for d in reader.diagnostics)
+    return (None if has_errors else bank), sorted(reader.diagnostics)
+
+
+def _read_bank(
+    r: Reader, root: yaml.Node, layout: yamltree.ItemsLayout | None, reuse: dict[int, Item]
+) -> Bank | None:
+    keys = r.mapping(root, BANK_KEYS, "bank")
+    if keys is None:
+        return None
+    for key in REQUIRED_BANK_KEYS:
+        if key not in keys:
+            r.report(root, f"bank: missing key {key!r}")
+    values: dict[str, object] = {}
+    for key in ("title", "description", "level", "deck", "source", "license"):
+        if key in keys:
+            limit = MAX_LONG_TEXT if key == "description" else MAX_SHORT_TEXT
+            values[key] = r.text(keys[key], key, required=key == "title", limit=limit)
+    topic = r.text(keys["topic"], "topic") if "topic" in keys else None
+    if topic is not None and not SLUG.fullmatch(topic):
+        r.report(keys["topic"], f"topic {topic!r} is not a slug (a-z, 0-9 and '-')")
+        topic = None
+    if topic is not None and len(topic) > MAX_ID:
+        r.report(keys["topic"], f"topic is longer than {MAX_ID} characters")
+        topic = None
+    if topic is not None and topic.startswith("backup-"):
+        r.report(
+            keys["topic"],
+            f"topic {topic!r}: Anki treats files named 'backup-*' as collection backups "
+            "and would replace the learner's collection; choose another topic",
+        )
+        topic = None
+    language = r.text(keys["language"], "language") if "language" in keys else None
+    if language is not None:
+        if lang.is_valid_tag(language):
+            language = lang.canonical_tag(language)
+        else:
+            r.report(
+                keys["language"], f"language {language!r} is not a BCP 47 tag such as en or pt-BR"
+            )
+            language = None
+    formerly = read_bank_formerly(r, keys["formerly"]) if "formerly" in keys else ((), ())
+    bank_tags = r.tag_list(keys["tags"], "tags") if "tags" in keys else ()
+    shuffle = r.boolean(keys["shuffle"], "shuffle") if "shuffle" in keys else True
+    recall = r.boolean(keys["recall"], "recall") if "recall" in keys else False
+    deck = values.get("deck")
+    if isinstance(deck, str) and deck and any(not part.strip() for part in deck.split("::")):
+        r.report(keys["deck"], f"deck {deck!r} has an empty part around '::'")
+    items: list[Item] = []
+    if "items" in keys:
+        items = list(
+            _read_items(
+                r,
+                keys["items"],
+                layout,
+                reuse,
+                shuffle if shuffle is not None else True,
+                bool(recall),
+            )
+        )
+    if topic is None or language is None or values.get("title") is None or formerly is None:
+        return None
+    return Bank(
+        path=r.path,
+        topic=topic,
+        language=language,
+        title=str(values["title"]),
+        items=tuple(items),
+        description=str(values.get("description") or ""),
+        level=str(values.get("level") or ""),
+        tags=bank_tags or (),
+        deck=str(values.get("deck") or ""),
+        shuffle=shuffle if shuffle is not None else True,
+        source=str(values.get("source") or ""),
+        license=str(values.get("license") or ""),
+        formerly_topics=formerly[0] if formerly else (),
+        formerly_languages=formerly[1] if formerly else (),
+        lines={sys.intern(key): r.key_line(node) for key, node in keys.items()},
+        recall=bool(recall),
+    )
+
+
+def _read_items(
+    r: Reader,
+    node: yaml.Node,
+    layout: yamltree.ItemsLayout | None,
+    reuse: dict[int, Item],
+    default_shuffle: bool,
+    default_recall: bool,
+) -> Iterator[Item]:
+    defaults = (default_shuffle, default_recall)
+    if layout is not None:
+        count, where = len(layout.starts), layout.lines[0]
+        items = _laid_out_items(r, layout, reuse, defaults)
+    elif isinstance(node, yaml.SequenceNode):
+        count, where = len(node.value), line_of(node)
+        items = (_read_item(r, item_node, *defaults) for item_node in node.value)
+    else:
+        r.report(node, "items must be a list of items")
+        return
+    if not count:
+        r.report(where, "items: the bank has no items")
+    if count > MAX_ITEMS:
+        r.report(where, f"items: {count} items; a bank holds at most {MAX_ITEMS}")
+        return
+    seen: dict[str, int] = {}
+    for item in items:
+        if item is None:
+            continue
+        line = item.line_at("id")
+        if item.id in seen:
+            r.report(line, f"duplicate item id {item.id!r} (first used at line {seen[item.id]})")
+            continue
+        seen[item.id] = line
+        yield item
+
+
+def _laid_out_items(
+    r: Reader,
+    layout: yamltree.ItemsLayout,
+    reuse: dict[int, Item],
+    defaults: tuple[bool, bool],
+) -> Iterator[Item | None]:
+    """The items in order: those whose lines (and the defaults they were read with) are
+    unchanged as they were, moved to their new lines; those laid out as ankigen writes
+    them read from their text; the others composed a slice at a time. A slice's nodes
+    are gone once the next is composed, so the key lines recorded for them go too (their
+    ids will be reused)."""
+    prefix = f"{defaults}\0".encode()
+    texts = [yamltree.item_text(layout, n) for n in range(len(layout.starts))]
+    chunks = [
+        int.from_bytes(hashlib.blake2b(prefix + text.encode(), digest_size=8).digest()) or 1
+        for text in texts
+    ]
+    kept = {
+        n: reuse[chunk]
+        for n, chunk in enumerate(chunks)
+        if chunk in reuse and reuse[chunk].seal == item_seal(reuse[chunk])
+    }
+    # those read from their text are not composed: libyaml's nodes cost more than reading
+    for n, (text, line, chunk) in enumerate(zip(texts, layout.lines, chunks, strict=True)):
+        if n not in kept:
+            item = read_text_item(text, line, defaults, chunk)
+            if item is not None:
+                kept[n] = item
+    bank_keys = dict(r.key_lines)
+    batches = yamltree.compose_items(r.path, layout, skip=kept)
+    batch: Iterator[tuple[int, yaml.Node]] = iter(())
+    for number, line in enumerate(layout.lines):
+        if number in kept:
+            item = kept[number]
+            yield item if item.line == line else replace(item, line=line)
+            continue
+        found = next(batch, None)
+        if found is None:
+            r.key_lines = dict(bank_keys)
+            batch = iter(next(batches))
+            found = next(batch)
+        index, item_node = found
+        assert index == number  # compose_items skips exactly the kept items
+        # an item not on its dash's line is read again next time (its lines would move)
+        chunk = chunks[number] if line_of(item_node) == line else 0
+        yield _read_item(r, item_node, *defaults, chunk=chunk)
+
+
+def _peek_id(node: yaml.Node) -> str | None:
+    if isinstance(node, yaml.MappingNode):
+        for key, value in node.value:
+            is_id = isinstance(key, yaml.ScalarNode) and key.value == "id"
+            if is_id and isinstance(value, yaml.ScalarNode) and not typed_null(value):
+                return str(value.value).strip() or None
+    return None
+
+
+def _read_item(
+    r: Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool, chunk: int = 0
+) -> Item | None:
+    plain = read_plain_item(node, default_shuffle, default_recall, chunk)
+    if plain is not None:
+        return plain
+    problems = len(r.diagnostics)
+    peeked = _peek_id(node)
+    what = f"item {peeked!r}" if peeked else "item"
+    line = line_of(node)
+    keys = r.mapping(node, ITEM_KEYS, what)
+    if keys is None:
+        return None
+    item_id = r.text(keys["id"], f"{what}: id") if "id" in keys else None
+    for key in REQUIRED_ITEM_KEYS:
+        if key not in keys:
+            r.report(node, f"{what}: missing key {key!r}")
+    if item_id is not None and not SLUG.fullmatch(item_id):
+        r.report(keys["id"], f"{what}: id is not a slug (a-z, 0-9 and '-')")
+        item_id = None
+    if item_id is not None and len(item_id) > MAX_ID:
+        r.report(keys["id"], f"{what}: id is longer than {MAX_ID} characters")
+        item_id = None
+    question = (
+        r.rich_text(keys["question"], f"{what}: question", limit=MAX_LONG_TEXT)
+        if "question" in keys
+        else None
+    )
+    explanation = (
+        r.rich_text(keys["explanation"], f"{what}: explanation", limit=MAX_LONG_TEXT)
+        if "explanation" in keys
+        else None
+    )
+    choice_lines: dict[str, int] = {}
+    whys: list[str] = []
+    choices = (
+        read_choices(r, keys["choices"], what, whys, choice_lines) if "choices" in keys else None
+    )
+    choice_count = (
+        len(keys["choices"].value) if isinstance(keys.get("choices"), yaml.SequenceNode) else None
+    )
+    answer = read_answer(r, keys["answer"], what, choice_count) if "answer" in keys else None
+    tags = r.tag_list(keys["tags"], f"{what}: tags") if "tags" in keys else ()
+    shuffle = (
+        r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
+    )
+    retired = r.boolean(keys["retired"], f"{what}: retired") if "retired" in keys else False
+    recall = r.boolean(keys["recall"], f"{what}: recall") if "recall" in keys else default_recall
+    formerly = (
+        read_names(r, keys["formerly"], f"{what}: formerly", check_slug)
+        if "formerly" in keys
+        else ()
+    )
+    media = {
+        key: r.text(keys[key], f"{what}: {key}", required=False) if key in keys else ""
+        for key in ("image", "image_alt", "explanation_image", "explanation_image_alt")
+    }
+    if None in media.values():
+        return None
+    if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired, formerly):
+        return None
+    if recall is None:
+        return None
+    assert item_id and question and explanation and choices and answer is not None
+    item = Item(
+        id=item_id,
+        question=question,
+        choices=choices,
+        answer=answer,
+        explanation=explanation,
+        tags=tags or (),
+        shuffle=bool(shuffle),
+        retired=bool(retired),
+        image=media["image"] or "",
+        image_alt=media["image_alt"] or "",
+        explanation_image=media["explanation_image"] or "",
+        explanation_image_alt=media["explanation_image_alt"] or "",
+        formerly=formerly or (),
+        line=line,
+        line_keys=shared_keys((*keys, *choice_lines)),
+        line_offsets=(
+            *(r.key_line(value) - line for value in keys.values()),
+            *(n - line for n in choice_lines.values()),
+        ),
+        whys=tuple(whys) if any(whys) else (),
+        recall=bool(recall),
+        # an item read with a problem is read again next time, to report it again
+        chunk=chunk if len(r.diagnostics) == problems else 0,
+    )
+    if item.chunk:
+        # as a frozen dataclass's own __init__ sets its fields: the seal needs the item
+        object.__setattr__(item, "seal", item_seal(item))
+    return item
