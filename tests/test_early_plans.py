@@ -21,8 +21,9 @@ import ankigen.decks
 import ankigen.lint
 from ankigen.bank.files import LOCK_NAME
 from ankigen.build import BANK_CACHE, build
-from ankigen.identity import ISSUED_NAME, Issued, Stamp
-from ankigen.lock import parse_lock
+from ankigen.identity.issued import ISSUED_NAME, Issued
+from ankigen.identity.lockfile import parse_lock
+from ankigen.identity.stamp import Stamp
 from tests.helpers import item, write_bank
 
 

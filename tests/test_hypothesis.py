@@ -12,12 +12,15 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from ankigen import identity
 from ankigen.bank.reader import parse_bank
 from ankigen.core import times
 from ankigen.core.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.page import PageError, decode_page, parse_page
+from ankigen.identity.guid import _BASE91, GUID, base91, note_guid
+from ankigen.identity.issued import ISSUED_NAME, Issued
+from ankigen.identity.resolve import DeckIdentity, _items_one_by_one, resolve
+from ankigen.identity.stamp import Stamp
 from ankigen.lint import Before, parity
 from ankigen.package import PackageDeck, PackageNote
 from ankigen.text.html import INLINE_TAGS, inline_html, plain_text
@@ -192,22 +195,22 @@ def test_text_without_tags_survives_as_text(text: str) -> None:
 def test_guids_depend_on_topic_language_and_id_only(
     a: tuple[str, str, str], b: tuple[str, str, str]
 ) -> None:
-    assert identity.note_guid(*a) == identity.note_guid(*a)
+    assert note_guid(*a) == note_guid(*a)
     if a != b:
-        assert identity.note_guid(*a) != identity.note_guid(*b)
+        assert note_guid(*a) != note_guid(*b)
 
 
 @SETTINGS
 @given(st.integers(0, 2**64 - 1) | st.sampled_from([0, 1, 90, 91, 8280, 8281, 8282, 91**9 - 1]))
 def test_base91_writes_each_digit_as_one_at_a_time_did(number: int) -> None:
     """GUIDs are forever: the encoding, made faster, gives exactly the old digits."""
-    digits = identity._BASE91
+    digits = _BASE91
     chars = []
     rest = number
     while rest:
         rest, digit = divmod(rest, len(digits))
         chars.append(digits[digit])
-    assert identity.base91(number) == ("".join(reversed(chars)) or digits[0])
+    assert base91(number) == ("".join(reversed(chars)) or digits[0])
 
 
 PLAIN_TYPES = {type(None): "null", bool: "bool", int: "int", float: "float", str: "str"}
@@ -399,7 +402,7 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
 
     from ankigen import __version__
     from ankigen.build import CACHE_NAME, BuildCache
-    from ankigen.identity import ISSUED_NAME, Issued
+    from ankigen.identity.issued import ISSUED_NAME, Issued
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
@@ -795,7 +798,7 @@ def test_an_edited_bank_reusing_its_unchanged_items_reads_as_read_afresh(
 
 _NOW = times.clock()
 _SANE_TIME = st.integers(times.EARLIEST, _NOW)
-_GUID = st.from_regex(identity.GUID, fullmatch=True)
+_GUID = st.from_regex(GUID, fullmatch=True)
 # each a change to one value of a stamp as written: [hash, time, GUID]
 _ODD = [
     *((1, bad) for bad in [times.EARLIEST - 1, True, 0, -5, 1.5e9, "1700000000", None]),
@@ -833,10 +836,11 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
     from pathlib import Path
     from unittest import mock
 
-    from ankigen import lock as lock_module
     from ankigen.core.errors import LockError
-    from ankigen.identity import Issued
-    from ankigen.lock import parse_lock
+    from ankigen.identity import issued as issued_module
+    from ankigen.identity import lockfile as lock_module
+    from ankigen.identity.issued import Issued
+    from ankigen.identity.lockfile import parse_lock
 
     def parsed(raw: bytes) -> object:
         try:
@@ -859,10 +863,10 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
             assert parsed(raw) == fast, odd
 
         with tempfile.TemporaryDirectory() as tmp:
-            path = Path(tmp) / identity.ISSUED_NAME
+            path = Path(tmp) / ISSUED_NAME
             path.write_text(json.dumps({"version": 1, "notes": notes, "blobs": []}))
             read = Issued(path).notes
-            with mock.patch.object(identity, "_sane_notes", return_value=None):
+            with mock.patch.object(issued_module, "_sane_notes", return_value=None):
                 assert Issued(path).notes == read, odd
             # version 2 holds the same values by column: the same notes, either way
             rows = [v if isinstance(v, list) and len(v) == 2 else [v, v] for v in notes.values()]
@@ -873,7 +877,7 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
             }
             path.write_text(json.dumps({"version": 2, **columns, "blobs": []}))
             by_column = Issued(path).notes
-            with mock.patch.object(identity, "all_guids", return_value=False):
+            with mock.patch.object(issued_module, "all_guids", return_value=False):
                 assert Issued(path).notes == by_column, odd
             if all(isinstance(v, list) and len(v) == 2 for v in notes.values()):
                 assert by_column == read, odd
@@ -972,7 +976,7 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     from pathlib import Path
 
     from ankigen.bank.model import outline
-    from ankigen.lock import DeckLock, Lock
+    from ankigen.identity.lockfile import DeckLock, Lock
 
     items = [
         {"id": i, "question": f"Q {i}?", "choices": ["x", "y"], "answer": 1, "explanation": "E."}
@@ -992,23 +996,21 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
         lock.decks["demo.en"] = DeckLock(
             "T",
             1,
-            items={i: identity.Stamp(f"h{n}", 100 + n) for i, n in locked.items()},
+            items={i: Stamp(f"h{n}", 100 + n) for i, n in locked.items()},
             guids={i: f"g-{i}" for i in locked},
         )
-    issued = identity.Issued(Path("/nonexistent/issued.json"))
+    issued = Issued(Path("/nonexistent/issued.json"))
     previous = lock.decks.get("demo.en")
     as_locked = {g: previous.items[i] for i, g in previous.guids.items()} if previous else {}
     issued.notes = {
-        guid: as_locked.get(guid, identity.Stamp("h", 1))
-        if not mtime
-        else identity.Stamp("h", mtime)
+        guid: as_locked.get(guid, Stamp("h", 1)) if not mtime else Stamp("h", mtime)
         for guid, mtime in newest.items()
     }
-    [deck] = identity.resolve([outlined], lock, issued).values()
-    assert deck.items == identity._items_one_by_one(outlined, previous, ("demo", "en"), issued)
+    [deck] = resolve([outlined], lock, issued).values()
+    assert deck.items == _items_one_by_one(outlined, previous, ("demo", "en"), issued)
     assert deck.guids == [item.guid for item in deck.items.values()]
     # held by column one way only: made from its items, it is the same identity
-    assert deck == identity.DeckIdentity.of(
+    assert deck == DeckIdentity.of(
         deck.key, deck.previous_key, deck.previous, deck.deck_id, deck.items
     )
     # as sent to and from worker processes, by column
@@ -1016,7 +1018,7 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     sent = pickle.loads(pickle.dumps(outlined))
     assert sent == outlined and {type(i).__name__ for i in sent.items} == {"ItemOutline"}
     assert pickle.loads(pickle.dumps(previous)) == previous
-    empty = identity.DeckIdentity("demo.en", None, DeckLock("T", 1), 7, (), {})
+    empty = DeckIdentity("demo.en", None, DeckLock("T", 1), 7, (), {})
     assert pickle.loads(pickle.dumps(empty)) == empty
     # a reuse key taken from what `resolve` found is the one made note by note
     from ankigen.bank.files import SourceDigest
@@ -1025,7 +1027,7 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
 
     source = SourceDigest(Path("banks/demo/en.yaml"), "0" * 64)
     keys = [
-        reuse_key(source, deck, issued, identity.Stamp("t", 1), Prepared({}, ()), previous, **how)
+        reuse_key(source, deck, issued, Stamp("t", 1), Prepared({}, ()), previous, **how)
         for how in ({}, {"as_resolved": True})
     ]
     assert keys[0] == keys[1]
@@ -1523,13 +1525,13 @@ def test_lock_entries_are_taken_as_written_only_where_that_is_their_text(
     a build then writes instead of making it again: whatever the file, a text kept must be
     exactly what `deck_text` makes of the entry read."""
     from ankigen.core.errors import LockError
-    from ankigen.lock import DeckLock, Lock, deck_text, parse_lock
+    from ankigen.identity.lockfile import DeckLock, Lock, deck_text, parse_lock
 
-    lock = Lock(identity.Stamp("ab" * 8, times.EARLIEST))
+    lock = Lock(Stamp("ab" * 8, times.EARLIEST))
     for key, (name, path, items) in decks.items():
         entry = lock.decks[key] = DeckLock(name, times.EARLIEST, path)
         for item_id, (digest, mtime, guid) in items.items():
-            entry.items[item_id] = identity.Stamp(digest, mtime)
+            entry.items[item_id] = Stamp(digest, mtime)
             entry.guids[item_id] = guid
     written = lock.to_bytes()
     read, problems = parse_lock("ankigen.lock", written)
@@ -1559,7 +1561,7 @@ def test_a_version_is_the_date_of_its_time_and_its_digest(mtime: int, digest: st
     be the date of each one's own time."""
     import time
 
-    from ankigen.version import version_string
+    from ankigen.identity.versions import version_string
 
     day = time.strftime("%Y.%m.%d", time.gmtime(mtime))
     assert version_string(mtime, digest) == f"{day}+{digest[:8]}"

@@ -383,8 +383,10 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
     newer one, for any note."""
     from ankigen.bank.files import SourceDigest
     from ankigen.decks import reuse_key
-    from ankigen.identity import DeckIdentity, Issued, ItemIdentity, Stamp
-    from ankigen.lock import DeckLock
+    from ankigen.identity.issued import Issued
+    from ankigen.identity.lockfile import DeckLock
+    from ankigen.identity.resolve import DeckIdentity, ItemIdentity
+    from ankigen.identity.stamp import Stamp
     from ankigen.media import Prepared
 
     lock = DeckLock("Demo", 1_700_000_000)
@@ -418,7 +420,8 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
 def test_an_issued_record_of_version_1_keeps_its_evidence(tmp_path: Path) -> None:
     """Earlier versions wrote the record note by note; its stamps still count, and it is
     written back by column."""
-    from ankigen.identity import ISSUED_NAME, Issued, Stamp
+    from ankigen.identity.issued import ISSUED_NAME, Issued
+    from ankigen.identity.stamp import Stamp
 
     path = tmp_path / ISSUED_NAME
     notes = {"Abc": ["h1", 1_700_000_000], "x#Y": ["h2", 1_700_000_500]}
@@ -436,8 +439,8 @@ def test_an_issued_record_of_version_1_keeps_its_evidence(tmp_path: Path) -> Non
 def test_lock_text_made_elsewhere_is_used_only_for_its_own_entry() -> None:
     """A deck's entry in the lock is written where the deck is planned (a worker) and
     joined here: only for the very entry it was made from."""
-    from ankigen.identity import Stamp
-    from ankigen.lock import DeckLock, Lock, deck_text
+    from ankigen.identity.lockfile import DeckLock, Lock, deck_text
+    from ankigen.identity.stamp import Stamp
 
     entry = DeckLock("Deck", 5, "d/en.yaml", {"a": Stamp("ab" * 8, 9)}, {"a": "g-a"})
     twin = DeckLock("Deck", 5, "d/en.yaml", {"a": Stamp("ab" * 8, 9)}, {"a": "g-a"})
@@ -449,8 +452,8 @@ def test_lock_text_made_elsewhere_is_used_only_for_its_own_entry() -> None:
 
 
 def _lock_of_two_decks() -> bytes:
-    from ankigen.identity import Stamp
-    from ankigen.lock import DeckLock, Lock
+    from ankigen.identity.lockfile import DeckLock, Lock
+    from ankigen.identity.stamp import Stamp
 
     lock = Lock(Stamp("cd" * 8, 1_700_000_000))
     for key in ("a.en", "b.en"):
@@ -487,7 +490,7 @@ def test_lock_entries_are_kept_as_read_only_when_written_so(edit: object, kept: 
     """A build writes a kept entry's text as it was read, not made again, only where it
     is what `deck_text` would make of the entry read: anything else in the file, however
     JSON reads it, and the whole lock is made afresh."""
-    from ankigen.lock import deck_text, parse_lock
+    from ankigen.identity.lockfile import deck_text, parse_lock
 
     assert callable(edit)
     raw = edit(_lock_of_two_decks().decode()).encode()

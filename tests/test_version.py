@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.version import deck_version, sort_key, version_string
+from ankigen.identity.versions import deck_version, sort_key, version_string
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
 

@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import __version__, bankcache, identity, ids, notetype
+from ankigen import __version__, bankcache, ids, notetype
 from ankigen.bank.files import Known, SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import Project, parent_decks
@@ -42,7 +42,28 @@ from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.core.parallel import Pool, parallel_map
 from ankigen.deckinfo import deck_description
-from ankigen.identity import DeckIdentity, Issued, Stamp, restamp
+from ankigen.identity.guid import deck_id, formerly_line, oldest_key, split_deck_key
+from ankigen.identity.issued import ISSUED_NAME, Issued
+from ankigen.identity.lockfile import (
+    DeckLock,
+    KeyLines,
+    Lock,
+    Texts,
+    deck_text,
+    parse_lock,
+    text_of,
+)
+from ankigen.identity.resolve import (
+    DeckIdentity,
+    duplicate_guids,
+    orphans,
+    renamed_decks,
+    renamed_items,
+    resolve,
+    swapped_items,
+)
+from ankigen.identity.stamp import Stamp, restamp
+from ankigen.identity.versions import lock_version, note_version, with_card_version
 from ankigen.imagesettings import Settings
 from ankigen.lint import (
     EntryArrival,
@@ -51,13 +72,11 @@ from ankigen.lint import (
     entry_goes_with,
     sources_for,
 )
-from ankigen.lock import DeckLock, KeyLines, Lock, Texts, deck_text, parse_lock, text_of
 from ankigen.media import Prepared, image_refs, prepare
 from ankigen.note import NoteContent, note_content
 from ankigen.package import PackageDeck, PackageNote, apkg_bytes
 from ankigen.size import check_package
 from ankigen.text.html import plain_text
-from ankigen.version import lock_version, note_version, with_card_version
 
 if TYPE_CHECKING:
     from concurrent.futures import Future
@@ -147,11 +166,9 @@ def plan_deck(
         fields = with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
         notes.append(PackageNote(content.guid, fields, content.tags, stamp.mtime))
     version = lock_version(bank.topic, bank.language, deck_lock)
-    oldest = identity.oldest_key(
-        bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
-    )
+    oldest = oldest_key(bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages)
     package = PackageDeck(
-        deck_id=identity.deck_id(*oldest),
+        deck_id=deck_id(*oldest),
         name=deck_lock.name,
         description=deck_description(bank, list(contents.values()), version),
         notes=tuple(notes),
@@ -192,7 +209,7 @@ def _deck_warnings(
     previous = ident.previous
     items_line = bank.lines.get("items", 1)
     found = []
-    renamed = identity.renamed_items(contents, ident)
+    renamed = renamed_items(contents, ident)
     for old_id, new_id in renamed:
         item = next(i for i in bank.items if i.id == new_id)
         found.append(
@@ -205,7 +222,7 @@ def _deck_warnings(
                 "review history; as it is, they get a new card and keep the old one",
             )
         )
-    for a, b in identity.swapped_items(contents, ident):
+    for a, b in swapped_items(contents, ident):
         item = next(i for i in bank.items if i.id == a)
         found.append(
             Diagnostic(
@@ -509,7 +526,7 @@ class EarlyPlans:
         lock, issued = self.evidence.lock, self.evidence.issued
         if issued is None:  # it could not be read: the build stops
             return None
-        ident = identity.resolve([replace(outlined, bank=applied)], lock, issued)
+        ident = resolve([replace(outlined, bank=applied)], lock, issued)
         job = DeckJob(
             source=source,
             entry=entry,
@@ -672,8 +689,8 @@ def build_locked(
     if not issued.still_current():  # another build wrote it since it was read
         issued = read_issued(out_dir, lock_path)
         planned = None  # made from the record as it was
-    decks = identity.resolve(outlines, old_lock, issued, planned.idents if planned else None)
-    clashes = identity.duplicate_guids(decks)
+    decks = resolve(outlines, old_lock, issued, planned.idents if planned else None)
+    clashes = duplicate_guids(decks)
     if clashes:
         raise InvalidBanks(
             Diagnostic(
@@ -698,7 +715,7 @@ def build_locked(
                 "learner made to its templates or styling",
             )
         )
-    orphan_keys = identity.orphans(decks, old_lock)
+    orphan_keys = orphans(decks, old_lock)
     standing = _orphan_warnings(outlines, decks, old_lock, orphan_keys, inputs, prune)
     changes.extend(standing)
 
@@ -938,7 +955,7 @@ def notetype_stamp(lock: Lock, now: int) -> Stamp:
 
 def read_issued(out_dir: Path, lock_path: Path) -> Issued:
     """What was issued for each note: the output folder's record and the lock's git history."""
-    issued = Issued(out_dir / identity.ISSUED_NAME)
+    issued = Issued(out_dir / ISSUED_NAME)
     issued.read_git_history(lock_path)
     return issued
 
@@ -996,9 +1013,9 @@ def _orphan_warnings(
                 f"{where}: {remedy}",
             )
         )
-    for bank, key, shared in identity.renamed_decks(outlines, decks, lock, orphan_keys):
-        old = identity.split_deck_key(key)
-        line = identity.formerly_line((old[0], old[1]), (bank.topic, bank.language))
+    for bank, key, shared in renamed_decks(outlines, decks, lock, orphan_keys):
+        old = split_deck_key(key)
+        line = formerly_line((old[0], old[1]), (bank.topic, bank.language))
         found.append(
             Diagnostic(
                 bank.path,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Protocol
 
-from ankigen import bankcache, identity
+from ankigen import bankcache
 from ankigen.bank.files import Source, SourceDigest, read_files
 from ankigen.bank.model import Bank, Item, Outline, Parity, ParityRow, outline
 from ankigen.bank.reader import parse_bank
@@ -26,6 +26,7 @@ from ankigen.bank.values import lookalike_key
 from ankigen.bankcache import BankCache
 from ankigen.core.errors import Diagnostic
 from ankigen.core.parallel import Pool, in_worker, parallel_map
+from ankigen.identity.guid import deck_key, former_keys
 from ankigen.text import lang, langid, markup
 from ankigen.text.html import plain_text
 
@@ -608,11 +609,11 @@ def former_names_taken(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
     claimed: dict[str, Bank] = {}
     for bank in banks:
         line = bank.lines.get("formerly", 1)
-        names = identity.former_keys(
+        names = former_keys(
             bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
         )
         for topic, language in names[1:]:
-            key = identity.deck_key(topic, language)
+            key = deck_key(topic, language)
             if key in live:
                 yield Diagnostic(
                     bank.path,

@@ -7,8 +7,9 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ankigen import identity, ids
+from ankigen import ids
 from ankigen.bank.model import Bank, Item
+from ankigen.identity.guid import note_guid
 from ankigen.text import l10n
 from ankigen.text.html import plain_text
 from ankigen.text.markup import rich_html
@@ -112,7 +113,7 @@ def note_content(
     if item.retired:
         tags.add(RETIRED_TAG)
     return NoteContent(
-        guid=guid or identity.note_guid(bank.topic, bank.language, item.id),
+        guid=guid or note_guid(bank.topic, bank.language, item.id),
         item_id=item.id,
         fields=fields,
         tags=tuple(sorted(tags)),

@@ -18,11 +18,11 @@ from ankigen.bank.model import Bank, Item
 from ankigen.bank.project import Project, load_project, parse_project
 from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
+from ankigen.identity.lockfile import Lock, read_lock
+from ankigen.identity.versions import lock_version
 from ankigen.lint import check_paths
-from ankigen.lock import Lock, read_lock
 from ankigen.note import note_content
 from ankigen.text.html import plain_text
-from ankigen.version import lock_version
 
 
 class ReleaseNotesError(AnkigenError):

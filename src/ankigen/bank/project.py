@@ -26,9 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import identity
 from ankigen.bank.files import PROJECT_NAME
 from ankigen.core.errors import Diagnostic, InvalidBanks
+from ankigen.identity.guid import named_deck_id
 from ankigen.ids import SLUG
 from ankigen.text import l10n, lang
 from ankigen.text.html import inline_html, plain_text
@@ -103,7 +103,7 @@ def parent_decks(
         if parent in own:
             continue  # that deck has its own description
         description = _parent_description(parent, children, versions, reference or "en")
-        entry = ((identity.named_deck_id(parent), parent, description),)
+        entry = ((named_deck_id(parent), parent, description),)
         for bank in children:
             out[bank.key] = entry
     return out

@@ -27,8 +27,8 @@ from collections.abc import Iterable
 from typing import TypeGuard
 
 from ankigen import ids
-from ankigen.identity import note_guid
-from ankigen.lock import DeckLock
+from ankigen.identity.guid import note_guid
+from ankigen.identity.lockfile import DeckLock
 
 _VERSION = re.compile(r"(\d{4})\.(\d{2})\.(\d{2})\+([0-9a-f]+)")
 CHOICES_FIELD = 1

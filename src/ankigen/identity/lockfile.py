@@ -21,17 +21,8 @@ from ankigen.bank.files import read_lock_bytes
 from ankigen.core.errors import Diagnostic, LockError
 from ankigen.core.jsondata import parse_json
 from ankigen.core.times import clock, time_problem
-from ankigen.identity import (
-    GUID,
-    Stamp,
-    all_guids,
-    note_guid,
-    sane_rows,
-    split_deck_key,
-    stamp_columns,
-    stamps,
-    stamps_of,
-)
+from ankigen.identity.guid import GUID, all_guids, note_guid, split_deck_key
+from ankigen.identity.stamp import Stamp, sane_rows, stamp_columns, stamps, stamps_of
 
 LOCK_VERSION = 2
 READABLE_VERSIONS = (1, 2)
