@@ -213,7 +213,7 @@ def test_the_archive_reads_back_exactly_and_no_larger_than_zlib_best() -> None:
     import io
     import random
 
-    from ankigen.package import zip_bytes
+    from ankigen.apkg.package import zip_bytes
 
     words = [bytes(random.Random(n).choices(b"abcdefgh ", k=7)) for n in range(300)]
     text = b" ".join(random.Random(1).choices(words, k=40_000))
@@ -273,7 +273,7 @@ def test_new_templates_update_the_note_type_without_conflicts(
     project: Path, runner: CliRunner, collection: AnkiCollection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Anki matches the note type by id and field/template names and takes newer templates."""
-    from ankigen import notetype
+    from ankigen.apkg import notetype
 
     write_bank(project / "banks", items=[item("one")])
     build(runner, 1_700_000_000, monkeypatch)

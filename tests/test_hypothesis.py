@@ -12,6 +12,7 @@ import yaml
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from ankigen.apkg.package import PackageDeck, PackageNote
 from ankigen.bank.reader import parse_bank
 from ankigen.core import times
 from ankigen.core.errors import Diagnostic
@@ -22,7 +23,6 @@ from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.resolve import DeckIdentity, _items_one_by_one, resolve
 from ankigen.identity.stamp import Stamp
 from ankigen.lint import Before, parity
-from ankigen.package import PackageDeck, PackageNote
 from ankigen.text.html import INLINE_TAGS, inline_html, plain_text
 
 VALID_BANK = """\
@@ -1023,7 +1023,7 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     # a reuse key taken from what `resolve` found is the one made note by note
     from ankigen.bank.files import SourceDigest
     from ankigen.decks import reuse_key
-    from ankigen.media import Prepared
+    from ankigen.images.process import Prepared
 
     source = SourceDigest(Path("banks/demo/en.yaml"), "0" * 64)
     keys = [

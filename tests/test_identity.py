@@ -387,7 +387,7 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
     from ankigen.identity.lockfile import DeckLock
     from ankigen.identity.resolve import DeckIdentity, ItemIdentity
     from ankigen.identity.stamp import Stamp
-    from ankigen.media import Prepared
+    from ankigen.images.process import Prepared
 
     lock = DeckLock("Demo", 1_700_000_000)
     for n in range(3):

@@ -446,7 +446,7 @@ def test_anki_markup_in_author_text_stays_text(
     assert "latex" not in "".join(os.listdir(collection.col.media.dir()))
     from html import unescape
 
-    from ankigen.render import card_sides
+    from ankigen.apkg.render import card_sides
 
     assert markup in unescape(question)
     assert card_sides(tuple(card.note().fields)) == (question, answer)

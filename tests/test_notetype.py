@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import re
 
-from ankigen import ids, notetype
-from ankigen.package import genanki_model
+from ankigen.apkg import notetype
+from ankigen.apkg.notetype import NOTETYPE_ID, NOTETYPE_NAME
+from ankigen.apkg.package import genanki_model
 from ankigen.text import l10n
 
 FROZEN_FIELDS = (
@@ -26,7 +27,7 @@ FROZEN_FIELDS = (
 def test_fields_and_ids_are_frozen() -> None:
     # changing any of these makes every updated note "conflicting" in Anki
     assert notetype.FIELDS == FROZEN_FIELDS
-    assert (ids.NOTETYPE_ID, ids.NOTETYPE_NAME) == (1_732_416_907, "ankigen multiple choice v1")
+    assert (NOTETYPE_ID, NOTETYPE_NAME) == (1_732_416_907, "ankigen multiple choice v1")
     assert notetype.TEMPLATE_NAME == "Multiple choice"
     model = genanki_model()
     assert [f["name"] for f in model.fields] == list(FROZEN_FIELDS)
@@ -63,7 +64,7 @@ def test_scripts_are_wrapped_and_never_assign_window_onload() -> None:
 def _shipped_code_css() -> str:
     from importlib import resources
 
-    return resources.files("ankigen").joinpath("templates", "code.css").read_text("utf-8")
+    return resources.files("ankigen.apkg").joinpath("templates", "code.css").read_text("utf-8")
 
 
 def test_shipped_code_css_is_what_pygments_makes() -> None:

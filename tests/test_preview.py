@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from ankigen.render import card_sides
+from ankigen.apkg.render import card_sides
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
 

@@ -10,11 +10,11 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
+from ankigen.apkg.note import note_content
+from ankigen.apkg.render import card_sides
 from ankigen.bank.files import Source
 from ankigen.bank.reader import parse_bank
 from ankigen.bankcache import dump, load
-from ankigen.note import note_content
-from ankigen.render import card_sides
 from ankigen.text.markup import code_html, rich_html
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank

@@ -246,10 +246,10 @@ def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:
     write_bank(project / "banks")
     # make the package writer fail in a way no user input can: a bug
     (project / "sitecustomize.py").write_text(
-        "import ankigen.package\n"
+        "import ankigen.apkg.package\n"
         "def broken(*args, **kwargs):\n"
         "    raise ZeroDivisionError('boom')\n"
-        "ankigen.package.apkg_bytes = broken\n"
+        "ankigen.apkg.package.apkg_bytes = broken\n"
         "import ankigen.decks\n"
         "ankigen.decks.apkg_bytes = broken\n"
     )

@@ -11,7 +11,7 @@ import pytest
 from click.testing import CliRunner
 from PIL import Image
 
-import ankigen.size
+import ankigen.apkg.limits
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 
@@ -37,9 +37,11 @@ def test_warnings_near_each_limit(
 
     def build_with_limits(share: float) -> list[str]:
         # each limit scaled down so the deck uses `share` of it
-        monkeypatch.setattr(ankigen.size, "MAX_COMPRESSED", int(sizes["package"] / share))
-        monkeypatch.setattr(ankigen.size, "MAX_COLLECTION", int(sizes["collection.anki2"] / share))
-        monkeypatch.setattr(ankigen.size, "MAX_MEDIA_FILE", int(sizes["0"] / share))
+        monkeypatch.setattr(ankigen.apkg.limits, "MAX_COMPRESSED", int(sizes["package"] / share))
+        monkeypatch.setattr(
+            ankigen.apkg.limits, "MAX_COLLECTION", int(sizes["collection.anki2"] / share)
+        )
+        monkeypatch.setattr(ankigen.apkg.limits, "MAX_MEDIA_FILE", int(sizes["0"] / share))
         shutil.rmtree(project / "out")
         result = invoke(runner, "build")
         assert result.exit_code == 0

@@ -15,7 +15,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
-from ankigen import __version__, ids, notetype
+from ankigen import __version__
+from ankigen.apkg import notetype
 from ankigen.bank.files import (
     LOCK_NAME,
     Known,
@@ -34,9 +35,10 @@ from ankigen.bank.files import (
 )
 from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.core.folderlock import exclusive
+from ankigen.core.hashing import content_hash
 from ankigen.core.jsondata import parse_json
 from ankigen.core.times import build_time
-from ankigen.imagesettings import Settings
+from ankigen.images.settings import Settings
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 # whatever a build with nothing changed does not need is imported where it is used:
@@ -44,8 +46,8 @@ TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from ankigen.bank.model import Bank
     from ankigen.bank.project import Project
+    from ankigen.images.process import Prepared
     from ankigen.lint import Checked
-    from ankigen.media import Prepared
 
 __all__ = ["NoBanks", "build", "find_bank_paths", "unchanged_build"]
 
@@ -189,7 +191,7 @@ class BuildCache:
         self.packages[path.name] = {
             "key": key,
             "reuse": reuse,
-            "parents": ids.content_hash(repr(parents)),
+            "parents": content_hash(repr(parents)),
             "deck_version": version,
             "size": stat.st_size,
             "mtime_ns": stat.st_mtime_ns,
@@ -217,7 +219,7 @@ class BuildCache:
             reuse is not None
             and self.same_content(path, reuse)
             and entry is not None
-            and entry.get("parents") == ids.content_hash(repr(parents))
+            and entry.get("parents") == content_hash(repr(parents))
         )
 
     def remember(
@@ -275,7 +277,7 @@ class BuildCache:
             return None
         images = self.last.get("images")
         if images != []:  # Pillow's module is not needed to check that no image changed
-            from ankigen.media import unchanged_images
+            from ankigen.images.process import unchanged_images
 
             if not unchanged_images(images, Path(media_dir)):
                 return None
@@ -365,11 +367,11 @@ def build(
     media_given = media_dir
     media_dir = media_dir or default_media_dir(banks_dir, project)
     # the build proper: a build with nothing changed never imports it (most of its time)
+    from ankigen.apkg.package import check_file_name
     from ankigen.bankcache import BankCache
     from ankigen.core.parallel import worker_pool
     from ankigen.decks import EarlyPlans, Evidence, Inputs, build_locked
     from ankigen.lint import check_outlines, sources_for
-    from ankigen.package import check_file_name
 
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(source.size for source in sources)

@@ -95,7 +95,7 @@ def build(
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
     from ankigen.build import build as run_build
-    from ankigen.imagesettings import Settings
+    from ankigen.images.settings import Settings
     from ankigen.report import build_lines
 
     result = run_build(
@@ -166,8 +166,8 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
     from ankigen.bank.model import outline
     from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
     from ankigen.core.errors import InvalidBanks
-    from ankigen.imagesettings import Settings
-    from ankigen.media import image_refs, prepare
+    from ankigen.images.process import image_refs, prepare
+    from ankigen.images.settings import Settings
     from ankigen.preview import write_preview
     from ankigen.status import coverage, matrix_html
 
@@ -278,11 +278,11 @@ def import_(
 ) -> None:
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
+    from ankigen.bank.model import SLUG
     from ankigen.core.userfile import STDOUT, Target, write_all
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.formats.convert import import_file
     from ankigen.formats.page import AnswersError
-    from ankigen.ids import SLUG
     from ankigen.text import lang
 
     if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):

@@ -23,7 +23,12 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import __version__, bankcache, ids, notetype
+from ankigen import __version__, bankcache
+from ankigen.apkg import notetype
+from ankigen.apkg.deck import deck_description
+from ankigen.apkg.limits import check_package
+from ankigen.apkg.note import NoteContent, note_content
+from ankigen.apkg.package import PackageDeck, PackageNote, apkg_bytes
 from ankigen.bank.files import Known, SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import Project, parent_decks
@@ -40,8 +45,8 @@ from ankigen.build import (
 )
 from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
+from ankigen.core.hashing import content_hash
 from ankigen.core.parallel import Pool, parallel_map
-from ankigen.deckinfo import deck_description
 from ankigen.identity.guid import deck_id, formerly_line, oldest_key, split_deck_key
 from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.lockfile import (
@@ -64,7 +69,8 @@ from ankigen.identity.resolve import (
 )
 from ankigen.identity.stamp import Stamp, restamp
 from ankigen.identity.versions import lock_version, note_version, with_card_version
-from ankigen.imagesettings import Settings
+from ankigen.images.process import Prepared, image_refs, prepare
+from ankigen.images.settings import Settings
 from ankigen.lint import (
     EntryArrival,
     checked_here,
@@ -72,10 +78,6 @@ from ankigen.lint import (
     entry_goes_with,
     sources_for,
 )
-from ankigen.media import Prepared, image_refs, prepare
-from ankigen.note import NoteContent, note_content
-from ankigen.package import PackageDeck, PackageNote, apkg_bytes
-from ankigen.size import check_package
 from ankigen.text.html import plain_text
 
 if TYPE_CHECKING:
@@ -314,7 +316,7 @@ def reuse_key(
                 if stamp != lock_stamp
             )
         )
-    return ids.content_hash(
+    return content_hash(
         __version__,
         source.digest,
         project_digest,

@@ -412,7 +412,7 @@ def _start_checks(
 
 
 def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:
-    from ankigen.media import check, image_refs
+    from ankigen.images.process import check, image_refs
 
     return check(image_refs(outlines), media_dir)
 

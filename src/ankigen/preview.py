@@ -11,11 +11,11 @@ import html
 from collections.abc import Sequence
 from pathlib import Path
 
+from ankigen.apkg.note import note_content
+from ankigen.apkg.render import card_sides
 from ankigen.bank.model import Bank
 from ankigen.core.atomic import write_atomic
-from ankigen.media import Prepared
-from ankigen.note import note_content
-from ankigen.render import card_sides
+from ankigen.images.process import Prepared
 
 _CHROME_CSS = """
 body.pv { margin: 0; }

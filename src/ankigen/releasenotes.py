@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from ankigen.apkg.note import note_content
 from ankigen.bank.files import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like_bank
 from ankigen.bank.model import Bank, Item
 from ankigen.bank.project import Project, load_project, parse_project
@@ -21,7 +22,6 @@ from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockErro
 from ankigen.identity.lockfile import Lock, read_lock
 from ankigen.identity.versions import lock_version
 from ankigen.lint import check_paths
-from ankigen.note import note_content
 from ankigen.text.html import plain_text
 
 

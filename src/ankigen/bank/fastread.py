@@ -20,6 +20,7 @@ from ankigen.bank.model import (
     MAX_SHORT_TEXT,
     MIN_CHOICES,
     REQUIRED_ITEM_KEYS,
+    SLUG,
     Item,
 )
 from ankigen.bank.values import (
@@ -29,7 +30,6 @@ from ankigen.bank.values import (
     shared_keys,
     visually_empty,
 )
-from ankigen.ids import SLUG
 
 _PLAIN_ITEM_KEYS = frozenset(REQUIRED_ITEM_KEYS)
 

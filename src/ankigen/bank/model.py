@@ -5,12 +5,15 @@ this module imports no YAML."""
 from __future__ import annotations
 
 import itertools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 from typing import NamedTuple, cast
 
 from ankigen.text import lang
 
+# ids, topics and former names: lower-case words joined by single hyphens
+SLUG = re.compile(r"[a-z0-9]+(?:-[a-z0-9]+)*")
 IMAGE_FIELDS = ("image", "explanation_image")
 """The item fields that name an image file."""
 MIN_CHOICES = 2

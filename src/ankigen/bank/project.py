@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen.bank.files import PROJECT_NAME
+from ankigen.bank.model import SLUG
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.identity.guid import named_deck_id
-from ankigen.ids import SLUG
 from ankigen.text import l10n, lang
 from ankigen.text.html import inline_html, plain_text
 

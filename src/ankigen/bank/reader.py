@@ -26,6 +26,7 @@ from ankigen.bank.model import (
     MAX_SHORT_TEXT,
     REQUIRED_BANK_KEYS,
     REQUIRED_ITEM_KEYS,
+    SLUG,
     Bank,
     Item,
 )
@@ -41,7 +42,6 @@ from ankigen.bank.values import (
 )
 from ankigen.bank.yamltree import YamlProblem, line_of
 from ankigen.core.errors import Diagnostic
-from ankigen.ids import SLUG
 from ankigen.text import lang
 
 

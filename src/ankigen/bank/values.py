@@ -18,10 +18,10 @@ from ankigen.bank.model import (
     MAX_SHORT_TEXT,
     MAX_TAGS,
     MIN_CHOICES,
+    SLUG,
 )
 from ankigen.bank.yamltree import line_of
 from ankigen.core.errors import Diagnostic, Severity
-from ankigen.ids import SLUG
 from ankigen.text import lang, markup
 from ankigen.text.html import INVISIBLE, visible_text
 

@@ -14,9 +14,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, Bank
+from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
-from ankigen.ids import SLUG
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # Moodle XML carries its images inline
 

@@ -444,8 +444,8 @@ def _convert(
 
 def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
     """Check and clean the image as every image is, and keep it for the media folder."""
-    from ankigen.imagesettings import Settings
-    from ankigen.media import ImageProblem, process
+    from ankigen.images.process import ImageProblem, process
+    from ankigen.images.settings import Settings
 
     try:
         processed = process(data, name, Settings())
@@ -549,7 +549,7 @@ def _html_with_image(
     text: str, image: str, alt: str, media_dir: Path, where: tuple[str, int]
 ) -> tuple[str, str]:
     """The text as HTML with its image after it, and the `<file>` that embeds the image."""
-    from ankigen.media import ImageProblem, resolve
+    from ankigen.images.process import ImageProblem, resolve
 
     markup = text_to_html(text) if text else ""
     if not image:

@@ -26,7 +26,7 @@ import time
 from collections.abc import Iterable
 from typing import TypeGuard
 
-from ankigen import ids
+from ankigen.core.hashing import content_hash
 from ankigen.identity.guid import note_guid
 from ankigen.identity.lockfile import DeckLock
 
@@ -55,7 +55,7 @@ def _utc_day(days: int) -> str:
 def deck_version(notes: Iterable[tuple[str, str, int]]) -> str:
     """The version of a deck from its notes' (GUID, content hash, modification time)."""
     ordered = sorted(notes)
-    digest = ids.content_hash(*(f"{guid}:{content}" for guid, content, _ in ordered))
+    digest = content_hash(*(f"{guid}:{content}" for guid, content, _ in ordered))
     return version_string(max((mtime for *_, mtime in ordered), default=0), digest)
 
 

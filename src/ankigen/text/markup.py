@@ -256,7 +256,7 @@ def code_css_file() -> str:
     """The text of `templates/code.css`: `highlight_css` under a line naming its maker.
 
         python -c "import ankigen.text.markup as m; print(m.code_css_file(), end='')" \\
-            > src/ankigen/templates/code.css
+            > src/ankigen/apkg/templates/code.css
     """
     from pygments import __version__ as pygments_version
 

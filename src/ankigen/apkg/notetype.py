@@ -13,8 +13,12 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from ankigen import ids
+from ankigen.core.hashing import content_hash
 from ankigen.text import l10n
+
+# Fixed forever: changing the fields means a new note type with a new id and name.
+NOTETYPE_ID = 1_732_416_907
+NOTETYPE_NAME = "ankigen multiple choice v1"
 
 FIELDS = (
     "Question",  # sanitized HTML
@@ -86,4 +90,4 @@ def templates() -> Templates:
 def schema_hash() -> str:
     """Changes whenever anything Anki stores in the note type changes."""
     t = templates()
-    return ids.content_hash(ids.NOTETYPE_NAME, *FIELDS, TEMPLATE_NAME, t.front, t.back, t.css)
+    return content_hash(NOTETYPE_NAME, *FIELDS, TEMPLATE_NAME, t.front, t.back, t.css)

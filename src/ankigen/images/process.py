@@ -17,11 +17,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ankigen import ids
 from ankigen.bank.files import settled
 from ankigen.bank.model import IMAGE_FIELDS
 from ankigen.core.errors import Diagnostic
-from ankigen.imagesettings import Settings
+from ankigen.core.hashing import content_hash
+from ankigen.images.settings import Settings
 
 if TYPE_CHECKING:
     from PIL.Image import Image as PILImage
@@ -300,7 +300,7 @@ def prepare(
                 read[ref.path] = SourceImage(
                     ref.path, digest, info.st_size, mtime, ctime, info.st_ino
                 )
-                key = ids.content_hash(digest, settings.key)
+                key = content_hash(digest, settings.key)
                 cached = cache.get(key)
                 if cached is None:
                     cached = process(data, ref.path, settings)

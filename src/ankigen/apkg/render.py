@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
-from ankigen import notetype
+from ankigen.apkg import notetype
 
 _SECTION = re.compile(r"\{\{([#^])([^}]+)\}\}(.*?)\{\{/\2\}\}", re.DOTALL)
 _FIELD = re.compile(r"\{\{([^#^/}][^}]*)\}\}")

@@ -7,8 +7,8 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ankigen import ids
 from ankigen.bank.model import Bank, Item
+from ankigen.core.hashing import content_hash
 from ankigen.identity.guid import note_guid
 from ankigen.text import l10n
 from ankigen.text.html import plain_text
@@ -29,13 +29,13 @@ class NoteContent:
     @functools.cached_property
     def hash(self) -> str:
         # asked for when the deck is planned and again when a rebuild looks for swaps
-        return ids.content_hash(*self.fields, " ".join(self.tags))
+        return content_hash(*self.fields, " ".join(self.tags))
 
     def hash_as(self, item_id: str) -> str:
         """The hash this content would have under another item id: finds renames and swaps."""
         fields = list(self.fields)
         fields[ITEM_ID_FIELD] = item_id
-        return ids.content_hash(*fields, " ".join(self.tags))
+        return content_hash(*fields, " ".join(self.tags))
 
 
 def choices_html(choices: Sequence[str], answer: tuple[int, ...], whys: Sequence[str] = ()) -> str:

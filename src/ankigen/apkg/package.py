@@ -16,7 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import ids, notetype
+from ankigen.apkg import notetype
+from ankigen.apkg.notetype import NOTETYPE_ID, NOTETYPE_NAME
 from ankigen.core.errors import OutputError
 
 # sqlite3, tempfile and deflate are imported where they are used: a build with
@@ -76,8 +77,8 @@ def genanki_model() -> genanki.Model:
     genanki = _genanki()
     t = notetype.templates()
     return genanki.Model(
-        model_id=ids.NOTETYPE_ID,
-        name=ids.NOTETYPE_NAME,
+        model_id=NOTETYPE_ID,
+        name=NOTETYPE_NAME,
         fields=[{"name": name} for name in notetype.FIELDS],
         templates=[{"name": notetype.TEMPLATE_NAME, "qfmt": t.front, "afmt": t.back}],
         css=t.css,

@@ -5,18 +5,18 @@ from __future__ import annotations
 import html
 from collections.abc import Sequence
 
-from ankigen import ids
+from ankigen.apkg.note import RETIRED_TAG, NoteContent
 from ankigen.bank.model import Bank
-from ankigen.note import RETIRED_TAG, NoteContent
+from ankigen.core.hashing import content_hash
 from ankigen.text import l10n
 from ankigen.text.html import inline_html
 
 
 def content_version(contents: Sequence[NoteContent]) -> str:
     """A short hash of every note's content, so people sharing a deck can tell versions apart."""
-    return ids.content_hash(
-        *(f"{c.guid}:{c.hash}" for c in sorted(contents, key=lambda c: c.guid))
-    )[:10]
+    return content_hash(*(f"{c.guid}:{c.hash}" for c in sorted(contents, key=lambda c: c.guid)))[
+        :10
+    ]
 
 
 def deck_description(bank: Bank, contents: Sequence[NoteContent], version: str = "") -> str:
