@@ -15,10 +15,12 @@ import pytest
 from PIL import Image
 
 import ankigen.bank.files
-import ankigen.bankcache
+import ankigen.checks.bankcache
+import ankigen.checks.cache_entry
+import ankigen.checks.incremental
+import ankigen.checks.run
 import ankigen.core.parallel
 import ankigen.decks
-import ankigen.lint
 from ankigen.bank.files import LOCK_NAME
 from ankigen.build import BANK_CACHE, build
 from ankigen.identity.issued import ISSUED_NAME, Issued
@@ -67,7 +69,7 @@ def with_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     """Worker processes even for small banks, and even for one: decks are planned early
     only where several processes share the work (in one, it would overlap nothing)."""
     monkeypatch.setattr(ankigen.core.parallel, "MIN_PARALLEL_BYTES", 0)
-    monkeypatch.setattr(ankigen.lint, "LONE_BANK_FOR_A_WORKER", 0)
+    monkeypatch.setattr(ankigen.checks.incremental, "LONE_BANK_FOR_A_WORKER", 0)
 
 
 def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
@@ -81,7 +83,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     with_workers(monkeypatch)
     loaded: list[str] = []
     found: list[bool] = []
-    real_load, real_found = ankigen.bankcache.load, ankigen.decks.checked_here
+    real_load, real_found = ankigen.checks.cache_entry.load, ankigen.decks.checked_here
 
     def counting(source: Any, *rest: Any) -> Any:
         loaded.append(str(source.path))
@@ -99,7 +101,10 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
         released.append(self.path.parent.name)
         release(self)
 
-    monkeypatch.setattr(ankigen.bankcache, "load", counting)
+    # the store and the check in a worker each look it up in their own module
+
+    for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
+        monkeypatch.setattr(module, "load", counting)
     monkeypatch.setattr(ankigen.decks, "checked_here", finding)
     monkeypatch.setattr(ankigen.bank.files.Source, "release", releasing)
     early = planned_early(monkeypatch)
@@ -108,7 +113,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     assert sorted(released) == list("abcd")  # the banks' bytes, let go once checked
     assert found and all(found)  # this process planned the decks it checked, as checked
     assert loaded == []
-    assert ankigen.lint._checked_here == {}  # nothing left held
+    assert ankigen.checks.incremental._checked_here == {}  # nothing left held
 
 
 def outputs(project: Path) -> dict[str, bytes]:
@@ -178,7 +183,7 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
     before, _ = parse_lock(LOCK_NAME, (banks / LOCK_NAME).read_bytes())
     guid, stamp = before.decks["demo.en"].guids["a"], before.decks["demo.en"].items["a"]
     meanwhile = Stamp(stamp.hash, stamp.mtime + 50)
-    real_check = ankigen.lint.check_outlines
+    real_check = ankigen.checks.incremental.check_outlines
 
     def checked_while_another_build_ran(*args: Any, **kwargs: Any) -> Any:
         checked = real_check(*args, **kwargs)
@@ -187,7 +192,9 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
         (out / ISSUED_NAME).write_bytes(other.to_bytes())
         return checked
 
-    monkeypatch.setattr(ankigen.lint, "check_outlines", checked_while_another_build_ran)
+    monkeypatch.setattr(
+        ankigen.checks.incremental, "check_outlines", checked_while_another_build_ran
+    )
     build(banks, out)
     lock, problems = parse_lock(LOCK_NAME, (banks / LOCK_NAME).read_bytes())
     assert problems == []
@@ -234,7 +241,7 @@ def test_a_bank_edited_alone_sends_its_entry_with_its_plan(
     planned early (a generated parent deck): the entries are the bytes a build in one
     process makes, and the next build finds nothing to do."""
     arrived: list[str] = []
-    arrive = ankigen.bankcache.BankCache.arrive
+    arrive = ankigen.checks.bankcache.BankCache.arrive
 
     def noting(self: Any, source: Any, entry: bytes | None) -> None:
         arrived.append(f"{source.path.parent.name} {'entry' if entry else 'none'}")
@@ -253,14 +260,14 @@ def test_a_bank_edited_alone_sends_its_entry_with_its_plan(
                 patched.setenv("SOURCE_DATE_EPOCH", epoch)
                 if name == "workers":
                     with_workers(patched)
-                    patched.setattr(ankigen.bankcache.BankCache, "arrive", noting)
+                    patched.setattr(ankigen.checks.bankcache.BankCache, "arrive", noting)
                 build(banks, project / "out")
         made[name] = cache_entries(project), outputs(project)
     assert arrived == ["c entry", "nested entry"]
     assert made["workers"] == made["one process"]
     # the next build, another bank edited, reads the entries the worker sent
     read: dict[str, bool] = {}
-    get = ankigen.bankcache.BankCache.get
+    get = ankigen.checks.bankcache.BankCache.get
 
     def reading(self: Any, source: Any) -> Any:
         found = get(self, source)
@@ -269,7 +276,7 @@ def test_a_bank_edited_alone_sends_its_entry_with_its_plan(
 
     write_bank(project / "banks", "plain", items=[item(f"p{n}") for n in range(31)])
     with monkeypatch.context() as patched:
-        patched.setattr(ankigen.bankcache.BankCache, "get", reading)
+        patched.setattr(ankigen.checks.bankcache.BankCache, "get", reading)
         result = build(project / "banks", project / "out")
     assert read == {"c": True, "nested": True, "pictured": True}
     assert [deck.path for deck in result.decks if deck.written] == ["plain.en.apkg"]
@@ -284,8 +291,10 @@ def test_an_entry_that_never_comes_is_made_from_the_banks_bytes(tmp_path: Path) 
 
     from ankigen.bank.files import Source
     from ankigen.bank.model import outline
-    from ankigen.bankcache import LATER, BankCache, dump
-    from ankigen.lint import load_and_check, parity
+    from ankigen.checks.bankcache import BankCache
+    from ankigen.checks.cache_entry import LATER, dump
+    from ankigen.checks.parity import parity
+    from ankigen.checks.rules import load_and_check
 
     path = write_bank(tmp_path / "banks", items=[item("a"), item("b")])
     data = path.read_bytes()
@@ -368,13 +377,13 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
     where = tmp_path / "where"
     where.mkdir()
     made_here: list[str] = []
-    real_made_here = ankigen.bankcache.BankCache._made_here
+    real_made_here = ankigen.checks.bankcache.BankCache._made_here
 
     def noting_made_here(self: Any, source: Any) -> bytes:
         made_here.append(source.path.name)
         return real_made_here(self, source)
 
-    monkeypatch.setattr(ankigen.bankcache.BankCache, "_made_here", noting_made_here)
+    monkeypatch.setattr(ankigen.checks.bankcache.BankCache, "_made_here", noting_made_here)
     for name in ("one process", "workers"):
         project = tmp_path / name
         banks = built_with_a_plain_bank(project, monkeypatch)

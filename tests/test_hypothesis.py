@@ -14,6 +14,8 @@ from hypothesis import strategies as st
 
 from ankigen.apkg.package import PackageDeck, PackageNote
 from ankigen.bank.reader import parse_bank
+from ankigen.checks.parity import parity
+from ankigen.checks.rules import Before
 from ankigen.core import times
 from ankigen.core.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
@@ -22,7 +24,6 @@ from ankigen.identity.guid import _BASE91, GUID, base91, note_guid
 from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.resolve import DeckIdentity, _items_one_by_one, resolve
 from ankigen.identity.stamp import Stamp
-from ankigen.lint import Before, parity
 from ankigen.text.html import INLINE_TAGS, inline_html, plain_text
 
 VALID_BANK = """\
@@ -303,7 +304,7 @@ def _source(tmp: str) -> object:
 def test_bank_cache_entries_of_random_bytes_are_refused(raw: bytes) -> None:
     import contextlib
 
-    from ankigen.bankcache import BadEntry, load
+    from ankigen.checks.cache_entry import BadEntry, load
 
     # anything but BadEntry (a crash) fails the test; random bytes are never an entry
     with contextlib.suppress(BadEntry):
@@ -318,7 +319,7 @@ def _entry_of(source: object, payload: object, items: object, parity: object) ->
     import zlib
 
     from ankigen import __version__
-    from ankigen.bankcache import FORMAT
+    from ankigen.checks.cache_entry import FORMAT
 
     first = zlib.compress(json.dumps(payload).encode())
     second = zlib.compress(json.dumps(items).encode())
@@ -362,7 +363,7 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
     the outline's alone or with the items', and the parity's."""
 
     from ankigen.bank.model import Bank, Outline
-    from ankigen.bankcache import BadEntry, load, load_outline, load_parity
+    from ankigen.checks.cache_entry import BadEntry, load, load_outline, load_parity
 
     source = _source("/nowhere")
     raw = _entry_of(source, payload, items, parity)
@@ -902,7 +903,8 @@ def test_parity_in_step_only_where_the_full_comparison_finds_nothing(
     `against_reference` is sure to find nothing; with none of the differences it
     looks for, it does spare it."""
     from ankigen.bank.model import Bank, Item
-    from ankigen.lint import _reference_index, against_reference, in_step, parity
+    from ankigen.checks.across import _reference_index, against_reference
+    from ankigen.checks.parity import in_step, parity
 
     def bank(language: str, item: Item) -> Bank:
         return Bank(f"{language}.yaml", "demo", language, "Demo", (item,))
@@ -1197,8 +1199,8 @@ def test_checks_of_every_text_find_what_one_text_at_a_time_finds(
     the same warnings, in the same order, as looking in each text by itself."""
     from unittest import mock
 
-    from ankigen import lint
     from ankigen.bank.model import Bank, Item
+    from ankigen.checks import rules as lint
 
     items = tuple(
         Item(
@@ -1730,7 +1732,7 @@ def _parity_rows(draw: st.DrawFn) -> object:
 def test_a_parity_is_read_by_column_as_it_was_row_by_row(rows: object) -> None:
     import json
 
-    from ankigen.bankcache import BadEntry, load_parity
+    from ankigen.checks.cache_entry import BadEntry, load_parity
 
     source = _source("/nowhere")
     raw = _entry_of(source, {}, [], rows)

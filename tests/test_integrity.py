@@ -195,7 +195,8 @@ def test_an_odd_record_of_translations_checked_is_passed_over(
     """The record of translations checked against their reference is only a cache:
     whatever stands in its place, the build checks them again and says what `lint` says."""
     from ankigen import __version__
-    from ankigen.bankcache import ACROSS_NAME, FORMAT
+    from ankigen.checks.bankcache import ACROSS_NAME
+    from ankigen.checks.cache_entry import FORMAT
 
     banks = project / "banks"
     write_bank(banks, language="en", items=[item("a"), item("b", 2)])

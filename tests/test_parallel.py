@@ -293,8 +293,9 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """A bank edited alone: its worker may be forked, however large the banks are."""
+    import ankigen.checks.incremental
+    import ankigen.checks.run
     import ankigen.core.parallel
-    import ankigen.lint
     from ankigen.build import build
     from tests.helpers import item, write_bank
 
@@ -303,7 +304,7 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
         write_bank(banks, topic, items=[item(f"{topic}{n}") for n in range(5)])
     monkeypatch.setattr(ankigen.core.parallel, "MIN_PARALLEL_BYTES", 0)
     monkeypatch.setattr(ankigen.core.parallel, "FORK_MAX_BYTES", 0)  # every build counts as large
-    monkeypatch.setattr(ankigen.lint, "LONE_BANK_FOR_A_WORKER", 0)
+    monkeypatch.setattr(ankigen.checks.incremental, "LONE_BANK_FOR_A_WORKER", 0)
     monkeypatch.setattr(ankigen.core.parallel, "workers", lambda: 2)
     pools: list[bool] = []
     real = ankigen.core.parallel.Pool.__init__

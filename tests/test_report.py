@@ -189,12 +189,17 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     first = invoke(runner, "build")
     assert first.exit_code == 0
 
-    import ankigen.lint
+    import ankigen.checks.across
+    import ankigen.checks.incremental
+    import ankigen.checks.parity
+    import ankigen.checks.rules
+    import ankigen.checks.run
+    import ankigen.checks.translation
 
     def no_parsing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a bank was parsed")
 
-    monkeypatch.setattr(ankigen.lint, "check_outlines", no_parsing)
+    monkeypatch.setattr(ankigen.checks.incremental, "check_outlines", no_parsing)
     again = invoke(runner, "build")
     assert again.exit_code == 0
     assert without_versions(again.stdout) == (
@@ -241,8 +246,8 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
         "ankigen.bank.values",
         "ankigen.bank.fastread",
         "ankigen.bank.yamltree",
-        "ankigen.lint",
-        "ankigen.bankcache",
+        "ankigen.checks.run",
+        "ankigen.checks.bankcache",
         "yaml",
         "genanki",
         "multiprocessing",
@@ -256,8 +261,13 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
 def test_an_edit_replans_only_its_own_deck(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
 ) -> None:
+    import ankigen.checks.across
+    import ankigen.checks.incremental
+    import ankigen.checks.parity
+    import ankigen.checks.rules
+    import ankigen.checks.run
+    import ankigen.checks.translation
     import ankigen.decks
-    import ankigen.lint
 
     write_bank(project / "banks", "one")
     write_bank(project / "banks", "two")
@@ -266,14 +276,14 @@ def test_an_edit_replans_only_its_own_deck(
 
     planned: list[str] = []
     parsed: list[str] = []
-    real_plan, real_parse = ankigen.decks.plan_deck, ankigen.lint.parse_bank
+    real_plan, real_parse = ankigen.decks.plan_deck, ankigen.checks.rules.parse_bank
     monkeypatch.setattr(
         ankigen.decks,
         "plan_deck",
         lambda bank, *a: planned.append(bank.topic) or real_plan(bank, *a),
     )
     monkeypatch.setattr(
-        ankigen.lint,
+        ankigen.checks.rules,
         "parse_bank",
         lambda path, data, *rest: (
             parsed.append(Path(path).parent.name) or real_parse(path, data, *rest)
@@ -345,7 +355,12 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
 ) -> None:
     """The untranslated-text check is the costliest of a bank's own: the items an edit
     did not change keep what it said of them, at their new lines."""
-    import ankigen.lint
+    import ankigen.checks.across
+    import ankigen.checks.incremental
+    import ankigen.checks.parity
+    import ankigen.checks.rules
+    import ankigen.checks.run
+    import ankigen.checks.translation
 
     def hindi_item(item_id: str, english: bool = False) -> dict[str, Any]:
         question = (
@@ -360,13 +375,15 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
     write_bank(project / "banks", language="hi", items=items)
     assert "3 warnings in the banks" in invoke(runner, "build").stderr
     judged: list[str] = []
-    real = ankigen.lint.untranslated_parts
+    real = ankigen.checks.translation.untranslated_parts
 
     def counting(bank: Bank, item: Any, *rest: Any) -> Any:
         judged.append(item.id)
         return real(bank, item, *rest)
 
-    monkeypatch.setattr(ankigen.lint, "untranslated_parts", counting)
+    # a bank's own check and the check against its reference each look it up
+    monkeypatch.setattr(ankigen.checks.translation, "untranslated_parts", counting)
+    monkeypatch.setattr(ankigen.checks.across, "untranslated_parts", counting)
     # a new first item moves every other one; one English question is translated
     items = [hindi_item("new"), *items]
     items[2] = hindi_item("i1")
@@ -381,7 +398,7 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
     import hashlib
 
     from ankigen.bank.files import Source
-    from ankigen.bankcache import load
+    from ankigen.checks.cache_entry import load
 
     path = Path("banks/demo/hi.yaml")
 
@@ -390,7 +407,7 @@ def test_an_edit_checks_only_its_items_for_untranslated_text(
         source = Source(path, data, hashlib.sha256(data).hexdigest())
         [entry] = (project / "out" / ".ankigen-banks").glob("*.json")
         kept = load(source, entry.read_bytes(), ("en",))[1]
-        assert kept == ankigen.lint.load_and_check(source)[1]
+        assert kept == ankigen.checks.rules.load_and_check(source)[1]
 
     kept_as_found()
     # in another language, the same items are judged again
@@ -412,20 +429,24 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
     worker never carries it)."""
     import pickle
 
-    import ankigen.bankcache
+    import ankigen.checks.bankcache
+    import ankigen.checks.cache_entry
     from ankigen.decks import DeckJob
 
     write_bank(project / "banks", language="en", items=[item("a"), item("b")])
     write_bank(project / "banks", language="de", items=[item("a"), item("b")])
     assert invoke(runner, "build").exit_code == 0
     loaded: list[str] = []
-    real_load = ankigen.bankcache.load
+    real_load = ankigen.checks.cache_entry.load
 
     def counting(source: Any, *rest: Any) -> Any:
         loaded.append(source.digest)
         return real_load(source, *rest)
 
-    monkeypatch.setattr(ankigen.bankcache, "load", counting)
+    # the store and the check in a worker each look it up in their own module
+
+    for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
+        monkeypatch.setattr(module, "load", counting)
     jobs: list[DeckJob] = []
     real_job = ankigen.decks.run_deck_job
 
@@ -450,16 +471,20 @@ def test_parities_read_from_the_cache_only_for_banks_not_checked_in_the_build(
     """A bank checked in this build hands its parity over with its entry; only a bank
     whose entry was read is asked for its parity from the entry, and an edited bank for
     the parity of its previous bytes (its unchanged items' rows)."""
-    import ankigen.bankcache
+    import ankigen.checks.bankcache
+    import ankigen.checks.cache_entry
 
     read: list[str] = []
-    real = ankigen.bankcache.load_parity
+    real = ankigen.checks.cache_entry.load_parity
 
     def counting(source: Any, *rest: Any) -> Any:
         read.append(str(source.path))
         return real(source, *rest)
 
-    monkeypatch.setattr(ankigen.bankcache, "load_parity", counting)
+    # the store and the check in a worker each look it up in their own module
+
+    for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
+        monkeypatch.setattr(module, "load_parity", counting)
     for language in ("en", "de", "fr"):
         write_bank(project / "banks", language=language, items=[item("a"), item("b")])
     assert invoke(runner, "build").exit_code == 0
@@ -477,7 +502,12 @@ def test_an_edited_translation_alone_is_checked_against_its_reference(
     edit to one translation compares it alone, an edit to the reference all of them,
     each in full only where their parities are not in step; what the build counts
     stays what `lint` finds."""
-    import ankigen.lint
+    import ankigen.checks.across
+    import ankigen.checks.incremental
+    import ankigen.checks.parity
+    import ankigen.checks.rules
+    import ankigen.checks.run
+    import ankigen.checks.translation
 
     banks = project / "banks"
     words = {
@@ -498,21 +528,21 @@ def test_an_edited_translation_alone_is_checked_against_its_reference(
     bank("fr", 1)
     assert "1 warning in the banks" in invoke(runner, "build").stderr
     compared: list[str] = []
-    real = ankigen.lint.against_reference
+    real = ankigen.checks.across.against_reference
 
     def counting(bank: Bank, *rest: Any) -> Iterable[Diagnostic]:
         compared.append(bank.language)
         return real(bank, *rest)
 
     steps: list[bool] = []
-    real_in_step = ankigen.lint.in_step
+    real_in_step = ankigen.checks.parity.in_step
 
     def counting_steps(*parities: Parity) -> bool:
         steps.append(real_in_step(*parities))
         return steps[-1]
 
-    monkeypatch.setattr(ankigen.lint, "against_reference", counting)
-    monkeypatch.setattr(ankigen.lint, "in_step", counting_steps)
+    monkeypatch.setattr(ankigen.checks.across, "against_reference", counting)
+    monkeypatch.setattr(ankigen.checks.across, "in_step", counting_steps)
     bank("fr", 4)
     assert "2 warnings in the banks" in invoke(runner, "build").stderr
     assert compared == ["fr"] and steps == [False]
@@ -530,7 +560,7 @@ def test_the_bank_cache_round_trips_every_shipped_bank() -> None:
 
     from ankigen.bank.files import Source
     from ankigen.bank.reader import load_bank
-    from ankigen.bankcache import dump, load
+    from ankigen.checks.cache_entry import dump, load
 
     for path in sorted((Path(__file__).parent.parent / "banks").rglob("*.yaml")):
         bank, problems = load_bank(path)
@@ -547,9 +577,15 @@ def test_an_edited_bank_takes_its_unchanged_items_parity_rows_as_they_were(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """Only the edited item's texts are digested again: the rest are known by seal."""
-    import ankigen.lint
+    import ankigen.checks.across
+    import ankigen.checks.incremental
+    import ankigen.checks.parity
+    import ankigen.checks.rules
+    import ankigen.checks.run
+    import ankigen.checks.translation
     from ankigen.bank.reader import parse_bank
-    from ankigen.lint import Before, parity
+    from ankigen.checks.parity import parity
+    from ankigen.checks.rules import Before
 
     def bank_text(second: str) -> bytes:
         lines = ["topic: demo", "language: en", "title: Demo", "items:"]
@@ -569,8 +605,10 @@ def test_an_edited_bank_takes_its_unchanged_items_parity_rows_as_they_were(
     new, _ = parse_bank("en.yaml", bank_text("Second, edited?"), old.items)
     assert new is not None
     digested: list[str] = []
-    real = ankigen.lint._digest
-    monkeypatch.setattr(ankigen.lint, "_digest", lambda text: digested.append(text) or real(text))
+    real = ankigen.checks.parity._digest
+    monkeypatch.setattr(
+        ankigen.checks.parity, "_digest", lambda text: digested.append(text) or real(text)
+    )
     assert parity(new, before.parity) == parity(new)
     assert digested[:2] == ["second, edited?", "because."]
     assert len(digested) == 2 + 6  # then all three items again, without `known`

@@ -14,7 +14,7 @@ from ankigen.apkg.note import note_content
 from ankigen.apkg.render import card_sides
 from ankigen.bank.files import Source
 from ankigen.bank.reader import parse_bank
-from ankigen.bankcache import dump, load
+from ankigen.checks.cache_entry import dump, load
 from ankigen.text.markup import code_html, rich_html
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank

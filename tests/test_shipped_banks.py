@@ -10,8 +10,8 @@ from click.testing import CliRunner
 
 from ankigen.bank.model import Bank
 from ankigen.build import find_bank_paths
+from ankigen.checks.run import check_paths
 from ankigen.formats.page import parse_page
-from ankigen.lint import check_paths
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection
 

@@ -6,7 +6,7 @@ from pathlib import Path
 
 from click.testing import CliRunner
 
-from ankigen.lint import check_paths
+from ankigen.checks.run import check_paths
 from ankigen.status import coverage, matrix_html
 from tests.conftest import invoke
 from tests.helpers import item, write_bank

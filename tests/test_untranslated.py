@@ -8,7 +8,8 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.build import find_bank_paths
-from ankigen.lint import check_paths, untranslated_items
+from ankigen.checks.run import check_paths
+from ankigen.checks.translation import untranslated_items
 from ankigen.status import coverage, matrix_html
 from ankigen.text import langid
 from tests.conftest import invoke

@@ -46,8 +46,8 @@ TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from ankigen.bank.model import Bank
     from ankigen.bank.project import Project
+    from ankigen.checks.run import Checked
     from ankigen.images.process import Prepared
-    from ankigen.lint import Checked
 
 __all__ = ["NoBanks", "build", "find_bank_paths", "unchanged_build"]
 
@@ -116,7 +116,7 @@ def checked_banks(banks_dir: Path) -> Checked:
 
     The project file's settings (deck names, tags) are applied to the banks."""
     from ankigen.bank.project import load_project
-    from ankigen.lint import check_sources
+    from ankigen.checks.run import check_sources
 
     sources, problems = read_sources(banks_dir)
     project, project_problems = load_project(banks_dir)
@@ -368,10 +368,11 @@ def build(
     media_dir = media_dir or default_media_dir(banks_dir, project)
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.apkg.package import check_file_name
-    from ankigen.bankcache import BankCache
+    from ankigen.checks.bankcache import BankCache
+    from ankigen.checks.incremental import check_outlines
+    from ankigen.checks.translation import sources_for
     from ankigen.core.parallel import worker_pool
     from ankigen.decks import EarlyPlans, Evidence, Inputs, build_locked
-    from ankigen.lint import check_outlines, sources_for
 
     bank_cache = BankCache(out_dir / BANK_CACHE, sources_for(project.reference))
     size = sum(source.size for source in sources)

@@ -137,7 +137,7 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
     from ankigen.bank.files import find_banks
     from ankigen.bank.project import load_project
     from ankigen.build import default_media_dir
-    from ankigen.lint import check_paths
+    from ankigen.checks.run import check_paths
 
     paths, unusable = find_banks(banks)
     project, problems = load_project(banks)
@@ -191,7 +191,7 @@ def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
     from ankigen.bank.project import require_project
     from ankigen.build import find_bank_paths
-    from ankigen.lint import check_paths
+    from ankigen.checks.run import check_paths
     from ankigen.status import coverage, table
 
     reference = require_project(banks).reference

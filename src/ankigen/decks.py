@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen import __version__, bankcache
+from ankigen import __version__
 from ankigen.apkg import notetype
 from ankigen.apkg.deck import deck_description
 from ankigen.apkg.limits import check_package
@@ -32,7 +32,6 @@ from ankigen.apkg.package import PackageDeck, PackageNote, apkg_bytes
 from ankigen.bank.files import Known, SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import Project, parent_decks
-from ankigen.bankcache import BankCache
 from ankigen.build import (
     IMAGE_CACHE,
     BuildCache,
@@ -43,6 +42,15 @@ from ankigen.build import (
     inputs_fingerprint,
     package_name,
 )
+from ankigen.checks import cache_entry
+from ankigen.checks.bankcache import BankCache
+from ankigen.checks.incremental import (
+    EntryArrival,
+    checked_here,
+    entry_for_package,
+    entry_goes_with,
+)
+from ankigen.checks.translation import sources_for
 from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, OutputError
 from ankigen.core.hashing import content_hash
@@ -71,13 +79,6 @@ from ankigen.identity.stamp import Stamp, restamp
 from ankigen.identity.versions import lock_version, note_version, with_card_version
 from ankigen.images.process import Prepared, image_refs, prepare
 from ankigen.images.settings import Settings
-from ankigen.lint import (
-    EntryArrival,
-    checked_here,
-    entry_for_package,
-    entry_goes_with,
-    sources_for,
-)
 from ankigen.text.html import plain_text
 
 if TYPE_CHECKING:
@@ -352,7 +353,7 @@ class DeckJob:
 
     source: SourceDigest
     entry: bytes
-    """The bank as its bank cache entry (`bankcache.dump`): compressed, it costs little
+    """The bank as its bank cache entry (`cache_entry.dump`): compressed, it costs little
     to hold and to send, and loading it costs about what unpickling the bank did."""
     project: Project
     ident: DeckIdentity
@@ -401,7 +402,7 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     package when the job knows the parents."""
     loaded = job.bank or checked_here(job.source.digest)
     if loaded is None:
-        loaded, _ = bankcache.load(job.source, job.entry, sources_for(job.project.reference))
+        loaded, _ = cache_entry.load(job.source, job.entry, sources_for(job.project.reference))
     assert loaded is not None  # only banks without errors are planned
     bank = job.project.apply(loaded)
     plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
@@ -754,7 +755,7 @@ def build_locked(
         coming = bank_cache.coming(source)
         return DeckJob(
             source=source,
-            entry=bankcache.LATER if coming else bank_cache.checked_entry(source),
+            entry=cache_entry.LATER if coming else bank_cache.checked_entry(source),
             project=inputs.project,
             ident=decks[bank.key],
             notetype_mtime=nt_stamp.mtime,
@@ -767,7 +768,7 @@ def build_locked(
         )
 
     def with_entry(made: DeckJob) -> DeckJob:
-        if made.entry != bankcache.LATER:
+        if made.entry != cache_entry.LATER:
             return made
         return replace(made, entry=bank_cache.checked_entry(made.source))
 

@@ -18,10 +18,10 @@ from ankigen.bank.files import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like
 from ankigen.bank.model import Bank, Item
 from ankigen.bank.project import Project, load_project, parse_project
 from ankigen.bank.reader import parse_bank
+from ankigen.checks.run import check_paths
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
 from ankigen.identity.lockfile import Lock, read_lock
 from ankigen.identity.versions import lock_version
-from ankigen.lint import check_paths
 from ankigen.text.html import plain_text
 
 

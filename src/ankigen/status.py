@@ -7,7 +7,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.lint import Checked, untranslated_items
+from ankigen.checks.run import Checked
+from ankigen.checks.translation import untranslated_items
 
 
 @dataclass(frozen=True)

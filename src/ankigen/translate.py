@@ -21,10 +21,11 @@ import yaml
 from ankigen.bank.model import Bank
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.yamltree import YamlProblem, compose_file
+from ankigen.checks.run import check_paths
+from ankigen.checks.translation import reference_language
 from ankigen.core.errors import AnkigenError, InvalidBanks
 from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
-from ankigen.lint import check_paths, reference_language
 from ankigen.text import lang
 
 

@@ -1,0 +1,217 @@
+"""Checks between banks: one deck name twice, former names taken, items a translation
+lacks, and each translation against its topic's reference."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+
+from ankigen.bank.model import Bank, Item, Outline, Parity
+from ankigen.checks.bankcache import BankCache
+from ankigen.checks.parity import in_step
+from ankigen.checks.translation import (
+    _normal,
+    _untranslated_warning,
+    _with_references,
+    same_as_reference,
+    sources_for,
+    untranslated_parts,
+)
+from ankigen.core.errors import Diagnostic
+from ankigen.identity.guid import deck_key, former_keys
+from ankigen.text.html import plain_text
+
+
+def check_across(
+    outlines: Sequence[Outline],
+    full: Callable[[Outline], Bank],
+    reference: str = "",
+    cache: BankCache | None = None,
+    parity: Callable[[Outline], Parity | None] | None = None,
+) -> list[Diagnostic]:
+    """Problems between banks: the same deck twice, translations out of step. `full` gives
+    the whole of a bank, needed to compare a translation with its reference, unless
+    `parity` shows the two in step; with a cache, only a translation or reference that
+    changed is compared again."""
+    found: list[Diagnostic] = []
+    first: dict[str, Outline] = {}
+    for outlined in outlines:
+        bank = outlined.bank
+        if bank.key in first:
+            found.append(
+                Diagnostic(
+                    bank.path,
+                    bank.lines.get("language", 1),
+                    "error",
+                    f"topic {bank.topic!r} in language {bank.language!r} is already defined "
+                    f"in {first[bank.key].bank.path}",
+                )
+            )
+            continue
+        first[bank.key] = outlined
+    unique = list(first.values())
+    found.extend(missing_items(unique))
+    indexes: dict[str, dict[str, _Reference]] = {}
+    parities: dict[str, Parity | None] = {}
+    for bank, ref in _with_references([o.bank for o in unique], reference):
+        if ref is None:
+            continue
+
+        def check(bank: Bank = bank, ref: Bank = ref) -> list[Diagnostic]:
+            if parity is not None:
+                if ref.key not in parities:
+                    parities[ref.key] = parity(first[ref.key])
+                mine, theirs = parity(first[bank.key]), parities[ref.key]
+                if mine is not None and theirs is not None and in_step(mine, theirs):
+                    return []
+            index = indexes.get(ref.key)
+            if index is None:
+                index = indexes[ref.key] = _reference_index(full(first[ref.key]))
+            return list(against_reference(full(first[bank.key]), ref, index, reference))
+
+        found.extend(cache.across(bank.path, ref.path, check) if cache else check())
+    found.extend(same_deck_names([o.bank for o in unique]))
+    found.extend(former_names_taken([o.bank for o in unique]))
+    return found
+
+
+def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """Anki matches decks by name: two banks with one deck name would become one deck."""
+    first: dict[str, Bank] = {}
+    for bank in banks:
+        name = plain_text(bank.deck_name).casefold()
+        if name in first:
+            yield Diagnostic(
+                bank.path,
+                bank.lines.get("deck", bank.lines.get("title", 1)),
+                "error",
+                f"the deck name {plain_text(bank.deck_name)!r} is also the deck of "
+                f"{first[name].path}; Anki would merge both into one deck: give one a "
+                "different `deck:` or title",
+            )
+        else:
+            first[name] = bank
+
+
+def former_names_taken(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """A bank's former name must be its own alone, and not a live bank's."""
+    live = {bank.key: bank for bank in banks}
+    claimed: dict[str, Bank] = {}
+    for bank in banks:
+        line = bank.lines.get("formerly", 1)
+        names = former_keys(
+            bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages
+        )
+        for topic, language in names[1:]:
+            key = deck_key(topic, language)
+            if key in live:
+                yield Diagnostic(
+                    bank.path,
+                    line,
+                    "error",
+                    f"formerly: {key!r} is the live bank {live[key].path}; a deck's former "
+                    "name cannot be another deck's current one",
+                )
+            elif key in claimed:
+                yield Diagnostic(
+                    bank.path,
+                    line,
+                    "error",
+                    f"formerly: {key!r} is also claimed by {claimed[key].path}",
+                )
+            else:
+                claimed[key] = bank
+
+
+def missing_items(outlines: Sequence[Outline]) -> Iterable[Diagnostic]:
+    """Items that some language of a topic has and another has not."""
+    topics: dict[str, list[tuple[Bank, set[str]]]] = {}
+    for outlined in outlines:
+        bank = outlined.bank
+        topics.setdefault(bank.topic, []).append((bank, {i.id for i in outlined.items}))
+    for group in topics.values():
+        if len(group) < 2:
+            continue
+        all_ids = set().union(*(ids for _, ids in group))
+        for bank, ids in group:
+            for item_id in sorted(all_ids - ids):
+                holder = next(b for b, held in group if item_id in held)
+                yield Diagnostic(
+                    bank.path,
+                    bank.lines.get("items", 1),
+                    "warning",
+                    f"item {item_id!r} is missing in {bank.language!r} (it is in {holder.path})",
+                )
+
+
+# a reference item with its question and explanation normalized (`_normal`)
+_Reference = tuple[Item, str, str]
+
+
+def _reference_index(reference: Bank) -> dict[str, _Reference]:
+    """A reference's items by id, their texts normalized once for all its translations."""
+    return {i.id: (i, _normal(i.question), _normal(i.explanation)) for i in reference.items}
+
+
+def against_reference(
+    bank: Bank, reference: Bank, index: dict[str, _Reference], reference_tag: str = ""
+) -> Iterable[Diagnostic]:
+    """Where a translation is out of step with its topic's reference: other choices, another
+    answer, missing whys; questions and explanations left as the reference wrote them.
+    A function of the two banks alone (see `BankCache.across`)."""
+    sources = sources_for(reference_tag)
+    for item in bank.items:
+        found = index.get(item.id)
+        if found is None:
+            continue
+        ref, question, explanation = found
+        if len(ref.choices) != len(item.choices):
+            yield Diagnostic(
+                bank.path,
+                item.line_at("choices"),
+                "warning",
+                f"item {item.id!r} has {len(item.choices)} choices; in "
+                f"{reference.language!r} it has {len(ref.choices)}",
+            )
+        elif ref.answer != item.answer:
+            yield Diagnostic(
+                bank.path,
+                item.line_at("answer"),
+                "warning",
+                f"item {item.id!r}: answer {_answer(item.answer)} differs from "
+                f"{_answer(ref.answer)} in {reference.language!r}",
+            )
+        else:
+            yield from _missing_whys(bank, item, ref, reference.language)
+        if ref.recall != item.recall:
+            yield Diagnostic(
+                bank.path,
+                item.line_at("recall"),
+                "warning",
+                f"item {item.id!r}: recall is {str(item.recall).lower()} here and "
+                f"{str(ref.recall).lower()} in {reference.language!r}: learners of the two "
+                "languages get different cards",
+            )
+        if _normal(item.question) != question and _normal(item.explanation) != explanation:
+            continue  # not copied: the common case, as `same_as_reference` decides it
+        parts = same_as_reference(item, ref, reference.language)
+        # one warning per item: the bank's own check already named the rest
+        if parts and not untranslated_parts(bank, item, sources):
+            yield _untranslated_warning(bank, item, parts)
+
+
+def _missing_whys(bank: Bank, item: Item, ref: Item, ref_language: str) -> Iterable[Diagnostic]:
+    missing = [n for n in range(1, len(ref.choices) + 1) if ref.why(n) and not item.why(n)]
+    if missing:
+        numbers = ", ".join(map(str, missing))
+        yield Diagnostic(
+            bank.path,
+            item.lines.get(f"choice {missing[0]}", item.line_at("choices")),
+            "warning",
+            f"item {item.id!r}: choice{'s' if len(missing) > 1 else ''} {numbers} "
+            f"{'have' if len(missing) > 1 else 'has'} no 'why'; in {ref_language!r} "
+            f"{'they have' if len(missing) > 1 else 'it has'} one",
+        )
+
+
+def _answer(answer: tuple[int, ...]) -> str:
+    return str(answer[0]) if len(answer) == 1 else "[" + ", ".join(map(str, answer)) + "]"

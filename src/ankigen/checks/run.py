@@ -1,0 +1,79 @@
+"""Checking banks for lint, status, preview and translate: read, load, check each and
+across them, images too; the same problems an author sees from `build`."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ankigen.bank.files import Source, read_files
+from ankigen.bank.model import Bank, Outline
+from ankigen.checks.across import (
+    check_across,
+)
+from ankigen.checks.incremental import (
+    _check_each,
+)
+from ankigen.core.errors import Diagnostic
+from ankigen.core.parallel import Pool
+
+
+@dataclass(frozen=True)
+class Checked:
+    """Banks that loaded, with every problem found in and across them."""
+
+    banks: tuple[Bank, ...]
+    diagnostics: tuple[Diagnostic, ...]
+    failed: tuple[Path, ...] = ()
+    """Bank files that could not be loaded at all."""
+    reference: str = ""
+    """The project's reference language, if it names one."""
+
+    @property
+    def errors(self) -> int:
+        return sum(d.severity == "error" for d in self.diagnostics)
+
+    @property
+    def warnings(self) -> int:
+        return sum(d.severity == "warning" for d in self.diagnostics)
+
+
+def check_paths(
+    paths: Iterable[Path],
+    media_dir: Path | None = None,
+    pool: Pool | None = None,
+    reference: str = "",
+) -> Checked:
+    """Read, load and check banks (for lint, status and preview)."""
+    sources, unreadable = read_files(list(paths))
+    checked = check_sources(sources, media_dir, pool, reference=reference)
+    if not unreadable:
+        return checked
+    return replace(checked, diagnostics=tuple(sorted([*checked.diagnostics, *unreadable])))
+
+
+def check_sources(
+    sources: Sequence[Source],
+    media_dir: Path | None = None,
+    pool: Pool | None = None,
+    reference: str = "",
+) -> Checked:
+    """Load and check banks from the bytes already read; with `media_dir`, also verify
+    every image they name. `reference` is the project's reference language (by
+    default English where a topic has it)."""
+    results = _check_each(sources, pool, None, reference)
+    banks = {path: bank for path, (bank, _, _) in results.items() if bank is not None}
+    outlines = [found for _, found, _ in results.values() if found is not None]
+    diagnostics = [d for _, _, found in results.values() for d in found]
+    diagnostics.extend(check_across(outlines, lambda o: banks[o.bank.path], reference))
+    if media_dir is not None:
+        diagnostics.extend(check_images(outlines, media_dir))
+    failed = tuple(Path(path) for path, (bank, _, _) in results.items() if bank is None)
+    return Checked(tuple(banks.values()), tuple(sorted(diagnostics)), failed, reference)
+
+
+def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:
+    from ankigen.images.process import check, image_refs
+
+    return check(image_refs(outlines), media_dir)

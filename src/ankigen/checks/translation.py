@@ -1,0 +1,253 @@
+"""Untranslated text: scripts that do not fit the language, texts left as the reference
+wrote them, language identification where scripts cannot tell; and which bank is a
+topic's reference."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+
+from ankigen.bank.model import Bank, Item
+from ankigen.core.errors import Diagnostic
+from ankigen.text import lang, langid, markup
+
+# The script a language is written in, by the first word of Unicode character
+# names (which follow the Script property for letters). Languages not listed
+# are not checked.
+EXPECTED_SCRIPT = {
+    "bn": "BENGALI",
+    "as": "BENGALI",
+    "hi": "DEVANAGARI",
+    "mr": "DEVANAGARI",
+    "ne": "DEVANAGARI",
+    "ur": "ARABIC",
+    "ar": "ARABIC",
+    "fa": "ARABIC",
+    "ps": "ARABIC",
+    "he": "HEBREW",
+    "ru": "CYRILLIC",
+    "uk": "CYRILLIC",
+    "bg": "CYRILLIC",
+    "el": "GREEK",
+    "ta": "TAMIL",
+    "te": "TELUGU",
+    "th": "THAI",
+    "ko": "HANGUL",
+    "am": "ETHIOPIC",
+    "ka": "GEORGIAN",
+    "hy": "ARMENIAN",
+    "zh": "CJK",
+    "ja": "CJK HIRAGANA KATAKANA",
+    "en": "LATIN",
+    "de": "LATIN",
+    "fr": "LATIN",
+    "es": "LATIN",
+    "pt": "LATIN",
+    "yo": "LATIN",
+    "wo": "LATIN",
+}
+
+
+def sources_for(reference: str) -> tuple[str, ...]:
+    """The languages texts are translated from: English and the project's reference."""
+    return tuple(dict.fromkeys((*SOURCES, *([reference] if reference else []))))
+
+
+_SCRIPT_OF: dict[str, str] = {}
+
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def _script(char: str) -> str:
+    script = _SCRIPT_OF.get(char)
+    if script is None:
+        name = unicodedata.name(char, "")
+        script = _SCRIPT_OF[char] = name.split(" ")[0] if name else "UNKNOWN"
+    return script
+
+
+def foreign_script(text: str, language: str) -> str | None:
+    """The script most words of `text` are written in, when it is not the language's own.
+
+    Words, not letters, are counted (each by its first letter), so a long
+    product name such as "DistributedDataParallel" does not outweigh the
+    sentence around it.
+    """
+    expected = EXPECTED_SCRIPT.get(lang.primary_language(language))
+    if expected is None or (expected == "LATIN" and text.isascii()):
+        return None
+    words: dict[str, int] = {}
+    for word in _TAG.sub(" ", text).split():
+        for char in word:
+            if char.isalpha():
+                script = _script(char)
+                words[script] = words.get(script, 0) + 1
+                break
+    if not words:
+        return None
+    own = sum(n for script, n in words.items() if script in expected.split())
+    if own * 2 >= sum(words.values()):
+        return None
+    return max(words, key=lambda script: words[script])
+
+
+SOURCES = ("en",)
+"""Languages texts are translated from, besides the topic's reference language."""
+
+
+@dataclass(frozen=True)
+class Untranslated:
+    """One text of an item that looks untranslated, and why."""
+
+    part: str
+    """`question`, `choices` or `explanation`."""
+    line: int
+    reason: str
+    """`in Latin script`, `in English`, `the same as in en`."""
+
+
+def untranslated_parts(
+    bank: Bank, item: Item, sources: Sequence[str] = SOURCES
+) -> list[Untranslated]:
+    """The texts of one item written in another script, or identified as a source language.
+
+    The choices are judged together: one choice is often a name ("Apache
+    Spark RDDs") that stays as it is in every language.
+    """
+    # code and formulas are not in any language
+    units = [
+        ("question", markup.prose(item.question), item.line_at("question")),
+        (
+            "choices",
+            "\n".join(markup.prose(c) for c in item.choices),
+            item.line_at("choices"),
+        ),
+        ("explanation", markup.prose(item.explanation), item.line_at("explanation")),
+    ]
+    whys = [markup.prose(w) for w in item.whys if w]
+    if whys:
+        units.append(("whys", "\n".join(whys), item.line_at("choices")))
+    found: list[Untranslated] = []
+    for label, text, line in units:
+        # masking only removes words of other scripts' terms: own-script text stays own-script
+        if foreign_script(text, bank.language) is None:
+            continue
+        script = foreign_script(langid.mask(text), bank.language)
+        if script:
+            expected = EXPECTED_SCRIPT[lang.primary_language(bank.language)].split()[0]
+            reason = f"in {script.title()} script, not {expected.title()}"
+            found.append(Untranslated(label, line, reason))
+    if found:
+        return found
+    for label, text, line in units:
+        code = langid.identify(text, bank.language, tuple(sources))
+        if code:
+            found.append(Untranslated(label, line, f"in {langid.language_name(code)}"))
+    return found
+
+
+def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslated]:
+    """The question or explanation, when it is the reference's text (ignoring case and spaces).
+
+    An item whose every text is the reference's counts too, however short,
+    unless it has no words at all (code, numbers): that is how `ankigen
+    translate` leaves the texts for the translator.
+    """
+    if _normal(item.question) != _normal(ref.question) and (
+        _normal(item.explanation) != _normal(ref.explanation)
+    ):
+        return []  # the common case, decided without looking further
+    texts = (item.question, *item.choices, item.explanation)
+    ref_texts = (ref.question, *ref.choices, ref.explanation)
+    identical = len(texts) == len(ref_texts) and all(
+        _normal(a) == _normal(b) for a, b in zip(texts, ref_texts, strict=True)
+    )
+    if identical and any(langid.words(langid.mask(text)) for text in texts):
+        reason = f"the same as in {reference!r}"
+        return [
+            Untranslated("question", item.line_at("question"), reason),
+            Untranslated("choices", item.line_at("choices"), reason),
+            Untranslated("explanation", item.line_at("explanation"), reason),
+        ]
+    found = []
+    for label in ("question", "explanation"):
+        text, ref_text = getattr(item, label), getattr(ref, label)
+        if _normal(text) != _normal(ref_text):
+            continue
+        if len(langid.words(langid.mask(text))) >= langid.MIN_WORDS:
+            line = item.line_at(label)
+            found.append(Untranslated(label, line, f"the same as in {reference!r}"))
+    return found
+
+
+def _normal(text: str) -> str:
+    return " ".join(text.casefold().split())
+
+
+def untranslated(
+    bank: Bank, sources: Sequence[str] = SOURCES, said: Mapping[int, str] | None = None
+) -> Iterable[Diagnostic]:
+    """Items whose texts look untranslated; an item whose seal is in `said` (what the
+    previous check said of the same sealed content, in the same language) gets that."""
+    said = said or {}
+    for item in bank.items:
+        message = said.get(item.seal) if item.seal else None
+        if message is not None:
+            if message:
+                yield Diagnostic(bank.path, item.line, "warning", message)
+            continue
+        parts = untranslated_parts(bank, item, sources)
+        if parts:
+            yield _untranslated_warning(bank, item, parts)
+
+
+def _untranslated_prefix(item: Item) -> str:
+    # `Before.of` finds an item's warning by this prefix at the item's line: no other
+    # check of a bank's own may begin a message with it
+    return f"item {item.id!r}: untranslated? "
+
+
+def _untranslated_warning(bank: Bank, item: Item, parts: Sequence[Untranslated]) -> Diagnostic:
+    by_reason: dict[str, list[str]] = {}
+    for part in parts:
+        by_reason.setdefault(part.reason, []).append(part.part)
+    what = "; ".join(f"{', '.join(labels)} {reason}" for reason, labels in by_reason.items())
+    return Diagnostic(bank.path, item.line, "warning", _untranslated_prefix(item) + what)
+
+
+def untranslated_items(
+    banks: Sequence[Bank], reference_tag: str = ""
+) -> dict[str, dict[str, list[Untranslated]]]:
+    """bank key -> item id -> its untranslated texts, in every bank that has any."""
+    found: dict[str, dict[str, list[Untranslated]]] = {}
+    for bank, reference in _with_references(banks, reference_tag):
+        ref_items = {i.id: i for i in reference.items} if reference else {}
+        for item in bank.items:
+            parts = untranslated_parts(bank, item, sources_for(reference_tag))
+            ref = ref_items.get(item.id)
+            if ref is not None and reference is not None:
+                parts += same_as_reference(item, ref, reference.language)
+            if parts:
+                found.setdefault(bank.key, {})[item.id] = parts
+    return found
+
+
+def _with_references(
+    banks: Sequence[Bank], reference_tag: str = ""
+) -> Iterator[tuple[Bank, Bank | None]]:
+    """Each bank with its topic's reference bank (None for the reference itself)."""
+    topics: dict[str, list[Bank]] = {}
+    for bank in banks:
+        topics.setdefault(bank.topic, []).append(bank)
+    for bank in banks:
+        reference = reference_language(topics[bank.topic], reference_tag)
+        same = reference is bank or reference.language == bank.language
+        yield bank, (None if same else reference)
+
+
+def reference_language(banks: Sequence[Bank], reference: str = "") -> Bank:
+    """The project's reference language if the topic has it, else English, else the first tag."""
+    return min(banks, key=lambda b: (b.language != reference, b.language != "en", b.language))
