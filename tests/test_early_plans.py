@@ -15,14 +15,15 @@ import pytest
 from PIL import Image
 
 import ankigen.bank.files
+import ankigen.build.locked
 import ankigen.checks.bankcache
 import ankigen.checks.cache_entry
 import ankigen.checks.incremental
 import ankigen.checks.run
 import ankigen.core.parallel
-import ankigen.decks
 from ankigen.bank.files import LOCK_NAME
-from ankigen.build import BANK_CACHE, build
+from ankigen.build.pipeline import build
+from ankigen.build.result import BANK_CACHE
 from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.lockfile import parse_lock
 from ankigen.identity.stamp import Stamp
@@ -42,14 +43,14 @@ def three_kinds(banks: Path) -> None:
 def planned_early(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
     """Whether each deck's plan was taken from those made early, by bank."""
     early: dict[str, bool] = {}
-    take = ankigen.decks.EarlyPlans.take
+    take = ankigen.build.jobs.EarlyPlans.take
 
     def taking(self: Any, job: Any) -> Any:
         plan = take(self, job)
         early[job.bank_path] = plan is not None
         return plan
 
-    monkeypatch.setattr(ankigen.decks.EarlyPlans, "take", taking)
+    monkeypatch.setattr(ankigen.build.jobs.EarlyPlans, "take", taking)
     return early
 
 
@@ -83,7 +84,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     with_workers(monkeypatch)
     loaded: list[str] = []
     found: list[bool] = []
-    real_load, real_found = ankigen.checks.cache_entry.load, ankigen.decks.checked_here
+    real_load, real_found = ankigen.checks.cache_entry.load, ankigen.build.jobs.checked_here
 
     def counting(source: Any, *rest: Any) -> Any:
         loaded.append(str(source.path))
@@ -105,7 +106,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
 
     for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
         monkeypatch.setattr(module, "load", counting)
-    monkeypatch.setattr(ankigen.decks, "checked_here", finding)
+    monkeypatch.setattr(ankigen.build.jobs, "checked_here", finding)
     monkeypatch.setattr(ankigen.bank.files.Source, "release", releasing)
     early = planned_early(monkeypatch)
     build(project / "banks", project / "out")
@@ -173,9 +174,9 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
     write_bank(banks, "other", items=[item("b", explanation="Changed.")])
     with_workers(monkeypatch)
     made: list[object] = []
-    collect = ankigen.decks.EarlyPlans.collect
+    collect = ankigen.build.jobs.EarlyPlans.collect
     monkeypatch.setattr(
-        ankigen.decks.EarlyPlans,
+        ankigen.build.jobs.EarlyPlans,
         "collect",
         lambda self, source, outcome: made.append(outcome) or collect(self, source, outcome),
     )
@@ -325,7 +326,7 @@ def test_an_entry_that_never_comes_is_made_from_the_banks_bytes(tmp_path: Path) 
 
 def _made_where(folder: Path) -> Any:
     """`decks._packaged`, noting the process that made each package in `folder`."""
-    real = ankigen.decks._packaged
+    real = ankigen.build.jobs._packaged
 
     def noting(*args: Any, **kwargs: Any) -> Any:
         after = "after" if (folder / "plan-in").exists() else "before"
@@ -337,10 +338,10 @@ def _made_where(folder: Path) -> Any:
 
 def _noting_plans(folder: Path) -> Any:
     """`EarlyPlans.collect`, noting in `folder` when a plan is in."""
-    real = ankigen.decks.EarlyPlans.collect
+    real = ankigen.build.jobs.EarlyPlans.collect
 
     def collect(self: Any, source: Any, outcome: object, *rest: Any) -> None:
-        if isinstance(outcome, ankigen.decks.DeckPlan):
+        if isinstance(outcome, ankigen.build.result.DeckPlan):
             (folder / "plan-in").write_text("")
         real(self, source, outcome, *rest)
 
@@ -361,7 +362,7 @@ def _broken(token: str) -> Any:
     return _KEPT(token)
 
 
-_KEPT = ankigen.decks.run_kept_package
+_KEPT = ankigen.build.jobs.run_kept_package
 
 
 @pytest.mark.parametrize("worker", ["keeps", "lost it", "fails"])
@@ -392,14 +393,16 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
             patched.setenv("SOURCE_DATE_EPOCH", "1700000100")
             if name == "workers":
                 with_workers(patched)
-                patched.setattr(ankigen.decks, "_packaged", _made_where(where))
-                patched.setattr(ankigen.decks.EarlyPlans, "collect", _noting_plans(where))
+                patched.setattr(ankigen.build.jobs, "_packaged", _made_where(where))
+                patched.setattr(ankigen.build.jobs.EarlyPlans, "collect", _noting_plans(where))
                 if worker != "keeps":
-                    patched.setattr(
-                        ankigen.decks,
-                        "run_kept_package",
-                        _never_kept if worker == "lost it" else _broken,
-                    )
+                    # asked for by the build proper and by the thread feeding the worker
+                    for module in (ankigen.build.locked, ankigen.build.jobs):
+                        patched.setattr(
+                            module,
+                            "run_kept_package",
+                            _never_kept if worker == "lost it" else _broken,
+                        )
             result = build(banks, project / "out")
         assert [deck.path for deck in result.decks if deck.written] == ["c.en.apkg"]
         made[name] = outputs(project)
@@ -435,7 +438,7 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
     submit = ankigen.core.parallel.Pool.submit
 
     def refusing(self: Any, fn: Any, arg: Any) -> Any:
-        if fn is ankigen.decks.run_kept_package:
+        if fn is ankigen.build.jobs.run_kept_package:
             raise ValueError("no package today")
         return submit(self, fn, arg)
 

@@ -239,15 +239,20 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("up to date out/demo.en.apkg")
     loaded = set(done.stderr.split())
-    assert "ankigen.build" in loaded  # the test sees the modules of the build
+    assert "ankigen.build.pipeline" in loaded  # the test sees the modules of the build
     heavy = {
-        "ankigen.decks",
+        "ankigen.build.locked",
+        "ankigen.build.jobs",
+        "ankigen.build.plan",
         "ankigen.bank.reader",
         "ankigen.bank.values",
         "ankigen.bank.fastread",
         "ankigen.bank.yamltree",
         "ankigen.checks.run",
         "ankigen.checks.bankcache",
+        "ankigen.checks.cache_entry",
+        "ankigen.checks.incremental",
+        "ankigen.checks.rules",
         "yaml",
         "genanki",
         "multiprocessing",
@@ -261,13 +266,13 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
 def test_an_edit_replans_only_its_own_deck(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
 ) -> None:
+    import ankigen.build.locked
     import ankigen.checks.across
     import ankigen.checks.incremental
     import ankigen.checks.parity
     import ankigen.checks.rules
     import ankigen.checks.run
     import ankigen.checks.translation
-    import ankigen.decks
 
     write_bank(project / "banks", "one")
     write_bank(project / "banks", "two")
@@ -276,9 +281,9 @@ def test_an_edit_replans_only_its_own_deck(
 
     planned: list[str] = []
     parsed: list[str] = []
-    real_plan, real_parse = ankigen.decks.plan_deck, ankigen.checks.rules.parse_bank
+    real_plan, real_parse = ankigen.build.plan.plan_deck, ankigen.checks.rules.parse_bank
     monkeypatch.setattr(
-        ankigen.decks,
+        ankigen.build.jobs,
         "plan_deck",
         lambda bank, *a: planned.append(bank.topic) or real_plan(bank, *a),
     )
@@ -431,7 +436,7 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
 
     import ankigen.checks.bankcache
     import ankigen.checks.cache_entry
-    from ankigen.decks import DeckJob
+    from ankigen.build.jobs import DeckJob
 
     write_bank(project / "banks", language="en", items=[item("a"), item("b")])
     write_bank(project / "banks", language="de", items=[item("a"), item("b")])
@@ -448,13 +453,15 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
     for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
         monkeypatch.setattr(module, "load", counting)
     jobs: list[DeckJob] = []
-    real_job = ankigen.decks.run_deck_job
+    real_job = ankigen.build.jobs.run_deck_job
 
     def seen(job: DeckJob) -> Any:
         jobs.append(job)
         return real_job(job)
 
-    monkeypatch.setattr(ankigen.decks, "run_deck_job", seen)
+    # the jobs run by the map and a stale plan made again each look it up
+    for module in (ankigen.build.jobs, ankigen.build.locked):
+        monkeypatch.setattr(module, "run_deck_job", seen)
     edited = write_bank(project / "banks", language="de", items=[item("a", 2), item("b")])
     result = invoke(runner, "build")
     assert "wrote out/demo.de.apkg: 2 notes (0 new, 1 changed" in result.output

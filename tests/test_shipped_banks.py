@@ -9,7 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.bank.model import Bank
-from ankigen.build import find_bank_paths
+from ankigen.bank.workspace import find_bank_paths
 from ankigen.checks.run import check_paths
 from ankigen.formats.page import parse_page
 from tests.conftest import invoke

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.build import find_bank_paths
+from ankigen.bank.workspace import find_bank_paths
 from ankigen.checks.run import check_paths
 from ankigen.checks.translation import untranslated_items
 from ankigen.status import coverage, matrix_html

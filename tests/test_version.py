@@ -108,12 +108,12 @@ def test_an_unchanged_deck_keeps_its_version_through_other_decks_edits(
         forged = {"missing": None, "forged": "<b>9999.99.99+</b>"}[record]
         data["packages"]["demo.de.apkg"]["deck_version"] = forged
         cache.write_text(json.dumps(data), encoding="utf-8")
-    import ankigen.decks
+    import ankigen.build.plan
 
     made: list[str] = []
-    real = ankigen.decks.lock_version
+    real = ankigen.build.plan.lock_version
     monkeypatch.setattr(
-        ankigen.decks,
+        ankigen.build.plan,
         "lock_version",
         lambda topic, language, lock: made.append(language) or real(topic, language, lock),
     )

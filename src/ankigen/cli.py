@@ -94,7 +94,7 @@ def build(
     banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int, prune: bool
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
-    from ankigen.build import build as run_build
+    from ankigen.build.pipeline import build as run_build
     from ankigen.images.settings import Settings
     from ankigen.report import build_lines
 
@@ -136,7 +136,7 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Report every problem in every bank, one line each."""
     from ankigen.bank.files import find_banks
     from ankigen.bank.project import load_project
-    from ankigen.build import default_media_dir
+    from ankigen.bank.workspace import default_media_dir
     from ankigen.checks.run import check_paths
 
     paths, unusable = find_banks(banks)
@@ -164,7 +164,9 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
     from ankigen.bank.model import outline
-    from ankigen.build import IMAGE_CACHE, checked_banks, default_media_dir
+    from ankigen.bank.workspace import default_media_dir
+    from ankigen.build.result import IMAGE_CACHE
+    from ankigen.checks.run import checked_banks
     from ankigen.core.errors import InvalidBanks
     from ankigen.images.process import image_refs, prepare
     from ankigen.images.settings import Settings
@@ -190,7 +192,7 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
 def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
     from ankigen.bank.project import require_project
-    from ankigen.build import find_bank_paths
+    from ankigen.bank.workspace import find_bank_paths
     from ankigen.checks.run import check_paths
     from ankigen.status import coverage, table
 
@@ -343,7 +345,7 @@ def import_(
 @MEDIA_OPTION
 def export(bank: Path, format_name: str, out: Path | None, force: bool, media: Path | None) -> None:
     """Write a bank (BANK, a .yaml file) as GIFT, Moodle XML or CSV."""
-    from ankigen.build import default_media_dir
+    from ankigen.bank.workspace import default_media_dir
     from ankigen.core.userfile import STDOUT, Target, write
     from ankigen.formats.convert import export_bank
 
@@ -379,7 +381,7 @@ def push(
     media: Path | None,
 ) -> None:
     """Build, then import each changed package into a running Anki (AnkiConnect)."""
-    from ankigen.build import build as run_build
+    from ankigen.build.pipeline import build as run_build
     from ankigen.push import AnkiConnect, changed
     from ankigen.push import push as run_push
 
@@ -420,7 +422,7 @@ def _interrupted() -> None:
 
 
 def _import_po(file: Path, banks_dir: Path, out: Path | None, force: bool) -> None:
-    from ankigen.build import find_bank_paths
+    from ankigen.bank.workspace import find_bank_paths
     from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
@@ -460,7 +462,7 @@ def translate(
 ) -> None:
     """Start the translation of TOPIC into a language, from its reference bank."""
     from ankigen.bank.project import require_project
-    from ankigen.build import find_bank_paths
+    from ankigen.bank.workspace import find_bank_paths
     from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.text import lang
@@ -510,7 +512,7 @@ def translate(
 def release_notes(ref: str, banks: Path, out: Path | None, force: bool) -> None:
     """What changed for learners since the git revision REF, deck by deck, in Markdown."""
     from ankigen.bank.files import LOCK_NAME, PROJECT_NAME
-    from ankigen.build import find_bank_paths
+    from ankigen.bank.workspace import find_bank_paths
     from ankigen.core.userfile import STDOUT, Target, write
     from ankigen.releasenotes import at_revision, mark, release_notes, working_tree
 

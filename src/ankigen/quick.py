@@ -62,7 +62,7 @@ def answer(argv: Sequence[str]) -> int | None:
     args = build_args(argv)
     if args is None:
         return None
-    from ankigen.build import unchanged_build
+    from ankigen.build.pipeline import unchanged_build
     from ankigen.report import build_lines
 
     try:

@@ -10,7 +10,7 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
-    from ankigen.build import BuildResult
+    from ankigen.build.result import BuildResult
 
 
 @dataclass(frozen=True)

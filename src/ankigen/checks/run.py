@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ankigen.bank.files import Source, read_files
+from ankigen.bank.files import Source, read_files, read_sources
 from ankigen.bank.model import Bank, Outline
 from ankigen.checks.across import (
     check_across,
@@ -15,7 +15,7 @@ from ankigen.checks.across import (
 from ankigen.checks.incremental import (
     _check_each,
 )
-from ankigen.core.errors import Diagnostic
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.parallel import Pool
 
 
@@ -77,3 +77,18 @@ def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnosti
     from ankigen.images.process import check, image_refs
 
     return check(image_refs(outlines), media_dir)
+
+
+def checked_banks(banks_dir: Path) -> Checked:
+    """Every bank and its warnings, or InvalidBanks with all the errors (for preview).
+
+    The project file's settings (deck names, tags) are applied to the banks."""
+    from ankigen.bank.project import load_project
+    from ankigen.checks.run import check_sources
+
+    sources, problems = read_sources(banks_dir)
+    project, project_problems = load_project(banks_dir)
+    checked = check_sources(sources, reference=project.reference)
+    if checked.errors or problems or project_problems:
+        raise InvalidBanks([*checked.diagnostics, *problems, *project_problems])
+    return replace(checked, banks=project.apply_all(checked.banks))

@@ -1,0 +1,32 @@
+"""The banks folder as every command finds it: its bank files, and the media folder
+beside it (or the one the project file names)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ankigen.bank.files import (
+    find_banks,
+)
+from ankigen.core.errors import InvalidBanks
+
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+if TYPE_CHECKING:
+    from ankigen.bank.project import Project
+
+
+def find_bank_paths(banks_dir: Path) -> list[Path]:
+    """Bank files for lint, status and preview; unusable paths are errors."""
+    paths, problems = find_banks(banks_dir)
+    if problems:
+        raise InvalidBanks(problems)
+    return paths
+
+
+def default_media_dir(banks_dir: Path, project: Project | None = None) -> Path:
+    """The project file's `media`, else `media/` beside the banks folder."""
+    if project is None:
+        from ankigen.bank.project import load_project
+
+        project, _ = load_project(banks_dir)
+    return project.media or banks_dir.parent / "media"

@@ -1,0 +1,223 @@
+"""The build cache (`OUT/.ankigen-cache.json`): what the last build into a folder did,
+so a build with the same inputs stops before reading anything, and the fingerprint of
+those inputs."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Sequence
+from pathlib import Path
+
+from ankigen import __version__
+from ankigen.apkg import notetype
+from ankigen.bank.files import (
+    Known,
+    SourceDigest,
+    parse_known,
+    record_of,
+)
+from ankigen.build.result import (
+    CACHE_NAME,
+    BuildResult,
+    DeckReport,
+    Parents,
+)
+from ankigen.core.errors import Diagnostic
+from ankigen.core.hashing import content_hash
+from ankigen.core.jsondata import parse_json
+from ankigen.images.settings import Settings
+
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+if TYPE_CHECKING:
+    from ankigen.images.process import Prepared
+
+
+class BuildCache:
+    """What the last builds into an output folder produced from which inputs (not committed).
+
+    Per package: the hash of its inputs and the file's size and time, so an
+    unchanged deck is not rewritten. For the whole build: a fingerprint of the
+    bytes every input had when it was read, so a build with nothing changed
+    skips all the work. Anything of the wrong shape is ignored.
+    """
+
+    def __init__(self, out_dir: Path) -> None:
+        self.path = out_dir / CACHE_NAME
+        try:
+            loaded = parse_json(self.path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            loaded = {}
+        if not isinstance(loaded, dict) or loaded.get("version") != __version__:
+            loaded = {}
+        packages = loaded.get("packages")
+        self.packages: dict[str, dict[str, object]] = {
+            name: entry
+            for name, entry in (packages.items() if isinstance(packages, dict) else ())
+            if isinstance(name, str) and isinstance(entry, dict)
+        }
+        last = loaded.get("last")
+        self.last: dict[str, object] = last if isinstance(last, dict) else {}
+        self.banks: Known = parse_known(loaded.get("banks"))
+        """The banks' files by status, as the last build read them (`sources.Signature`)."""
+
+    def fresh(self, path: Path) -> bool:
+        """Whether the file is still the one this cache recorded."""
+        entry = self.packages.get(path.name)
+        try:
+            stat = path.stat()
+        except OSError:
+            return False
+        return (
+            entry is not None
+            and entry.get("size") == stat.st_size
+            and entry.get("mtime_ns") == stat.st_mtime_ns
+            and entry.get("inode") == stat.st_ino
+        )
+
+    def key_if_fresh(self, path: Path) -> str | None:
+        entry = self.packages.get(path.name)
+        if entry is not None and self.fresh(path):
+            key = entry.get("key")
+            return key if isinstance(key, str) else None
+        return None
+
+    def record(
+        self,
+        path: Path,
+        key: str,
+        reuse: str | None = None,
+        parents: Parents = (),
+        version: str = "",
+    ) -> None:
+        stat = path.stat()
+        self.packages[path.name] = {
+            "key": key,
+            "reuse": reuse,
+            "parents": content_hash(repr(parents)),
+            "deck_version": version,
+            "size": stat.st_size,
+            "mtime_ns": stat.st_mtime_ns,
+            "inode": stat.st_ino,
+        }
+
+    def same_content(self, path: Path, reuse: str) -> bool:
+        """Whether the package in place holds these notes (its parent decks aside)."""
+        entry = self.packages.get(path.name)
+        return entry is not None and entry.get("reuse") == reuse and self.fresh(path)
+
+    def recorded_version(self, path: Path) -> str | None:
+        """The deck's version recorded with the package, if well formed: right when
+        `same_content` holds, since the reuse key binds the lock entry it is made from."""
+        from ankigen.identity.versions import is_version
+
+        version = self.packages.get(path.name, {}).get("deck_version")
+        return version if is_version(version) else None
+
+    def reusable(self, path: Path, reuse: str | None, parents: Parents) -> bool:
+        """Whether the package in place was built from inputs with this reuse key and
+        these parent decks."""
+        entry = self.packages.get(path.name)
+        return (
+            reuse is not None
+            and self.same_content(path, reuse)
+            and entry is not None
+            and entry.get("parents") == content_hash(repr(parents))
+        )
+
+    def remember(
+        self,
+        fingerprint: str,
+        result: BuildResult,
+        images: Prepared,
+        media_dir: Path,
+        standing: Sequence[Diagnostic],
+    ) -> None:
+        """`standing`: changes that hold until someone acts (a deck without a bank)."""
+        self.last = {
+            "inputs": fingerprint,
+            "media": str(media_dir),
+            "decks": [d.as_json() for d in result.decks],
+            "warnings": [[d.path, d.line, d.severity, d.message] for d in result.warnings],
+            "standing": [[d.path, d.line, d.severity, d.message] for d in standing],
+            "images": [source.as_json() for source in images.sources],
+        }
+
+    def unchanged(self, fingerprint: str, out_dir: Path) -> BuildResult | None:
+        """The last build's result, if its inputs are the same and its packages intact."""
+        media_dir = self.last.get("media")
+        if self.last.get("inputs") != fingerprint or not isinstance(media_dir, str):
+            return None
+        try:
+            decks = tuple(
+                DeckReport(
+                    topic=str(d["topic"]),
+                    language=str(d["language"]),
+                    path=str(d["path"]),
+                    notes=int(d["notes"]),
+                    new=0,
+                    changed=0,
+                    unchanged=int(d["notes"]),
+                    removed=0,
+                    retired=int(d["retired"]),
+                    written=False,
+                    version=str(d.get("version", "")),
+                )
+                for d in self.last["decks"]  # type: ignore[attr-defined]
+            )
+            warnings, standing = (
+                tuple(
+                    Diagnostic(str(p), int(line), "warning", str(m))
+                    for p, line, _, m in self.last[key]  # type: ignore[attr-defined]
+                )
+                for key in ("warnings", "standing")
+            )
+        except (KeyError, TypeError, ValueError, AttributeError):
+            return None
+        if any(Path(d.path).name != d.path or not d.path.endswith(".apkg") for d in decks):
+            return None
+        if not all(self.fresh(out_dir / d.path) for d in decks):
+            return None
+        images = self.last.get("images")
+        if images != []:  # Pillow's module is not needed to check that no image changed
+            from ankigen.images.process import unchanged_images
+
+            if not unchanged_images(images, Path(media_dir)):
+                return None
+        return BuildResult(decks, warnings, standing)
+
+    def to_bytes(self) -> bytes:
+        data = {
+            "version": __version__,
+            "packages": self.packages,
+            "last": self.last,
+            "banks": record_of(self.banks),
+        }
+        return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False).encode()
+
+
+def inputs_fingerprint(
+    sources: Sequence[SourceDigest],
+    lock_bytes: bytes | None,
+    banks_dir: Path,
+    media_given: Path | None,
+    settings: Settings,
+    prune: bool,
+    project_bytes: bytes | None = None,
+) -> str:
+    """A hash of what a build reads, from the bytes read: banks, lock, project file,
+    settings, version. The images the banks name are checked separately
+    (`unchanged_images`). The media folder is the one asked for, which with the
+    banks folder and the project file's bytes decides the one used."""
+    digest = hashlib.sha256()
+    digest.update(
+        f"{__version__}\0{notetype.schema_hash()}\0{settings.key}\0{banks_dir}\0{media_given}\0"
+        f"{prune}\0".encode()
+    )
+    for source in sorted(sources, key=lambda s: str(s.path)):
+        digest.update(f"{source.path}\0{source.digest}\0".encode())
+    digest.update(hashlib.sha256(lock_bytes).digest() if lock_bytes is not None else b"no lock")
+    digest.update(
+        hashlib.sha256(project_bytes).digest() if project_bytes is not None else b"no project"
+    )
+    return digest.hexdigest()

@@ -1,0 +1,354 @@
+"""Work across processes: a deck's job (its plan, and the package the worker keeps
+until asked), plans made as soon as their bank is checked (`EarlyPlans`), and the
+evidence of times already issued, read while the banks are checked."""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import itertools
+import os
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from ankigen.apkg.package import PackageDeck, apkg_bytes
+from ankigen.bank.files import SourceDigest, shown_path
+from ankigen.bank.model import Bank, Outline
+from ankigen.bank.project import Project
+from ankigen.build.cache import BuildCache
+from ankigen.build.plan import (
+    notetype_stamp,
+    package_key,
+    plan_deck,
+    relative_bank_path,
+)
+from ankigen.build.result import (
+    DeckPlan,
+    Kept,
+    Packaged,
+    Parents,
+    package_name,
+)
+from ankigen.checks import cache_entry
+from ankigen.checks.incremental import (
+    EntryArrival,
+    checked_here,
+    entry_for_package,
+    entry_goes_with,
+)
+from ankigen.checks.translation import sources_for
+from ankigen.core.errors import AnkigenError, Diagnostic
+from ankigen.core.parallel import Pool, parallel_map
+from ankigen.identity.issued import ISSUED_NAME, Issued
+from ankigen.identity.lockfile import (
+    Lock,
+    deck_text,
+    parse_lock,
+)
+from ankigen.identity.resolve import (
+    DeckIdentity,
+    resolve,
+)
+from ankigen.images.process import Prepared
+from ankigen.text.html import plain_text
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+
+_kept: dict[str, tuple[PackageDeck, tuple[tuple[str, bytes], ...], str | None]] = {}
+"""Package contents planned here, by `DeckJob.keep_as`, until the package is asked for."""
+
+
+_tokens = itertools.count()
+
+
+@dataclass(frozen=True)
+class DeckJob:
+    """Everything one deck's plan needs, so it can run in another process."""
+
+    source: SourceDigest
+    entry: bytes
+    """The bank as its bank cache entry (`cache_entry.dump`): compressed, it costs little
+    to hold and to send, and loading it costs about what unpickling the bank did."""
+    project: Project
+    ident: DeckIdentity
+    notetype_mtime: int
+    now: int
+    images: Prepared
+    bank_path: str
+    parents: Parents | None = None
+    """The deck's parent decks, when known before every deck is planned: the job then
+    makes the package too, so its notes never travel between processes."""
+    in_place: str | None = None
+    """`package_key` of the deck's package in the output folder, if any."""
+    bank: Bank | None = None
+    """The bank, when this process parsed it and the job runs here; never sent to a
+    worker (see `__getstate__`), which loads it from `entry`."""
+    keep_as: str | None = None
+    """With the parents known: keep the package's content under this token and send the
+    plan without it; the package is made when asked for (`run_kept_package`), as soon as
+    the plan is in, while the build proper does its own end (the lock, the issued
+    record)."""
+
+    def __getstate__(self) -> dict[str, object]:
+        return self.__dict__ | {"bank": None}
+
+    def inputs(self) -> tuple[object, ...]:
+        """What its plan is a function of: the entry and the bank are the source's bytes."""
+        return (
+            self.source,
+            self.project,
+            self.ident,
+            self.notetype_mtime,
+            self.now,
+            self.images,
+            self.bank_path,
+            self.parents,
+            self.in_place,
+        )
+
+
+def _job_size(job: DeckJob) -> int:
+    return len(job.entry)
+
+
+def run_deck_job(job: DeckJob) -> DeckPlan:
+    """Plan one deck: its notes, lock entry, version and package content; and make the
+    package when the job knows the parents."""
+    loaded = job.bank or checked_here(job.source.digest)
+    if loaded is None:
+        loaded, _ = cache_entry.load(job.source, job.entry, sources_for(job.project.reference))
+    assert loaded is not None  # only banks without errors are planned
+    bank = job.project.apply(loaded)
+    plan = plan_deck(bank, job.ident, job.notetype_mtime, job.now, job.images, job.bank_path)
+    if job.parents is None:
+        return replace(plan, lock_text=deck_text(bank.key, plan.lock))
+    assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
+    package = replace(plan.package, parents=job.parents)
+    if job.keep_as is not None:
+        # the lock's text of the entry too is left to the build proper, which has the time
+        _kept[job.keep_as] = (package, plan.media, job.in_place)
+        entry_goes_with(job.source.digest, job.keep_as)
+        return replace(plan, package=Kept(job.keep_as), media=())
+    plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
+    return replace(plan, package=_packaged(package, plan.media, job.in_place), media=())
+
+
+def _packaged(
+    package: PackageDeck,
+    media: Sequence[tuple[str, bytes]],
+    in_place: str | None,
+    while_deflating: Callable[[], object] | None = None,
+) -> Packaged:
+    key = package_key(package)
+    return Packaged(key, None if key == in_place else apkg_bytes(package, media, while_deflating))
+
+
+def run_kept_package(token: str) -> Packaged | None:
+    """The package of a deck planned in this process (`DeckJob.keep_as`); None if it was
+    not planned here, or cannot be made: the build proper then plans it again, and
+    reports what is wrong."""
+    kept = _kept.pop(token, None)
+    entry = entry_for_package(token)  # the bank's, if it goes with this package
+    packaged = None
+    if kept is not None:
+        with contextlib.suppress(AnkigenError):
+            packaged = _packaged(*kept, while_deflating=entry.start if entry else None)
+    made = entry.result() if entry else None
+    return replace(packaged, entry=made) if packaged is not None and made else packaged
+
+
+def run_early_job(job: DeckJob) -> DeckPlan | None:
+    """`run_deck_job` for a deck planned early: a failure is not reported here but where
+    the deck is planned again, in its turn (it might not be, if another bank's errors
+    stop the build)."""
+    try:
+        return run_deck_job(job)
+    except AnkigenError:
+        return None
+
+
+class Evidence:
+    """The lock and what was issued for each note (the output folder's record and the
+    lock's git history): read while the workers start on the banks (`read`, as
+    `lint.check_outlines`'s `meanwhile`); the decks planned early wait for it."""
+
+    def __init__(self, out_dir: Path, lock_path: Path, lock_bytes: bytes | None) -> None:
+        self.out_dir, self.lock_path, self.lock_bytes = out_dir, lock_path, lock_bytes
+        self.lock = Lock()
+        self.lock_problems: list[Diagnostic] = []
+        self.issued: Issued | None = None
+        self.ready = threading.Event()
+
+    def read(self) -> None:
+        try:
+            self.lock, self.lock_problems = parse_lock(shown_path(self.lock_path), self.lock_bytes)
+            self.issued = read_issued(self.out_dir, self.lock_path)
+        finally:
+            self.ready.set()  # read or not: nothing waits for it any longer
+
+
+class EarlyPlans:
+    """Decks planned as soon as their bank is checked, while other banks still are (see
+    `lint.AfterCheck`), in the process that checked the bank: checking and planning
+    overlap, no process waits at the end of either, and a bank edited alone is checked
+    and planned in a worker while this process reads the lock and prepares the rest.
+
+    Only decks whose plan needs nothing from other banks: without images (processed
+    for all banks at once) or a generated parent deck. A plan is used only if the build
+    proper makes the same job (`DeckJob.inputs`): made before the output folder was
+    locked, it is checked once it is. Plans come from the thread that feeds the workers,
+    maybe after the banks' results: `take` waits for one still being made."""
+
+    def __init__(
+        self,
+        banks_dir: Path,
+        out_dir: Path,
+        project: Project,
+        evidence: Evidence,
+        now: int,
+        lone_worker: Pool | None = None,
+    ) -> None:
+        self.lone_worker = lone_worker
+        """The one worker that checks the one bank checked: its deck's plan comes first,
+        and the package is asked for as soon as the plan is in (`DeckJob.keep_as`), so
+        the build proper ends its own work while the package is made."""
+        self.packaging: dict[str, Future[Packaged | None]] = {}
+        """By `Kept.token`: the packages asked for."""
+        _kept.clear()  # what an earlier build in this process left
+        self.banks_dir = banks_dir
+        self.out_dir = out_dir
+        self.project = project
+        self.evidence = evidence
+        self.now = now
+        self.cache = BuildCache(out_dir)
+        self.changed = threading.Condition()
+        self.inputs: dict[Path, tuple[object, ...]] = {}
+        self.pending: set[Path] = set()
+        self.plans: dict[Path, DeckPlan] = {}
+        self.idents: dict[str, DeckIdentity] = {}
+        """By deck key: the build proper resolves them all again, but for these."""
+        self.failure: BaseException | None = None
+        """An outcome that could not be taken in (a bug): `take` raises it rather than
+        wait for a plan that will never come, as the thread it failed in may have no
+        one left to tell."""
+
+    def after(
+        self, source: SourceDigest, outlined: Outline, entry: bytes, bank: Bank | None
+    ) -> Callable[[], object] | None:
+        applied = self.project.apply(outlined.bank)
+        name = plain_text(applied.deck_name)
+        if "::" in name or any(item.images for item in outlined.items):
+            return None
+        self.evidence.ready.wait()
+        lock, issued = self.evidence.lock, self.evidence.issued
+        if issued is None:  # it could not be read: the build stops
+            return None
+        ident = resolve([replace(outlined, bank=applied)], lock, issued)
+        job = DeckJob(
+            source=source,
+            entry=entry,
+            project=self.project,
+            ident=ident[applied.key],
+            notetype_mtime=notetype_stamp(lock, self.now).mtime,
+            now=self.now,
+            images=Prepared({}, ()),
+            bank_path=relative_bank_path(applied, self.banks_dir),
+            parents=(),
+            in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
+            bank=bank,
+            keep_as=f"{os.getpid()}.{next(_tokens)}" if self.lone_worker is not None else None,
+        )
+        with self.changed:
+            self.idents.update(ident)
+            self.inputs[source.path] = job.inputs()
+            self.pending.add(source.path)
+        return functools.partial(run_early_job, job)
+
+    def collect(
+        self,
+        source: SourceDigest,
+        outcome: object,
+        entry_later: EntryArrival | None = None,
+    ) -> None:
+        packaging = None
+        with self.changed:
+            try:
+                if isinstance(outcome, DeckPlan):
+                    self.plans[source.path] = outcome
+                    if isinstance(outcome.package, Kept) and self.lone_worker is not None:
+                        token = outcome.package.token
+                        # a pool shut down (the build stopped) takes no work: the build
+                        # proper, if it goes on, makes the package itself (`_kept_package`)
+                        with contextlib.suppress(RuntimeError):
+                            packaging = self.lone_worker.submit(run_kept_package, token)
+                            self.packaging[token] = packaging
+            except BaseException as exc:
+                self.failure = exc
+                raise
+            finally:
+                self.pending.discard(source.path)
+                self.changed.notify_all()
+        if entry_later is not None:
+            # the bank's entry comes with the package, or is made where it is needed
+            if packaging is None:
+                entry_later(None)
+            else:
+                packaging.add_done_callback(lambda done: entry_later(_entry_with(done)))
+
+    def take(self, job: DeckJob) -> DeckPlan | None:
+        """The plan made early for this job, if it was made from the same inputs."""
+        path = job.source.path
+        with self.changed:
+            self.changed.wait_for(lambda: path not in self.pending)
+            if self.failure is not None:
+                raise self.failure
+            plan = self.plans.pop(path, None)
+            made_from = self.inputs.pop(path, None)
+        return plan if plan is not None and made_from == job.inputs() else None
+
+
+def _entry_with(packaging: Future[Packaged | None]) -> bytes | None:
+    """The bank's entry that came with a package (`Packaged.entry`), if it did."""
+    if packaging.cancelled() or packaging.exception() is not None:
+        return None
+    packaged = packaging.result()
+    return packaged.entry if packaged is not None else None
+
+
+def plan_decks(
+    jobs: Sequence[DeckJob],
+    pool: Pool | None,
+    early: EarlyPlans | None,
+    with_entry: Callable[[DeckJob], DeckJob],
+) -> Iterator[DeckPlan]:
+    """Each job's plan: made early, or now (`with_entry` gives it its bank's entry)."""
+    todo = []
+    for job in jobs:
+        plan = early.take(job) if early is not None else None
+        if plan is None:
+            todo.append(with_entry(job))
+        else:
+            yield plan
+    yield from parallel_map(run_deck_job, todo, pool, _job_size)
+
+
+@dataclass(frozen=True)
+class PackageJob:
+    package: PackageDeck
+    media: tuple[tuple[str, bytes], ...]
+
+
+def run_package_job(job: PackageJob) -> bytes:
+    return apkg_bytes(job.package, job.media)
+
+
+def read_issued(out_dir: Path, lock_path: Path) -> Issued:
+    """What was issued for each note: the output folder's record and the lock's git history."""
+    issued = Issued(out_dir / ISSUED_NAME)
+    issued.read_git_history(lock_path)
+    return issued

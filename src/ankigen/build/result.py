@@ -1,0 +1,116 @@
+"""What a build tells: each deck's report and the build's result, a deck's plan and
+package as they travel between processes, and the names ankigen keeps in OUT."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from ankigen.core.errors import Diagnostic
+
+TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+if TYPE_CHECKING:
+    from ankigen.apkg.package import PackageDeck
+    from ankigen.bank.model import Bank
+    from ankigen.identity.lockfile import DeckLock
+
+
+CACHE_NAME = ".ankigen-cache.json"
+
+
+IMAGE_CACHE = ".ankigen-images"
+
+
+BANK_CACHE = ".ankigen-banks"
+
+
+@dataclass(frozen=True)
+class DeckReport:
+    """What one build did to one deck, compared with the previous build."""
+
+    topic: str
+    language: str
+    path: str
+    notes: int
+    new: int
+    changed: int
+    unchanged: int
+    removed: int
+    retired: int
+    written: bool
+    restored: int = 0
+    """Notes whose text went back to an earlier version: they get a newer time too."""
+    version: str = ""
+    """Sorts in time: the date of the newest note and a content hash (see `version`)."""
+
+    def as_json(self) -> dict[str, object]:
+        return {
+            "topic": self.topic,
+            "language": self.language,
+            "path": self.path,
+            "notes": self.notes,
+            "new": self.new,
+            "changed": self.changed,
+            "unchanged": self.unchanged,
+            "removed": self.removed,
+            "retired": self.retired,
+            "restored": self.restored,
+            "written": self.written,
+            "version": self.version,
+        }
+
+
+@dataclass(frozen=True)
+class BuildResult:
+    decks: tuple[DeckReport, ...]
+    warnings: tuple[Diagnostic, ...]
+    """Problems in the banks that do not stop the build."""
+    changes: tuple[Diagnostic, ...] = field(default=())
+    """What this build changes for people who already study the decks, with remedies."""
+    pruned: tuple[str, ...] = ()
+    """Lock entries of decks without a bank, forgotten on request (`--prune`)."""
+
+
+def package_name(bank: Bank) -> str:
+    return f"{bank.topic}.{bank.language}.apkg"
+
+
+Progress = Callable[[int, int], None]
+
+
+Parents = tuple[tuple[int, str, str], ...]
+
+
+@dataclass(frozen=True)
+class DeckPlan:
+    key: str
+    """The bank's key: a plan made in a worker comes back without the bank it was made from."""
+    package: PackageDeck | Packaged | Kept
+    """The content without its parent decks, which need every deck's version; or the
+    package itself, when the job knew the parents and so made it too; or where the
+    process that planned the deck keeps its content to make the package next."""
+    lock: DeckLock
+    report: DeckReport
+    warnings: tuple[Diagnostic, ...]
+    media: tuple[tuple[str, bytes], ...] = ()
+    lock_text: str = ""
+    """`lock.deck_text` of its entry, when made in a deck's job (where it runs)."""
+
+
+@dataclass(frozen=True)
+class Packaged:
+    """A deck's package, made where the deck was planned."""
+
+    key: str
+    """`package_key` of its content."""
+    data: bytes | None
+    """The package file; None when the package in place already has this content."""
+    entry: bytes | None = None
+    """The bank's cache entry, when it was made beside the package (`lint.entry_goes_with`)."""
+
+
+@dataclass(frozen=True)
+class Kept:
+    """A deck's package content, kept by the process that planned it (`run_kept_package`)."""
+
+    token: str
