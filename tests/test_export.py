@@ -13,8 +13,8 @@ from click.testing import CliRunner
 
 from ankigen.bank.model import Bank
 from ankigen.bank.reader import load_bank, parse_bank
-from ankigen.formats import get
 from ankigen.formats.model import Choice, Question, ReadOptions, Source, choice_whys
+from ankigen.formats.registry import get
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 

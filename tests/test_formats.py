@@ -12,9 +12,9 @@ from click.testing import CliRunner
 from ankigen.bank.model import Bank, Item
 from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import InvalidBanks
-from ankigen.formats import detect, formats
 from ankigen.formats.convert import import_file
 from ankigen.formats.model import choice_whys
+from ankigen.formats.registry import detect, formats
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection
 

@@ -493,9 +493,9 @@ FORMAT_EDITS = st.lists(
 
 def import_never_crashes(fmt: str, data: bytes) -> None:
     from ankigen.core.errors import AnkigenError
-    from ankigen.formats import get
     from ankigen.formats.bankyaml import bank_yaml
     from ankigen.formats.model import Problems, ReadOptions, assign_ids
+    from ankigen.formats.registry import get
 
     try:
         source = get(fmt).read(f"x.{fmt}", data, ReadOptions("t", "ur", media_prefix="t"))
@@ -559,8 +559,8 @@ def test_any_text_survives_export_and_import(
 ) -> None:
     from pathlib import Path
 
-    from ankigen.formats import get
     from ankigen.formats.model import Choice, Question, ReadOptions, Source
+    from ankigen.formats.registry import get
 
     texts = [bank_text([t]) for t in choice_texts]
     stem = bank_text(question)

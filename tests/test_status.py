@@ -7,7 +7,7 @@ from pathlib import Path
 from click.testing import CliRunner
 
 from ankigen.checks.run import check_paths
-from ankigen.status import coverage, matrix_html
+from ankigen.translation.coverage import coverage, matrix_html
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 

@@ -10,8 +10,8 @@ from click.testing import CliRunner
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.checks.run import check_paths
 from ankigen.checks.translation import untranslated_items
-from ankigen.status import coverage, matrix_html
 from ankigen.text import langid
+from ankigen.translation.coverage import coverage, matrix_html
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 

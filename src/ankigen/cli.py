@@ -171,7 +171,7 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
     from ankigen.images.process import image_refs, prepare
     from ankigen.images.settings import Settings
     from ankigen.preview import write_preview
-    from ankigen.status import coverage, matrix_html
+    from ankigen.translation.coverage import coverage, matrix_html
 
     checked = checked_banks(banks)
     images = prepare(
@@ -194,7 +194,7 @@ def status(banks: Path) -> None:
     from ankigen.bank.project import require_project
     from ankigen.bank.workspace import find_bank_paths
     from ankigen.checks.run import check_paths
-    from ankigen.status import coverage, table
+    from ankigen.translation.coverage import coverage, table
 
     reference = require_project(banks).reference
     click.echo(table(coverage(check_paths(find_bank_paths(banks), reference=reference))), nl=False)
@@ -216,7 +216,7 @@ class FormatName(_TextParam):
         self.writable = writable
 
     def names(self) -> list[str]:
-        from ankigen import formats
+        from ankigen.formats import registry as formats
 
         # po writes translations into an existing bank, so it is not one of the formats
         return formats.writable() if self.writable else [*formats.names(), "po"]
@@ -303,8 +303,8 @@ def import_(
             if value is not None:
                 raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
     if format_name is None:
-        from ankigen.formats import detect
         from ankigen.formats.convert import read_quiz_file
+        from ankigen.formats.registry import detect
 
         fmt, chosen_by = detect(str(file), read_quiz_file(file))
         format_name = fmt.name
@@ -425,8 +425,8 @@ def _import_po(file: Path, banks_dir: Path, out: Path | None, force: bool) -> No
     from ankigen.bank.workspace import find_bank_paths
     from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
-    from ankigen.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
-    from ankigen.translate import reference_bank
+    from ankigen.translation.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
+    from ankigen.translation.start import reference_bank
 
     header = read_po(file).metadata
     topic = header.get(TOPIC_HEADER, "")
@@ -466,15 +466,15 @@ def translate(
     from ankigen.core.userfile import Target, write
     from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.text import lang
-    from ankigen.translate import start
+    from ankigen.translation.start import start
 
     if not lang.is_valid_tag(language):
         raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
     paths = find_bank_paths(banks)
     reference_tag = require_project(banks).reference or None
     if po_path is not None:
-        from ankigen.po import write_po
-        from ankigen.translate import load_target, reference_bank, refuse_reference
+        from ankigen.translation.po import write_po
+        from ankigen.translation.start import load_target, reference_bank, refuse_reference
 
         reference, _ = reference_bank(paths, topic, reference_tag)
         code = refuse_reference(reference, language)

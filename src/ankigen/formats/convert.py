@@ -9,7 +9,6 @@ from pathlib import Path
 
 from ankigen.bank.reader import load_bank
 from ankigen.core.errors import Diagnostic, InvalidBanks
-from ankigen.formats import detect, get
 from ankigen.formats.bankyaml import bank_yaml
 from ankigen.formats.model import (
     Format,
@@ -20,6 +19,7 @@ from ankigen.formats.model import (
     assign_ids,
     from_bank,
 )
+from ankigen.formats.registry import detect, get
 from ankigen.text import lang
 
 

@@ -34,7 +34,7 @@ from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.formats.bankyaml import yaml_string
 from ankigen.text import lang
-from ankigen.translate import add_missing, new_bank_text
+from ankigen.translation.start import add_missing, new_bank_text
 
 TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"
