@@ -64,6 +64,6 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def invoke(runner: CliRunner, *args: str) -> Result:
-    from ankigen.cli import cli
+    from ankigen.cli.app import cli
 
     return runner.invoke(cli, list(args), catch_exceptions=False)

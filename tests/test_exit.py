@@ -18,7 +18,7 @@ def run_entry(prelude: str, *args: str, cwd: Path) -> subprocess.CompletedProces
     script = textwrap.dedent(prelude) + textwrap.dedent(
         f"""
         import sys
-        from ankigen.entry import main
+        from ankigen.cli.entry import main
         sys.argv = ["ankigen", *{list(args)!r}]
         main()
         """

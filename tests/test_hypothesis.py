@@ -1786,8 +1786,8 @@ def test_quick_builds_take_only_what_click_reads_the_same_way(argv: list[str]) -
     take too, with the same folders and report format, and the default for the rest."""
     import click
 
-    from ankigen.cli import cli
-    from ankigen.quick import build_args
+    from ankigen.cli.app import cli
+    from ankigen.cli.quick import build_args
 
     args = build_args(["build", *argv])
     if args is None:

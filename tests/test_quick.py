@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from ankigen.quick import BuildArgs, answer, build_args
+from ankigen.cli.quick import BuildArgs, answer, build_args
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 
@@ -60,7 +60,7 @@ def test_the_command_answers_without_loading_click(built: Path) -> None:
         "import atexit, sys\n"
         "atexit.register(lambda: print('click' in sys.modules, file=sys.stderr))\n"
         "sys.argv = ['ankigen', 'build']\n"
-        "from ankigen.entry import main\n"
+        "from ankigen.cli.entry import main\n"
         "main()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}

@@ -44,7 +44,7 @@ def test_each_seed_imports_to_8_items_of_4_choices_with_the_source_text(seed: Pa
 @pytest.mark.parametrize("seed", SEEDS, ids=lambda p: p.name)
 def test_seed_import_matches_golden_bank(seed: Path, runner: CliRunner) -> None:
     result = runner.invoke(
-        __import__("ankigen.cli", fromlist=["cli"]).cli,
+        __import__("ankigen.cli.app", fromlist=["cli"]).cli,
         ["import", str(seed), "--topic", "t", "--lang", "en"],
     )
     assert result.exit_code == 0

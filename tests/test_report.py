@@ -226,7 +226,7 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
     script = (
         "import atexit, sys\n"
         "atexit.register(lambda: print(' '.join(sorted(sys.modules)), file=sys.stderr))\n"
-        "from ankigen.entry import main\n"
+        "from ankigen.cli.entry import main\n"
         "main()\n"
     )
     done = subprocess.run(

@@ -1,6 +1,6 @@
 """`python -m ankigen`."""
 
-from ankigen.entry import main
+from ankigen.cli.entry import main
 
 # guarded: worker processes import this module again when a build runs in parallel
 if __name__ == "__main__":

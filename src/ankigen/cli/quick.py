@@ -63,7 +63,7 @@ def answer(argv: Sequence[str]) -> int | None:
     if args is None:
         return None
     from ankigen.build.pipeline import unchanged_build
-    from ankigen.report import build_lines
+    from ankigen.cli.output import build_lines
 
     try:
         result = unchanged_build(args.banks, args.out)

@@ -18,12 +18,12 @@ if TYPE_CHECKING:
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     try:
-        from ankigen.quick import answer
+        from ankigen.cli.quick import answer
 
         answered = answer(sys.argv[1:])
         if answered is not None:
             leave(answered)
-        from ankigen.cli import main as run
+        from ankigen.cli.app import main as run
     except KeyboardInterrupt:
         # nothing was started or written yet; exit handlers are skipped so that a second
         # Ctrl-C has no traceback to print

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ankigen import __version__
+from ankigen.cli.output import count, warning_summary
 from ankigen.core.errors import AnkigenError
-from ankigen.report import count, warning_summary
 
 BANKS_ARGUMENT = click.argument(
     "banks", default="banks", type=click.Path(path_type=Path, file_okay=False)
@@ -95,8 +95,8 @@ def build(
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
     from ankigen.build.pipeline import build as run_build
+    from ankigen.cli.output import build_lines
     from ankigen.images.settings import Settings
-    from ankigen.report import build_lines
 
     result = run_build(
         banks,
