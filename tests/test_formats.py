@@ -269,7 +269,7 @@ def test_moodle_xml_multichoice_truefalse_images_html(tmp_path: Path, runner: Cl
         "true/false questions become items",
         f"wrote {images[0]}",
         # with a why per choice, the question whose only feedback is per choice needs an explanation
-        f"wrote {out}; fill in the 1 places marked TODO",
+        f"wrote {out}; fill in the 1 place marked TODO",
         "3 items imported, 2 skipped",
     ]
     bank, problems = parse_bank("b.yaml", fill_todos(out.read_text(encoding="utf-8")).encode())

@@ -9,13 +9,20 @@ from __future__ import annotations
 
 import html
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.apkg.note import note_content
 from ankigen.apkg.render import card_sides
-from ankigen.bank.model import Bank
+from ankigen.bank.model import Bank, outline
+from ankigen.bank.workspace import default_media_dir
+from ankigen.build.result import IMAGE_CACHE
+from ankigen.checks.run import checked_banks
 from ankigen.core.atomic import write_atomic
-from ankigen.images.process import Prepared
+from ankigen.core.errors import InvalidBanks
+from ankigen.images.process import Prepared, image_refs, prepare
+from ankigen.images.settings import Settings
+from ankigen.translation.coverage import coverage, matrix_html
 
 _CHROME_CSS = """
 body.pv { margin: 0; }
@@ -142,3 +149,26 @@ def write_preview(
     write_atomic(index, index_page(banks, matrix_html).encode("utf-8"))
     written.append(index)
     return written
+
+
+@dataclass(frozen=True)
+class Previewed:
+    pages: tuple[Path, ...]
+    warnings: int
+    """Warnings in the banks (lint lists them)."""
+
+
+def make_preview(banks_dir: Path, out_dir: Path, media: Path | None = None) -> Previewed:
+    """Every bank of the folder checked, its images prepared as the build prepares them,
+    and a page per deck written, with the translation matrix on the index."""
+    checked = checked_banks(banks_dir)
+    images = prepare(
+        image_refs(map(outline, checked.banks)),
+        media or default_media_dir(banks_dir),
+        Settings(),
+        cache_dir=out_dir / IMAGE_CACHE,
+    )
+    if images.diagnostics:
+        raise InvalidBanks(checked.diagnostics + images.diagnostics)
+    pages = write_preview(checked.banks, out_dir, matrix_html(coverage(checked)), images)
+    return Previewed(tuple(pages), checked.warnings)

@@ -180,3 +180,20 @@ def push(client: AnkiConnect, out_dir: Path, packages: Sequence[Path]) -> list[P
         _write_record(out_dir, record)
         done.append(Pushed(path, reply))
     return done
+
+
+@dataclass(frozen=True)
+class PushReport:
+    pushed: tuple[Pushed, ...]
+    unchanged: tuple[Path, ...]
+    """Packages unchanged since the last push to the same Anki, not pushed again."""
+
+
+def push_changed(
+    client: AnkiConnect, out_dir: Path, packages: Sequence[Path], url: str, every: bool = False
+) -> PushReport:
+    """Each package that changed since the last push to this Anki (every one, with
+    `every`) imported through AnkiConnect."""
+    todo = list(packages) if every else changed(out_dir, packages, url)
+    pushed = push(client, out_dir, todo)
+    return PushReport(tuple(pushed), tuple(p for p in packages if p not in todo))

@@ -18,8 +18,10 @@ from ankigen.bank.files import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like
 from ankigen.bank.model import Bank, Item
 from ankigen.bank.project import Project, load_project, parse_project
 from ankigen.bank.reader import parse_bank
+from ankigen.bank.workspace import find_bank_paths
 from ankigen.checks.run import check_paths
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
+from ankigen.core.userfile import STDOUT, Target, write
 from ankigen.identity.lockfile import Lock, read_lock
 from ankigen.identity.versions import lock_version
 from ankigen.text.html import plain_text
@@ -402,3 +404,23 @@ def _import_steps(
             "until you delete them."
         )
     return steps
+
+
+def write_release_notes(
+    banks_dir: Path, ref: str, out: Path | None = None, force: bool = False
+) -> bool:
+    """`release-notes`: the notes since `ref`, to `out` (standard output by default). An
+    existing file is replaced only if its first line says it holds notes of the same
+    banks folder, or with `force`. False if it already held exactly these."""
+    paths = find_bank_paths(banks_dir)
+    first = mark(banks_dir)
+    text = release_notes(at_revision(banks_dir, ref), working_tree(banks_dir, paths), ref, first)
+    inputs = (*paths, banks_dir / LOCK_NAME, banks_dir / PROJECT_NAME)
+    notes = Target(
+        out or Path(STDOUT),
+        "release notes",
+        force,
+        inputs,
+        ours=lambda before: before.split(b"\n", 1)[0] == first.encode("utf-8"),
+    )
+    return write(notes, text.encode("utf-8"))

@@ -7,8 +7,10 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ankigen.bank.files import Source, read_files, read_sources
+from ankigen.bank.files import Source, find_banks, read_files, read_sources
 from ankigen.bank.model import Bank, Outline
+from ankigen.bank.project import load_project
+from ankigen.bank.workspace import default_media_dir
 from ankigen.checks.across import (
     check_across,
 )
@@ -92,3 +94,29 @@ def checked_banks(banks_dir: Path) -> Checked:
     if checked.errors or problems or project_problems:
         raise InvalidBanks([*checked.diagnostics, *problems, *project_problems])
     return replace(checked, banks=project.apply_all(checked.banks))
+
+
+@dataclass(frozen=True)
+class Linted:
+    """Every problem in every bank of a folder, for `ankigen lint`."""
+
+    diagnostics: tuple[Diagnostic, ...]
+    errors: int
+    warnings: int
+    banks: int
+
+    def fails(self, strict: bool) -> bool:
+        return bool(self.errors or (strict and self.warnings))
+
+
+def lint(banks_dir: Path, media: Path | None = None) -> Linted:
+    """Every bank of the folder checked, images included; unusable files and problems
+    with the project file count as errors."""
+    paths, unusable = find_banks(banks_dir)
+    project, problems = load_project(banks_dir)
+    checked = check_paths(
+        paths, media or default_media_dir(banks_dir, project), reference=project.reference
+    )
+    diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
+    errors = checked.errors + len(unusable) + len(problems)
+    return Linted(tuple(diagnostics), errors, checked.warnings, len(paths))

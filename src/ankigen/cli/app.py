@@ -6,14 +6,28 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ankigen import __version__
-from ankigen.cli.output import count, warning_summary
+from ankigen.cli.output import (
+    Line,
+    build_lines,
+    detected_line,
+    export_lines,
+    import_lines,
+    lint_lines,
+    po_export_lines,
+    po_import_lines,
+    preview_lines,
+    push_lines,
+    release_notes_lines,
+    translate_lines,
+    warning_lines,
+)
 from ankigen.core.errors import AnkigenError
 
 BANKS_ARGUMENT = click.argument(
@@ -73,6 +87,11 @@ def cli() -> None:
     """Turn multiple-choice quiz banks into Anki decks."""
 
 
+def echo(lines: Iterable[Line]) -> None:
+    for line in lines:
+        click.echo(line.text, err=line.to_stderr)
+
+
 @cli.command()
 @BANKS_ARGUMENT
 @out_option("out")
@@ -95,7 +114,6 @@ def build(
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
     from ankigen.build.pipeline import build as run_build
-    from ankigen.cli.output import build_lines
     from ankigen.images.settings import Settings
 
     result = run_build(
@@ -106,14 +124,7 @@ def build(
         image_settings=Settings(max_side=max_image_size),
         prune=prune,
     )
-    for line in build_lines(result, out, as_json):
-        click.echo(line.text, err=line.to_stderr)
-
-
-def _warning_summary(warnings: int) -> None:
-    summary = warning_summary(warnings)
-    if summary:
-        click.echo(summary, err=True)
+    echo(build_lines(result, out, as_json))
 
 
 def _terminal_progress() -> Callable[[int, int], None] | None:
@@ -134,26 +145,11 @@ def _terminal_progress() -> Callable[[int, int], None] | None:
 @MEDIA_OPTION
 def lint(banks: Path, strict: bool, media: Path | None) -> None:
     """Report every problem in every bank, one line each."""
-    from ankigen.bank.files import find_banks
-    from ankigen.bank.project import load_project
-    from ankigen.bank.workspace import default_media_dir
-    from ankigen.checks.run import check_paths
+    from ankigen.checks.run import lint as run_lint
 
-    paths, unusable = find_banks(banks)
-    project, problems = load_project(banks)
-    media_dir = media or default_media_dir(banks, project)
-    checked = check_paths(paths, media_dir, reference=project.reference)
-    diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
-    for diagnostic in diagnostics:
-        click.echo(str(diagnostic))
-    errors = checked.errors + len(unusable) + len(problems)
-    warnings = checked.warnings
-    click.echo(
-        f"{errors} error{'s' if errors != 1 else ''}, "
-        f"{warnings} warning{'s' if warnings != 1 else ''} in {len(paths)} "
-        f"bank{'s' if len(paths) != 1 else ''}"
-    )
-    if errors or (strict and warnings):
+    linted = run_lint(banks, media)
+    echo(lint_lines(linted))
+    if linted.fails(strict):
         sys.exit(1)
 
 
@@ -163,41 +159,18 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 @MEDIA_OPTION
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
-    from ankigen.bank.model import outline
-    from ankigen.bank.workspace import default_media_dir
-    from ankigen.build.result import IMAGE_CACHE
-    from ankigen.checks.run import checked_banks
-    from ankigen.core.errors import InvalidBanks
-    from ankigen.images.process import image_refs, prepare
-    from ankigen.images.settings import Settings
-    from ankigen.preview import write_preview
-    from ankigen.translation.coverage import coverage, matrix_html
+    from ankigen.preview import make_preview
 
-    checked = checked_banks(banks)
-    images = prepare(
-        image_refs(map(outline, checked.banks)),
-        media or default_media_dir(banks),
-        Settings(),
-        cache_dir=out / IMAGE_CACHE,
-    )
-    if images.diagnostics:
-        raise InvalidBanks(checked.diagnostics + images.diagnostics)
-    _warning_summary(checked.warnings)
-    for path in write_preview(checked.banks, out, matrix_html(coverage(checked)), images):
-        click.echo(f"wrote {path}")
+    echo(preview_lines(make_preview(banks, out, media)))
 
 
 @cli.command()
 @BANKS_ARGUMENT
 def status(banks: Path) -> None:
     """Translation coverage of every topic in every language."""
-    from ankigen.bank.project import require_project
-    from ankigen.bank.workspace import find_bank_paths
-    from ankigen.checks.run import check_paths
-    from ankigen.translation.coverage import coverage, table
+    from ankigen.translation.coverage import status as coverage_table
 
-    reference = require_project(banks).reference
-    click.echo(table(coverage(check_paths(find_bank_paths(banks), reference=reference))), nl=False)
+    click.echo(coverage_table(banks), nl=False)
 
 
 if TYPE_CHECKING:
@@ -281,9 +254,7 @@ def import_(
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen.bank.model import SLUG
-    from ankigen.core.userfile import STDOUT, Target, write_all
-    from ankigen.formats.bankyaml import loads_as_bank
-    from ankigen.formats.convert import import_file
+    from ankigen.formats.convert import import_into
     from ankigen.formats.page import AnswersError
     from ankigen.text import lang
 
@@ -308,33 +279,22 @@ def import_(
 
         fmt, chosen_by = detect(str(file), read_quiz_file(file))
         format_name = fmt.name
-        click.echo(
-            f"reading {file} as {format_name} (chosen by {chosen_by}; --from sets it)", err=True
-        )
+        echo([detected_line(file, format_name, chosen_by)])
     try:
-        imported = import_file(file, topic, language, format_name, choices, answers)
+        written = import_into(
+            file,
+            topic,
+            language,
+            format_name,
+            out,
+            media,
+            choices=choices,
+            answers=answers,
+            force=force,
+        )
     except AnswersError as exc:
         raise click.BadParameter(str(exc), param_hint="--answers") from None
-    source = imported.source
-    for number, note in source.notes:
-        click.echo(f"{file}:{number}: note: {note}", err=True)
-    for diagnostic in imported.diagnostics:
-        click.echo(str(diagnostic), err=True)
-    out = out or Path(STDOUT)
-    # an existing image is replaced only by the same bytes (and then left alone)
-    images = [
-        (Target(media / relative, "an image", force, (file,)), data)
-        for relative, data in source.media
-    ]
-    bank = Target(out, "a bank", force, (file,), check=loads_as_bank(str(out), todos=True))
-    written = write_all([*images, (bank, imported.bank.encode("utf-8"))])
-    for (target, _), wrote in zip(images, written, strict=False):
-        click.echo(f"{'wrote' if wrote else 'unchanged'} {target.path}", err=True)
-    if not bank.is_stdout:
-        todo = imported.bank.count("# TODO")
-        more = f"; fill in the {todo} places marked TODO" if todo else ""
-        click.echo(f"{'wrote' if written[-1] else 'unchanged'} {out}{more}", err=True)
-    click.echo(f"{len(source.questions)} items imported, {source.skipped} skipped", err=True)
+    echo(import_lines(file, written))
 
 
 @cli.command()
@@ -346,18 +306,10 @@ def import_(
 def export(bank: Path, format_name: str, out: Path | None, force: bool, media: Path | None) -> None:
     """Write a bank (BANK, a .yaml file) as GIFT, Moodle XML or CSV."""
     from ankigen.bank.workspace import default_media_dir
-    from ankigen.core.userfile import STDOUT, Target, write
-    from ankigen.formats.convert import export_bank
+    from ankigen.formats.convert import export_to
 
     media_dir = media or default_media_dir(bank.resolve().parent.parent)
-    exported = export_bank(bank, format_name, media_dir)
-    for warning in exported.warnings:
-        click.echo(str(warning), err=True)
-    target = Target(out or Path(STDOUT), format_name, force, (bank,), ours=exported.ours)
-    wrote = write(target, exported.data)
-    if not target.is_stdout:
-        done = "wrote" if wrote else "unchanged"
-        click.echo(f"{done} {out}: {count(len(exported.source.questions), 'item')}", err=True)
+    echo(export_lines(export_to(bank, format_name, out, media_dir, force)))
 
 
 @cli.command()
@@ -382,28 +334,15 @@ def push(
 ) -> None:
     """Build, then import each changed package into a running Anki (AnkiConnect)."""
     from ankigen.build.pipeline import build as run_build
-    from ankigen.push import AnkiConnect, changed
-    from ankigen.push import push as run_push
+    from ankigen.push import AnkiConnect, push_changed
 
     client = AnkiConnect(url, api_key)
     version = client.version()
     result = run_build(banks, out, progress=_terminal_progress(), media_dir=media)
-    _warning_summary(len(result.warnings))
+    echo(warning_lines(len(result.warnings)))
     packages = [out / deck.path for deck in result.decks]
-    todo = packages if push_all else changed(out, packages, url)
     click.echo(f"AnkiConnect {version} at {url}", err=True)
-    for path in packages:
-        if path not in todo:
-            click.echo(f"unchanged since the last push: {path}")
-    for pushed in run_push(client, out, todo):
-        click.echo(f"pushed {pushed.path}: Anki replied {json_dumps(pushed.reply)}")
-    click.echo(f"{count(len(todo), 'package')} pushed, {len(packages) - len(todo)} unchanged")
-
-
-def json_dumps(value: object) -> str:
-    import json
-
-    return json.dumps(value, ensure_ascii=False)
+    echo(push_lines(push_changed(client, out, packages, url, push_all)))
 
 
 def _interrupted() -> None:
@@ -422,26 +361,9 @@ def _interrupted() -> None:
 
 
 def _import_po(file: Path, banks_dir: Path, out: Path | None, force: bool) -> None:
-    from ankigen.bank.workspace import find_bank_paths
-    from ankigen.core.userfile import Target, write
-    from ankigen.formats.bankyaml import loads_as_bank
-    from ankigen.translation.po import REFERENCE_HEADER, TOPIC_HEADER, import_po, read_po
-    from ankigen.translation.start import reference_bank
+    from ankigen.translation.po import import_po_file
 
-    header = read_po(file).metadata
-    topic = header.get(TOPIC_HEADER, "")
-    reference, _ = reference_bank(find_bank_paths(banks_dir), topic, header.get(REFERENCE_HEADER))
-    done = import_po(file, banks_dir, reference, out)
-    for warning in done.warnings:
-        click.echo(str(warning), err=True)
-    # the bank is edited in place: replaced only while it holds what was read
-    bank = Target(
-        done.path, "a bank", force, (file,), edits=done.before, check=loads_as_bank(str(done.path))
-    )
-    wrote = write(bank, done.text.encode("utf-8"))
-    if not bank.is_stdout:
-        what = "wrote" if wrote else "unchanged"
-        click.echo(f"{what} {done.path}: {count(done.translated, 'translation')} from {file}")
+    echo(po_import_lines(file, import_po_file(file, banks_dir, out, force)))
 
 
 @cli.command()
@@ -461,47 +383,19 @@ def translate(
     topic: str, banks: Path, language: str, update: bool, po_path: Path | None, force: bool
 ) -> None:
     """Start the translation of TOPIC into a language, from its reference bank."""
-    from ankigen.bank.project import require_project
-    from ankigen.bank.workspace import find_bank_paths
-    from ankigen.core.userfile import Target, write
-    from ankigen.formats.bankyaml import loads_as_bank
     from ankigen.text import lang
-    from ankigen.translation.start import start
 
     if not lang.is_valid_tag(language):
         raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--to")
-    paths = find_bank_paths(banks)
-    reference_tag = require_project(banks).reference or None
     if po_path is not None:
-        from ankigen.translation.po import write_po
-        from ankigen.translation.start import load_target, reference_bank, refuse_reference
+        from ankigen.translation.po import export_po
 
-        reference, _ = reference_bank(paths, topic, reference_tag)
-        code = refuse_reference(reference, language)
-        target_path = banks / topic / f"{code}.yaml"
-        target = load_target(target_path) if target_path.exists() else None
-        done = write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))
-        if str(po_path) != "-":
-            how = "merged into" if done.merged else "wrote"
-            how = how if done.wrote else "unchanged"
-            click.echo(f"{how} {po_path}: {done.texts} texts, {done.translated} translated")
+        echo(po_export_lines(po_path, export_po(banks, topic, language, po_path, force)))
         return
-    started = start(banks, paths, topic, language, update=update, reference=reference_tag)
-    if update and not started.added:
-        click.echo(f"{started.path}: nothing to add")
-        return
-    bank = Target(
-        started.path,
-        "a bank",
-        force,
-        edits=started.before,
-        check=loads_as_bank(str(started.path)),
-    )
-    write(bank, started.text.encode("utf-8"))
-    click.echo(
-        f"wrote {started.path}: {count(len(started.added), 'item')} "
-        f"{'added' if update else 'to translate'} from {started.reference.path}"
-    )
+    from ankigen.translation.start import write_translation
+
+    started = write_translation(banks, topic, language, update=update, force=force)
+    echo(translate_lines(started, update))
 
 
 @cli.command("release-notes")
@@ -511,25 +405,9 @@ def translate(
 @FORCE_OPTION
 def release_notes(ref: str, banks: Path, out: Path | None, force: bool) -> None:
     """What changed for learners since the git revision REF, deck by deck, in Markdown."""
-    from ankigen.bank.files import LOCK_NAME, PROJECT_NAME
-    from ankigen.bank.workspace import find_bank_paths
-    from ankigen.core.userfile import STDOUT, Target, write
-    from ankigen.releasenotes import at_revision, mark, release_notes, working_tree
+    from ankigen.releasenotes import write_release_notes
 
-    paths = find_bank_paths(banks)
-    first = mark(banks)
-    text = release_notes(at_revision(banks, ref), working_tree(banks, paths), ref, first)
-    inputs = (*paths, banks / LOCK_NAME, banks / PROJECT_NAME)
-    notes = Target(
-        out or Path(STDOUT),
-        "release notes",
-        force,
-        inputs,
-        ours=lambda before: before.split(b"\n", 1)[0] == first.encode("utf-8"),
-    )
-    wrote = write(notes, text.encode("utf-8"))
-    if not notes.is_stdout:
-        click.echo(f"{'wrote' if wrote else 'unchanged'} {out}", err=True)
+    echo(release_notes_lines(out, write_release_notes(banks, ref, out, force)))
 
 
 def main() -> None:

@@ -1,7 +1,8 @@
-"""What `ankigen build` prints about a build, as lines for standard output or error.
+"""Every line a command prints, for standard output or error: the commands return what
+they did, and this module alone words it.
 
-Written without click, so that a build with nothing to do can print it before the
-command line is loaded (`quick`); `cli` echoes the same lines."""
+Written without click, so that a build with nothing to do can print its report before
+the command line is loaded (`quick`); `app` echoes the same lines."""
 
 from __future__ import annotations
 
@@ -11,6 +12,12 @@ from pathlib import Path
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from ankigen.build.result import BuildResult
+    from ankigen.checks.run import Linted
+    from ankigen.formats.convert import ExportWritten, ImportWritten
+    from ankigen.preview import Previewed
+    from ankigen.push import PushReport
+    from ankigen.translation.po import PoImported, PoWritten
+    from ankigen.translation.start import Started
 
 
 @dataclass(frozen=True)
@@ -27,6 +34,11 @@ def warning_summary(warnings: int) -> str | None:
     if not warnings:
         return None
     return f"{count(warnings, 'warning')} in the banks; 'ankigen lint' lists them"
+
+
+def warning_lines(warnings: int) -> list[Line]:
+    summary = warning_summary(warnings)
+    return [Line(summary, True)] if summary else []
 
 
 def build_lines(result: BuildResult, out: Path, as_json: bool) -> list[Line]:
@@ -58,3 +70,87 @@ def build_lines(result: BuildResult, out: Path, as_json: bool) -> list[Line]:
             )
         )
     return lines
+
+
+def lint_lines(linted: Linted) -> list[Line]:
+    lines = [Line(str(diagnostic)) for diagnostic in linted.diagnostics]
+    summary = (
+        f"{count(linted.errors, 'error')}, {count(linted.warnings, 'warning')} "
+        f"in {count(linted.banks, 'bank')}"
+    )
+    return [*lines, Line(summary)]
+
+
+def preview_lines(previewed: Previewed) -> list[Line]:
+    return [
+        *warning_lines(previewed.warnings),
+        *(Line(f"wrote {page}") for page in previewed.pages),
+    ]
+
+
+def detected_line(path: Path, format_name: str, chosen_by: str) -> Line:
+    return Line(f"reading {path} as {format_name} (chosen by {chosen_by}; --from sets it)", True)
+
+
+def import_lines(path: Path, written: ImportWritten) -> list[Line]:
+    source = written.imported.source
+    lines = [Line(f"{path}:{number}: note: {note}", True) for number, note in source.notes]
+    lines += [Line(str(diagnostic), True) for diagnostic in written.imported.diagnostics]
+    lines += [Line(f"{_done(wrote)} {image}", True) for image, wrote in written.images]
+    if str(written.bank) != "-":
+        todo = written.todo
+        more = f"; fill in the {count(todo, 'place')} marked TODO" if todo else ""
+        lines.append(Line(f"{_done(written.wrote)} {written.bank}{more}", True))
+    count_line = f"{len(source.questions)} items imported, {source.skipped} skipped"
+    return [*lines, Line(count_line, True)]
+
+
+def export_lines(done: ExportWritten) -> list[Line]:
+    lines = [Line(str(warning), True) for warning in done.exported.warnings]
+    if str(done.out) != "-":
+        items = count(len(done.exported.source.questions), "item")
+        lines.append(Line(f"{_done(done.wrote)} {done.out}: {items}", True))
+    return lines
+
+
+def po_import_lines(po_path: Path, imported: PoImported) -> list[Line]:
+    done = imported.done
+    lines = [Line(str(warning), True) for warning in done.warnings]
+    if str(done.path) != "-":
+        translations = count(done.translated, "translation")
+        lines.append(Line(f"{_done(imported.wrote)} {done.path}: {translations} from {po_path}"))
+    return lines
+
+
+def po_export_lines(po_path: Path, done: PoWritten) -> list[Line]:
+    if str(po_path) == "-":
+        return []
+    how = ("merged into" if done.merged else "wrote") if done.wrote else "unchanged"
+    return [Line(f"{how} {po_path}: {done.texts} texts, {done.translated} translated")]
+
+
+def translate_lines(started: Started, update: bool) -> list[Line]:
+    if update and not started.added:
+        return [Line(f"{started.path}: nothing to add")]
+    what = "added" if update else "to translate"
+    items = count(len(started.added), "item")
+    return [Line(f"wrote {started.path}: {items} {what} from {started.reference.path}")]
+
+
+def release_notes_lines(out: Path | None, wrote: bool) -> list[Line]:
+    return [Line(f"{_done(wrote)} {out}", True)] if out is not None and str(out) != "-" else []
+
+
+def push_lines(report: PushReport) -> list[Line]:
+    import json
+
+    lines = [Line(f"unchanged since the last push: {path}") for path in report.unchanged]
+    for pushed in report.pushed:
+        reply = json.dumps(pushed.reply, ensure_ascii=False)
+        lines.append(Line(f"pushed {pushed.path}: Anki replied {reply}"))
+    pushed_count = count(len(report.pushed), "package")
+    return [*lines, Line(f"{pushed_count} pushed, {len(report.unchanged)} unchanged")]
+
+
+def _done(wrote: bool) -> str:
+    return "wrote" if wrote else "unchanged"

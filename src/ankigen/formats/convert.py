@@ -9,7 +9,8 @@ from pathlib import Path
 
 from ankigen.bank.reader import load_bank
 from ankigen.core.errors import Diagnostic, InvalidBanks
-from ankigen.formats.bankyaml import bank_yaml
+from ankigen.core.userfile import STDOUT, Target, write, write_all
+from ankigen.formats.bankyaml import TODO, bank_yaml, loads_as_bank
 from ankigen.formats.model import (
     Format,
     FormatError,
@@ -124,3 +125,64 @@ def losses(source: Source, format_name: str) -> list[Diagnostic]:
                 )
             )
     return found
+
+
+@dataclass(frozen=True)
+class ImportWritten:
+    """An import written out: the bank (to `bank`, `-` for standard output) and the
+    images it embeds (each with whether it was written or already there)."""
+
+    imported: Imported
+    images: tuple[tuple[Path, bool], ...]
+    bank: Path
+    wrote: bool
+
+    @property
+    def todo(self) -> int:
+        """The places the author is to fill in."""
+        return self.imported.bank.count(TODO)
+
+
+def import_into(
+    path: Path,
+    topic: str,
+    language: str,
+    format_name: str | None,
+    out: Path | None,
+    media: Path,
+    *,
+    choices: int | None = None,
+    answers: str | None = None,
+    force: bool = False,
+) -> ImportWritten:
+    """Read a quiz file into a bank and write it, with its images under `media`: nothing
+    is written unless everything may be (`userfile`)."""
+    imported = import_file(path, topic, language, format_name, choices, answers)
+    bank_path = out or Path(STDOUT)
+    # an existing image is replaced only by the same bytes (and then left alone)
+    images = [
+        (Target(media / relative, "an image", force, (path,)), data)
+        for relative, data in imported.source.media
+    ]
+    bank = Target(bank_path, "a bank", force, (path,), check=loads_as_bank(str(bank_path), True))
+    written = write_all([*images, (bank, imported.bank.encode("utf-8"))])
+    shown = tuple((target.path, wrote) for (target, _), wrote in zip(images, written, strict=False))
+    return ImportWritten(imported, shown, bank_path, written[-1])
+
+
+@dataclass(frozen=True)
+class ExportWritten:
+    exported: Exported
+    out: Path
+    """Where it went: `-` for standard output."""
+    wrote: bool
+
+
+def export_to(
+    path: Path, format_name: str, out: Path | None, media_dir: Path, force: bool = False
+) -> ExportWritten:
+    """A bank written in another format: an existing file is replaced only if it is an
+    export of the same bank, or with `force`."""
+    exported = export_bank(path, format_name, media_dir)
+    target = Target(out or Path(STDOUT), format_name, force, (path,), ours=exported.ours)
+    return ExportWritten(exported, target.path, write(target, exported.data))

@@ -7,7 +7,9 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.checks.run import Checked
+from ankigen.bank.project import require_project
+from ankigen.bank.workspace import find_bank_paths
+from ankigen.checks.run import Checked, check_paths
 from ankigen.checks.translation import untranslated_items
 
 
@@ -134,3 +136,9 @@ def matrix_html(rows: Sequence[Coverage]) -> str:
         f'<table class="pv-matrix"><thead><tr><th></th>{head}</tr></thead>'
         f"<tbody>{''.join(body)}</tbody></table>"
     )
+
+
+def status(banks_dir: Path) -> str:
+    """The coverage table of every bank of the folder, for `ankigen status`."""
+    reference = require_project(banks_dir).reference
+    return table(coverage(check_paths(find_bank_paths(banks_dir), reference=reference)))

@@ -28,13 +28,21 @@ import yaml
 
 from ankigen import __version__
 from ankigen.bank.model import Bank, Item
+from ankigen.bank.project import require_project
 from ankigen.bank.reader import parse_bank
+from ankigen.bank.workspace import find_bank_paths
 from ankigen.bank.yamltree import compose_file
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
-from ankigen.formats.bankyaml import yaml_string
+from ankigen.formats.bankyaml import loads_as_bank, yaml_string
 from ankigen.text import lang
-from ankigen.translation.start import add_missing, new_bank_text
+from ankigen.translation.start import (
+    add_missing,
+    load_target,
+    new_bank_text,
+    reference_bank,
+    refuse_reference,
+)
 
 TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"
@@ -378,3 +386,47 @@ def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, in
     for start, end, new in sorted(spans, reverse=True):
         text = text[:start] + new + text[end:]
     return text, changed
+
+
+@dataclass(frozen=True)
+class PoImported:
+    done: PoImport
+    wrote: bool
+
+
+def import_po_file(
+    po_path: Path, banks_dir: Path, out: Path | None = None, force: bool = False
+) -> PoImported:
+    """A PO file's translations written into its bank (the one its header names, or
+    `out`), edited in place: replaced only while it holds what was read."""
+    header = read_po(po_path).metadata
+    topic = header.get(TOPIC_HEADER, "")
+    paths = find_bank_paths(banks_dir)
+    reference, _ = reference_bank(paths, topic, header.get(REFERENCE_HEADER))
+    done = import_po(po_path, banks_dir, reference, out)
+    bank = Target(
+        done.path,
+        "a bank",
+        force,
+        (po_path,),
+        edits=done.before,
+        check=loads_as_bank(str(done.path)),
+    )
+    return PoImported(done, write(bank, done.text.encode("utf-8")))
+
+
+def export_po(
+    banks_dir: Path,
+    topic: str,
+    language: str,
+    po_path: Path,
+    force: bool = False,
+) -> PoWritten:
+    """`translate --po`: the PO file for `language`, merged into the one at `po_path`."""
+    paths = find_bank_paths(banks_dir)
+    reference_tag = require_project(banks_dir).reference or None
+    reference, _ = reference_bank(paths, topic, reference_tag)
+    code = refuse_reference(reference, language)
+    target_path = banks_dir / topic / f"{code}.yaml"
+    target = load_target(target_path) if target_path.exists() else None
+    return write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))

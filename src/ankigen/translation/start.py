@@ -19,12 +19,15 @@ from pathlib import Path
 import yaml
 
 from ankigen.bank.model import Bank
+from ankigen.bank.project import require_project
 from ankigen.bank.reader import parse_bank
+from ankigen.bank.workspace import find_bank_paths
 from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.checks.run import check_paths
 from ankigen.checks.translation import reference_language
 from ankigen.core.errors import AnkigenError, InvalidBanks
-from ankigen.formats.bankyaml import bank_yaml, item_lines
+from ankigen.core.userfile import Target, write
+from ankigen.formats.bankyaml import bank_yaml, item_lines, loads_as_bank
 from ankigen.formats.model import from_bank
 from ankigen.text import lang
 
@@ -206,3 +209,19 @@ def _scalar(node: yaml.Node, key: str) -> str | None:
             if k.value == key and isinstance(v, yaml.ScalarNode):
                 return str(v.value)
     return None
+
+
+def write_translation(
+    banks_dir: Path, topic: str, language: str, *, update: bool = False, force: bool = False
+) -> Started:
+    """`translate`: the new or updated bank, written (a bank that would not load never is)."""
+    paths = find_bank_paths(banks_dir)
+    reference_tag = require_project(banks_dir).reference or None
+    started = start(banks_dir, paths, topic, language, update=update, reference=reference_tag)
+    if update and not started.added:
+        return started
+    bank = Target(
+        started.path, "a bank", force, edits=started.before, check=loads_as_bank(str(started.path))
+    )
+    write(bank, started.text.encode("utf-8"))
+    return started
