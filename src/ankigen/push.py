@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import AnkigenError
 from ankigen.core.jsondata import parse_json
 
@@ -159,8 +160,6 @@ def _read_record(out_dir: Path) -> dict[str, dict[str, str]]:
 
 
 def _write_record(out_dir: Path, record: dict[str, dict[str, str]]) -> None:
-    from ankigen.core.atomic import write_atomic
-
     write_atomic(out_dir / RECORD_NAME, json.dumps(record, indent=1, sort_keys=True).encode())
 
 

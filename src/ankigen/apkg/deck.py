@@ -8,8 +8,9 @@ from collections.abc import Sequence
 from ankigen.apkg.note import RETIRED_TAG, NoteContent
 from ankigen.bank.model import Bank
 from ankigen.core.hashing import content_hash
+from ankigen.identity.guid import named_deck_id
 from ankigen.text import l10n
-from ankigen.text.html import inline_html
+from ankigen.text.html import inline_html, plain_text
 
 
 def content_version(contents: Sequence[NoteContent]) -> str:
@@ -21,7 +22,7 @@ def content_version(contents: Sequence[NoteContent]) -> str:
 
 def deck_description(bank: Bank, contents: Sequence[NoteContent], version: str = "") -> str:
     def word(key: str) -> str:
-        return html.escape(l10n.deck_word(bank.language, key))
+        return _word(bank.language, key)
 
     rows = [f"<p><b>{inline_html(bank.title)}</b></p>"]
     if bank.description:
@@ -48,3 +49,54 @@ def deck_description(bank: Bank, contents: Sequence[NoteContent], version: str =
         + "".join(rows)
         + "</div>"
     )
+
+
+def parent_decks(
+    banks: Sequence[Bank], versions: dict[str, str], reference: str = ""
+) -> dict[str, tuple[tuple[int, str, str], ...]]:
+    """bank key -> its parent deck as (id, name, description), for decks that have one.
+
+    The description names the topic, lists the decks under the parent with
+    their languages and versions, in the reference language's words.
+    """
+    own = {plain_text(b.deck_name) for b in banks}
+    groups: dict[str, list[Bank]] = {}
+    for bank in banks:
+        name = plain_text(bank.deck_name)
+        if "::" in name:
+            groups.setdefault(name.rsplit("::", 1)[0], []).append(bank)
+    out: dict[str, tuple[tuple[int, str, str], ...]] = {}
+    for parent, children in groups.items():
+        if parent in own:
+            continue  # that deck has its own description
+        description = _parent_description(parent, children, versions, reference or "en")
+        entry = ((named_deck_id(parent), parent, description),)
+        for bank in children:
+            out[bank.key] = entry
+    return out
+
+
+def _parent_description(
+    parent: str, children: Sequence[Bank], versions: dict[str, str], language: str
+) -> str:
+    def word(key: str) -> str:
+        return _word(language, key)
+
+    topics = sorted({b.topic for b in children})
+    rows = [f"<p><b>{html.escape(parent.rsplit('::', 1)[-1])}</b></p>"]
+    rows.append(f"<p>{html.escape(', '.join(topics))}</p>")
+    items = []
+    for bank in sorted(children, key=lambda b: (b.language != language, b.language, b.topic)):
+        items.append(
+            f'<li><span lang="{html.escape(bank.language)}">'
+            f"{html.escape(l10n.language_name(bank.language))}</span>: "
+            f'<span lang="{html.escape(bank.language)}">{inline_html(bank.title)}</span> · '
+            f"{word('version')} <code>{html.escape(versions.get(bank.key, ''))}</code></li>"
+        )
+    rows.append(f"<p>{word('language')}:</p><ul>{''.join(items)}</ul>")
+    return '<div class="ag-deck ag-parent">' + "".join(rows) + "</div>"
+
+
+def _word(language: str, key: str) -> str:
+    """A word of the deck descriptions in `language`, as HTML."""
+    return html.escape(l10n.deck_word(language, key))

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import html
 import re
 import string
 from collections.abc import Sequence
@@ -29,9 +28,7 @@ from typing import TYPE_CHECKING
 from ankigen.bank.files import PROJECT_NAME
 from ankigen.bank.model import SLUG
 from ankigen.core.errors import Diagnostic, InvalidBanks
-from ankigen.identity.guid import named_deck_id
-from ankigen.text import l10n, lang
-from ankigen.text.html import inline_html, plain_text
+from ankigen.text import lang
 
 if TYPE_CHECKING:
     from ankigen.bank.model import Bank
@@ -82,52 +79,6 @@ class Project:
 
     def apply_all(self, banks: Sequence[Bank]) -> tuple[Bank, ...]:
         return tuple(self.apply(bank) for bank in banks)
-
-
-def parent_decks(
-    banks: Sequence[Bank], versions: dict[str, str], reference: str = ""
-) -> dict[str, tuple[tuple[int, str, str], ...]]:
-    """bank key -> its parent deck as (id, name, description), for decks that have one.
-
-    The description names the topic, lists the decks under the parent with
-    their languages and versions, in the reference language's words.
-    """
-    own = {plain_text(b.deck_name) for b in banks}
-    groups: dict[str, list[Bank]] = {}
-    for bank in banks:
-        name = plain_text(bank.deck_name)
-        if "::" in name:
-            groups.setdefault(name.rsplit("::", 1)[0], []).append(bank)
-    out: dict[str, tuple[tuple[int, str, str], ...]] = {}
-    for parent, children in groups.items():
-        if parent in own:
-            continue  # that deck has its own description
-        description = _parent_description(parent, children, versions, reference or "en")
-        entry = ((named_deck_id(parent), parent, description),)
-        for bank in children:
-            out[bank.key] = entry
-    return out
-
-
-def _parent_description(
-    parent: str, children: Sequence[Bank], versions: dict[str, str], language: str
-) -> str:
-    def word(key: str) -> str:
-        return html.escape(l10n.deck_word(language, key))
-
-    topics = sorted({b.topic for b in children})
-    rows = [f"<p><b>{html.escape(parent.rsplit('::', 1)[-1])}</b></p>"]
-    rows.append(f"<p>{html.escape(', '.join(topics))}</p>")
-    items = []
-    for bank in sorted(children, key=lambda b: (b.language != language, b.language, b.topic)):
-        items.append(
-            f'<li><span lang="{html.escape(bank.language)}">'
-            f"{html.escape(l10n.language_name(bank.language))}</span>: "
-            f'<span lang="{html.escape(bank.language)}">{inline_html(bank.title)}</span> · '
-            f"{word('version')} <code>{html.escape(versions.get(bank.key, ''))}</code></li>"
-        )
-    rows.append(f"<p>{word('language')}:</p><ul>{''.join(items)}</ul>")
-    return '<div class="ag-deck ag-parent">' + "".join(rows) + "</div>"
 
 
 def project_path(banks_dir: Path) -> Path:

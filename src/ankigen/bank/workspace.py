@@ -26,7 +26,7 @@ def find_bank_paths(banks_dir: Path) -> list[Path]:
 def default_media_dir(banks_dir: Path, project: Project | None = None) -> Path:
     """The project file's `media`, else `media/` beside the banks folder."""
     if project is None:
-        from ankigen.bank.project import load_project
+        from ankigen.bank.project import load_project  # tomllib, only without a project
 
         project, _ = load_project(banks_dir)
     return project.media or banks_dir.parent / "media"

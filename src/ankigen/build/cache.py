@@ -109,7 +109,7 @@ class BuildCache:
     def recorded_version(self, path: Path) -> str | None:
         """The deck's version recorded with the package, if well formed: right when
         `same_content` holds, since the reuse key binds the lock entry it is made from."""
-        from ankigen.identity.versions import is_version
+        from ankigen.identity.versions import is_version  # not on a no-change build's path
 
         version = self.packages.get(path.name, {}).get("deck_version")
         return version if is_version(version) else None

@@ -16,10 +16,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ankigen.apkg.deck import parent_decks
 from ankigen.apkg.limits import check_package
 from ankigen.bank.files import Known, SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
-from ankigen.bank.project import Project, parent_decks
+from ankigen.bank.project import Project
 from ankigen.build.cache import BuildCache, inputs_fingerprint
 from ankigen.build.jobs import (
     DeckJob,

@@ -186,7 +186,7 @@ def _last_result(
             return None
         by_status = signatures(sources)
         if by_status != cache.banks:
-            from ankigen.core.atomic import write_atomic
+            from ankigen.core.atomic import write_atomic  # a no-change build rarely writes
 
             cache.banks = by_status
             with contextlib.suppress(OutputError):
@@ -195,6 +195,7 @@ def _last_result(
 
 
 def _parsed_project(banks_dir: Path, data: bytes | None) -> tuple[Project, list[Diagnostic]]:
+    # tomllib: a build with nothing to do knows the project file by its status
     from ankigen.bank.project import Project, parse_project, project_path
 
     if data is None:

@@ -76,7 +76,7 @@ def check_sources(
 
 
 def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:
-    from ankigen.images.process import check, image_refs
+    from ankigen.images.process import check, image_refs  # Pillow, only when images are
 
     return check(image_refs(outlines), media_dir)
 
@@ -85,8 +85,6 @@ def checked_banks(banks_dir: Path) -> Checked:
     """Every bank and its warnings, or InvalidBanks with all the errors (for preview).
 
     The project file's settings (deck names, tags) are applied to the banks."""
-    from ankigen.bank.project import load_project
-    from ankigen.checks.run import check_sources
 
     sources, problems = read_sources(banks_dir)
     project, project_problems = load_project(banks_dir)

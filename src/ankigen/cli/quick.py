@@ -62,6 +62,7 @@ def answer(argv: Sequence[str]) -> int | None:
     args = build_args(argv)
     if args is None:
         return None
+    # only once the arguments are the plainest: anything else goes to click at once
     from ankigen.build.pipeline import unchanged_build
     from ankigen.cli.output import build_lines
 

@@ -332,6 +332,7 @@ def _convert(
 
 def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
     """Check and clean the image as every image is, and keep it for the media folder."""
+    # Pillow, only for a file that embeds images
     from ankigen.images.process import ImageProblem, process
     from ankigen.images.settings import Settings
 
@@ -437,7 +438,7 @@ def _html_with_image(
     text: str, image: str, alt: str, media_dir: Path, where: tuple[str, int]
 ) -> tuple[str, str]:
     """The text as HTML with its image after it, and the `<file>` that embeds the image."""
-    from ankigen.images.process import ImageProblem, resolve
+    from ankigen.images.process import ImageProblem, resolve  # Pillow, only with images
 
     markup = text_to_html(text) if text else ""
     if not image:

@@ -22,7 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
-from ankigen.core.errors import InvalidBanks
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.formats.model import (
     Choice,
     Format,
@@ -366,7 +366,6 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         choices = tuple(Choice(text, n in correct) for n, text in enumerate(item.choices, start=1))
         questions.append(Question(item.line, item.question, choices, answered=picks is not None))
     notes = tuple((n, f"dropped page text: {line}") for n, line in page.dropped)
-    from ankigen.core.errors import Diagnostic
 
     warnings = tuple(Diagnostic(path, n, "warning", note) for n, note in page.notes)
     return Source(

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ankigen.bank.files import settled
 from ankigen.bank.model import IMAGE_FIELDS
+from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
 from ankigen.images.settings import Settings
@@ -196,7 +197,6 @@ class ImageCache:
         return None
 
     def put(self, key: str, processed: Processed) -> None:
-        from ankigen.core.atomic import write_atomic
 
         if self.folder is not None:
             write_atomic(self.folder / f"{key}--{processed.name}", processed.data)
