@@ -197,7 +197,7 @@ def _git(root: Path, *args: str) -> bytes:
 
 def at_revision(banks_dir: Path, ref: str) -> Snapshot:
     """The banks folder as it was at `ref`: its banks found by the build's own rule
-    (`sources.looks_like_bank`, hidden files and folders skipped)."""
+    (`bank.files.looks_like_bank`, hidden files and folders skipped)."""
     top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
     _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     inside = PurePosixPath(banks_dir.resolve().relative_to(top.resolve()).as_posix())
@@ -265,7 +265,7 @@ def working_tree(banks_dir: Path, paths: Sequence[Path]) -> Snapshot:
 
 def changed(before: Bank, was: Item, bank: Bank, item: Item, old: Lock, new: Lock) -> bool:
     """Whether learners see an item changed: the build's own rule, its note's content
-    (`note.note_content`: every field, a why, recall, the images' names, the tags), and
+    (`apkg.note.note_content`: every field, a why, recall, the images' names, the tags), and
     what each build issued for it (an image's content, which only a build reads)."""
     images = ("image", "explanation_image")
     ours = note_content(bank, item, {k: getattr(item, k) for k in images}).hash

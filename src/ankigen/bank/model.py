@@ -164,7 +164,7 @@ class ItemOutline(NamedTuple):
 ParityRow = tuple[int, tuple[int, ...], int, int, int]
 Parity = dict[str, ParityRow]
 """Of each item by id, what comparing a translation with its reference reads
-(`lint.against_reference`): the number of choices, the answer, which choices have a why
+(`checks.across.against_reference`): the number of choices, the answer, which choices have a why
 (bit n-1 for choice n), and digests of the normalized question and explanation."""
 
 
@@ -187,7 +187,7 @@ class Outline:
 
 def _outline(bank: Bank, columns: tuple[tuple[object, ...], ...]) -> Outline:
     rows = zip(*columns, strict=True)
-    made = map(tuple.__new__, itertools.repeat(ItemOutline), rows)  # as `identity.stamps`
+    made = map(tuple.__new__, itertools.repeat(ItemOutline), rows)  # as `identity.stamp.stamps`
     return Outline(bank, tuple(cast(Iterator[ItemOutline], made)))
 
 

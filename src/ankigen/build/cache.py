@@ -59,7 +59,7 @@ class BuildCache:
         last = loaded.get("last")
         self.last: dict[str, object] = last if isinstance(last, dict) else {}
         self.banks: Known = parse_known(loaded.get("banks"))
-        """The banks' files by status, as the last build read them (`sources.Signature`)."""
+        """The banks' files by status, as the last build read them (`bank.files.Signature`)."""
 
     def fresh(self, path: Path) -> bool:
         """Whether the file is still the one this cache recorded."""

@@ -175,7 +175,7 @@ def run_early_job(job: DeckJob) -> DeckPlan | None:
 class Evidence:
     """The lock and what was issued for each note (the output folder's record and the
     lock's git history): read while the workers start on the banks (`read`, as
-    `lint.check_outlines`'s `meanwhile`); the decks planned early wait for it."""
+    `checks.incremental.check_outlines`'s `meanwhile`); the decks planned early wait for it."""
 
     def __init__(self, out_dir: Path, lock_path: Path, lock_bytes: bytes | None) -> None:
         self.out_dir, self.lock_path, self.lock_bytes = out_dir, lock_path, lock_bytes
@@ -194,7 +194,7 @@ class Evidence:
 
 class EarlyPlans:
     """Decks planned as soon as their bank is checked, while other banks still are (see
-    `lint.AfterCheck`), in the process that checked the bank: checking and planning
+    `checks.incremental.AfterCheck`), in the process that checked the bank: checking and planning
     overlap, no process waits at the end of either, and a bank edited alone is checked
     and planned in a worker while this process reads the lock and prepares the rest.
 

@@ -88,7 +88,7 @@ class Inputs:
     media_given: Path | None
     """The media folder asked for (`--media`), if one was."""
     by_status: Known = dataclasses.field(default_factory=dict)
-    """The banks a later build may know by their file's status (`sources.Signature`)."""
+    """The banks a later build may know by their file's status (`bank.files.Signature`)."""
 
 
 def build_locked(

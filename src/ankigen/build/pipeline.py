@@ -2,7 +2,7 @@
 
 Each bank file is read once; everything is decided from those bytes. A build
 whose inputs are those of the last build into the same folder stops here,
-having imported little: the build proper (`decks`) is imported only when
+having imported little: the build proper (`build.locked`) is imported only when
 something changed.
 """
 

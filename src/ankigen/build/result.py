@@ -94,7 +94,7 @@ class DeckPlan:
     warnings: tuple[Diagnostic, ...]
     media: tuple[tuple[str, bytes], ...] = ()
     lock_text: str = ""
-    """`lock.deck_text` of its entry, when made in a deck's job (where it runs)."""
+    """`identity.lockfile.deck_text` of its entry, when made in a deck's job (where it runs)."""
 
 
 @dataclass(frozen=True)
@@ -106,7 +106,8 @@ class Packaged:
     data: bytes | None
     """The package file; None when the package in place already has this content."""
     entry: bytes | None = None
-    """The bank's cache entry, when it was made beside the package (`lint.entry_goes_with`)."""
+    """The bank's cache entry, when it was made beside the package
+    (`checks.incremental.entry_goes_with`)."""
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@
 Each entry is compressed JSON (never pickle: an output folder may come from elsewhere),
 named by the hash of the bank file's bytes, its path, ankigen's version and the source
 languages, and holding that hash again. It has three parts: the bank's outline (its
-settings, problems and an outline of each item: `bank.Outline`), which every build
+settings, problems and an outline of each item: `bank.model.Outline`), which every build
 reads; its items, which only the bank's deck job reads; and its parity
-(`bank.Parity`), which a build reads to compare a translation with its reference. An
+(`bank.model.Parity`), which a build reads to compare a translation with its reference. An
 entry is used only when it is exactly what this version wrote for exactly those bytes
 and has exactly the expected shape; anything else is ignored, and the bank is parsed
 again (see `BankCache.bank` for items found unusable after their outline was used).
@@ -76,7 +76,7 @@ class BankCache:
         self, bank: str, reference: str, check: Callable[[], list[Diagnostic]]
     ) -> list[Diagnostic]:
         """What `check` finds comparing a translation with its reference
-        (`lint.against_reference`), a function of both banks' bytes: kept between builds,
+        (`checks.across.against_reference`), a function of both banks' bytes: kept between builds,
         so an edit to one translation does not check all the others again."""
         if bank not in self.digests or reference not in self.digests:
             return check()

@@ -43,11 +43,11 @@ COMPRESSION = 1
 LATER = b""
 """In place of an entry: the worker that checked the bank makes it after the bank's
 follow-up, and sends it with the follow-up's outcome, or with the package the follow-up
-kept (`lint.entry_goes_with`); `BankCache.arrive` takes it."""
+kept (`checks.incremental.entry_goes_with`); `BankCache.arrive` takes it."""
 
 
 Languages = tuple[str, ...]
-"""The source languages a bank was checked against (`lint.sources_for`): its warnings
+"""The source languages a bank was checked against (`checks.translation.sources_for`): its warnings
 about untranslated text depend on them, so an entry holds for those alone."""
 
 
@@ -71,7 +71,7 @@ def dump(
     parity: Parity | None = None,
 ) -> bytes:
     """A header line (what the entry is for, and a checksum of the rest), then three
-    payloads: the bank's outline (`bank.outline`) with its settings and problems, its
+    payloads: the bank's outline (`bank.model.outline`) with its settings and problems, its
     items, and its parity if known. A build reads the items of the banks it plans only."""
     bank, diagnostics = loaded
     head: dict[str, Any] | None = None

@@ -27,7 +27,7 @@ PLACEHOLDER = re.compile(
 
 
 # what every match of PLACEHOLDER holds: texts without any have none, even once their
-# code and math are taken out (`markup.prose` only removes, and puts a space between)
+# code and math are taken out (`text.markup.prose` only removes, and puts a space between)
 _PLACEHOLDER_NEEDLES = ("_AIU_PROTECTED_", "__", "{", "%", "[[", "<x", "\ufffd")
 
 

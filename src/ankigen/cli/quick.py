@@ -3,7 +3,7 @@
 Loading click takes longer than the rest of such a build (35 to 60 ms of 90), and a
 build with nothing changed is what editors' save hooks, `make` and CI run most. Only
 the plainest forms are answered here, and only when the banks' statuses show that
-nothing changed (`build.unchanged_build`); anything else, including every error, goes
+nothing changed (`build.pipeline.unchanged_build`); anything else, including every error, goes
 to the command line, which decides it again as if this had not looked.
 """
 

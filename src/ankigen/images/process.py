@@ -212,7 +212,7 @@ class SourceImage:
     size: int
     mtime_ns: int | None
     """None, with `ctime_ns`, when the times were too recent to vouch for the content
-    (`sources.SETTLE_NS`): the next build hashes the file."""
+    (`bank.files.SETTLE_NS`): the next build hashes the file."""
     ctime_ns: int | None
     inode: int
 

@@ -1,6 +1,6 @@
 """How a build processes images: its settings, and the key that names their results.
 
-Apart from `media` (and Pillow): a build with nothing changed needs the key only.
+Apart from `images.process` (and Pillow): a build with nothing changed needs the key only.
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """Is this text still in the language it was translated from?
 
-Script detection (`lint.foreign_script`) cannot tell English left in a Yoruba
+Script detection (`checks.translation.foreign_script`) cannot tell English left in a Yoruba
 or Wolof bank: they share the Latin script. This module answers for any
 script, offline, with two independent signals that must both agree, because
 a false "untranslated" is as wrong as a missed one:

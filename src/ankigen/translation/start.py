@@ -5,7 +5,7 @@ shuffle settings, tags and images, with every text still in the reference
 language. It builds (a deck in the reference language is better than none),
 and lint, status and the preview count each such item as untranslated until
 its text changes, because it is the reference's text (see
-`lint.same_as_reference`). With `update`, only the items the translation
+`checks.translation.same_as_reference`). With `update`, only the items the translation
 lacks are inserted, in the reference's order, and nothing else in the file
 changes: not a comment, not a quote.
 """
