@@ -47,10 +47,10 @@ def test_templates_reference_only_our_fields() -> None:
 
 def test_every_language_has_every_phrase() -> None:
     required = {"en", "bn", "yo", "hi", "ur", "wo", "de", "es", "fr", "ar"}
-    assert required <= set(l10n.STRINGS)
-    for code, words in l10n.STRINGS.items():
-        assert len(words) == len(l10n.KEYS), code
-        assert all(w.strip() for w in words), code
+    assert required <= set(l10n.card_words())
+    for code, words in l10n.card_words().items():
+        assert tuple(words) == l10n.card_keys(), code
+        assert all(w.strip() for w in words.values()), code
 
 
 def test_scripts_are_wrapped_and_never_assign_window_onload() -> None:
