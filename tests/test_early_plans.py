@@ -103,7 +103,6 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
         release(self)
 
     # the store and the check in a worker each look it up in their own module
-
     for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
         monkeypatch.setattr(module, "load", counting)
     monkeypatch.setattr(ankigen.build.jobs, "checked_here", finding)
@@ -115,6 +114,12 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     assert found and all(found)  # this process planned the decks it checked, as checked
     assert loaded == []
     assert ankigen.checks.incremental._checked_here == {}  # nothing left held
+    # the control: an edited bank, checked in this process, loads its previous entry
+    # (for the items it reuses) through the patched name, so a load would have been seen
+    monkeypatch.setattr(ankigen.core.parallel, "MIN_PARALLEL_BYTES", 1 << 40)
+    write_bank(project / "banks", "a", items=[item(f"a{n}", 2) for n in range(20)])
+    build(project / "banks", project / "out")
+    assert [Path(path).relative_to(project).as_posix() for path in loaded] == ["banks/a/en.yaml"]
 
 
 def outputs(project: Path) -> dict[str, bytes]:

@@ -467,6 +467,7 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
     assert "wrote out/demo.de.apkg: 2 notes (0 new, 1 changed" in result.output
     new_digest = hashlib.sha256(edited.read_bytes()).hexdigest()
     assert new_digest not in loaded  # only the previous entry, for the items it reuses
+    assert loaded, "the patched load sees the previous entry: a load would have been seen"
     [job] = jobs
     assert job.bank is not None and job.bank.items[0].answer == (2,)
     assert pickle.loads(pickle.dumps(job)).bank is None
