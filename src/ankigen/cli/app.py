@@ -20,6 +20,7 @@ from ankigen import __version__
 from ankigen.cli.output import (
     Line,
     build_lines,
+    connected_line,
     detected_line,
     export_lines,
     import_lines,
@@ -27,6 +28,7 @@ from ankigen.cli.output import (
     po_export_lines,
     po_import_lines,
     preview_lines,
+    progress_text,
     push_lines,
     release_notes_lines,
     translate_lines,
@@ -137,8 +139,7 @@ def _terminal_progress() -> Callable[[int, int], None] | None:
         return None
 
     def show(done: int, total: int) -> None:
-        end = "\r\033[K" if done == total else ""
-        click.echo(f"\rbuilding {done}/{total} decks{end}", err=True, nl=False)
+        click.echo(progress_text(done, total), err=True, nl=False)
 
     return show
 
@@ -345,7 +346,7 @@ def push(
     result = run_build(banks, out, progress=_terminal_progress(), media_dir=media)
     echo(warning_lines(len(result.warnings)))
     packages = [out / deck.path for deck in result.decks]
-    click.echo(f"AnkiConnect {version} at {url}", err=True)
+    echo([connected_line(version, url)])
     echo(push_lines(push_changed(client, out, packages, url, push_all)))
 
 

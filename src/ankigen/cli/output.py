@@ -154,3 +154,13 @@ def push_lines(report: PushReport) -> list[Line]:
 
 def _done(wrote: bool) -> str:
     return "wrote" if wrote else "unchanged"
+
+
+def progress_text(done: int, total: int) -> str:
+    """The build's counter on a terminal: one line rewritten, cleared at the end."""
+    end = "\r\033[K" if done == total else ""
+    return f"\rbuilding {done}/{total} decks{end}"
+
+
+def connected_line(version: object, url: str) -> Line:
+    return Line(f"AnkiConnect {version} at {url}", True)
