@@ -170,3 +170,64 @@ def test_hostile_project_files(
         result = invoke(runner, command)
         assert result.exit_code == 1
         assert message in result.output, (command, result.output)
+
+
+@pytest.mark.parametrize(
+    ("deck", "message"),
+    [
+        ('"{title:x}"', "deck template: {title:x} has a conversion or format spec"),
+        (
+            '"{title:>300000000}"',
+            "deck template: {title:>300000000} has a conversion or format spec",
+        ),
+        ('"{title!r}"', "deck template: {title!r} has a conversion or format spec"),
+        ('"{language!s:.1}"', "deck template: {language!s:.1} has a conversion or format spec"),
+        ('"{title} }"', "deck template: a lone '}'"),
+        ('"A\\u0000{title}"', "deck template: a control character or noncharacter"),
+        (
+            '"' + "x" * 256 + '::{title}"',
+            "deck template: a part between '::' is longer than 255 characters",
+        ),
+    ],
+)
+def test_the_deck_template_is_a_template_not_str_format(
+    project: Path, runner: CliRunner, deck: str, message: str
+) -> None:
+    write_bank(project / "banks")
+    (project / "banks" / "ankigen.toml").write_text(f"deck = {deck}\n", encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert f"banks/ankigen.toml:1: error: {message}" in result.output
+    assert "internal error" not in result.output
+
+
+def test_braces_in_a_deck_template_are_written_doubled(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    (project / "banks" / "ankigen.toml").write_text(
+        'deck = "{{Quiz}}::{topic} ({language})"\n', encoding="utf-8"
+    )
+    assert invoke(runner, "build").exit_code == 0
+    assert "{Quiz}::demo (en)" in (project / "banks" / "ankigen.lock").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("media", ["/", "../..", "../../etc", "pictures-link"])
+def test_the_projects_media_stays_in_the_project(
+    project: Path, runner: CliRunner, media: str
+) -> None:
+    write_bank(project / "banks")
+    (project / "pictures-link").symlink_to("/")
+    (project / "banks" / "ankigen.toml").write_text(
+        f'media = "{("../" + media) if media == "pictures-link" else media}"\n', encoding="utf-8"
+    )
+    for command in ("lint", "build"):
+        result = invoke(runner, command)
+        assert result.exit_code == 1
+        assert "banks/ankigen.toml:1: error: media " in result.output
+        assert "is outside the project folder" in result.output
+
+
+def test_media_inside_the_project_is_taken(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks")
+    (project / "pictures").mkdir()
+    (project / "banks" / "ankigen.toml").write_text('media = "../pictures"\n', encoding="utf-8")
+    assert invoke(runner, "lint").exit_code == 0

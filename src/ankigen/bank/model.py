@@ -23,6 +23,7 @@ MAX_ITEMS = 20_000
 MAX_LONG_TEXT = 10_000  # question, explanation, description
 MAX_SHORT_TEXT = 2_000  # choices, title, alt text and the rest
 MAX_ID = 100
+MAX_DECK_PART = 255  # characters between '::' in a deck name
 MAX_TAGS = 50
 
 

@@ -19,14 +19,14 @@ from __future__ import annotations
 import dataclasses
 import hashlib
 import re
-import string
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen.bank.files import PROJECT_NAME
-from ankigen.bank.model import SLUG
+from ankigen.bank.model import MAX_DECK_PART, SLUG
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.text import lang
 
@@ -63,12 +63,13 @@ class Project:
     def deck_name(self, bank: Bank) -> str:
         if bank.deck or not self.deck:
             return bank.deck_name
-        return self.deck.format(
-            title=bank.title,
-            topic=bank.topic,
-            language=bank.language,
-            topic_title=self.topic_title(bank.topic),
-        )
+        values = {
+            "title": bank.title,
+            "topic": bank.topic,
+            "language": bank.language,
+            "topic_title": self.topic_title(bank.topic),
+        }
+        return _TEMPLATE_PART.sub(lambda m: _placed(m[0], values), self.deck)
 
     def apply(self, bank: Bank) -> Bank:
         """The bank with the project's deck name and tags."""
@@ -172,6 +173,15 @@ def _read(
     if media is not None and (not isinstance(media, str) or "\0" in media):
         report("media", "media must be a folder path")
         media = None
+    elif media and not _inside(banks_dir / media, banks_dir.parent):
+        # a one-line change in a contributed pull request must not ship any image the
+        # builder can read; --media on the command line is the user's own choice
+        report(
+            "media",
+            f"media {media!r} is outside the project folder ({banks_dir.parent.resolve()}); "
+            "images come from inside it (the command line's --media may point anywhere)",
+        )
+        media = None
     topics = raw.get("topics", {})
     pairs: list[tuple[str, str]] = []
     if not isinstance(topics, dict):
@@ -197,18 +207,47 @@ def _read(
     return project, problems
 
 
+_TEMPLATE_PART = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[{}]")
+"""What a deck template holds besides text: `{{`, `}}`, `{name}`, or a stray brace."""
+
+
+def _placed(part: str, values: dict[str, str]) -> str:
+    if part in ("{{", "}}"):
+        return part[0]
+    return values[part[1:-1]]
+
+
 def _template_problem(template: str) -> str | None:
-    try:
-        fields = [name for _, name, _, _ in string.Formatter().parse(template) if name is not None]
-    except ValueError as exc:
-        return f"deck template {template!r}: {exc}"
-    for name in fields:
+    """Only `{name}` with the documented names, and `{{`/`}}` for braces: no conversion,
+    no format spec (`str.format` would let `{title:>300000000}` take gigabytes)."""
+    known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
+    for match in _TEMPLATE_PART.finditer(template):
+        part = match[0]
+        if part in ("{{", "}}"):
+            continue
+        if part in ("{", "}"):
+            return f"deck template: a lone {part!r}; write {part * 2!r} for a brace, or use {known}"
+        name = part[1:-1]
+        if name not in PLACEHOLDERS and any(mark in name for mark in "!:[]."):
+            return f"deck template: {part} has a conversion or format spec; use {known}"
         if name not in PLACEHOLDERS:
-            known = ", ".join("{" + p + "}" for p in PLACEHOLDERS)
-            return f"deck template: unknown placeholder {{{name}}}; use {known}"
-    if any(not part.strip() for part in template.split("::")):
+            return f"deck template: unknown placeholder {part}; use {known}"
+    if any(unicodedata.category(char) in ("Cc", "Cs", "Co", "Cn") for char in template):
+        return "deck template: a control character or noncharacter; remove it"
+    parts = _TEMPLATE_PART.sub("x", template).split("::")
+    if any(not part.strip() for part in parts):
         return f"deck template {template!r} has an empty part around '::'"
+    if any(len(part) > MAX_DECK_PART for part in parts):
+        return f"deck template: a part between '::' is longer than {MAX_DECK_PART} characters"
     return None
+
+
+def _inside(path: Path, folder: Path) -> bool:
+    """Whether `path`, links resolved, is `folder` or below it."""
+    try:
+        return path.resolve().is_relative_to(folder.resolve())
+    except (OSError, RuntimeError):  # a link loop
+        return False
 
 
 def require_project(banks_dir: Path) -> Project:

@@ -20,6 +20,7 @@ from ankigen.bank.fastread import (
 from ankigen.bank.model import (
     BANK_KEYS,
     ITEM_KEYS,
+    MAX_DECK_PART,
     MAX_ID,
     MAX_ITEMS,
     MAX_LONG_TEXT,
@@ -134,6 +135,10 @@ def _read_bank(
     deck = values.get("deck")
     if isinstance(deck, str) and deck and any(not part.strip() for part in deck.split("::")):
         r.report(keys["deck"], f"deck {deck!r} has an empty part around '::'")
+    elif isinstance(deck, str) and any(len(part) > MAX_DECK_PART for part in deck.split("::")):
+        r.report(
+            keys["deck"], f"deck: a part between '::' is longer than {MAX_DECK_PART} characters"
+        )
     items: list[Item] = []
     if "items" in keys:
         items = list(

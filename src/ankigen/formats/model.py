@@ -197,14 +197,18 @@ def assign_ids(source: Source, problems: Problems) -> list[str]:
     """An id per question: its name as a slug, else `qN` by position; unique."""
     ids: list[str] = []
     used: set[str] = set()
+    # the next suffix to try for each name: 20,000 questions of one name are linear,
+    # not a scan from -2 for each
+    next_suffix: dict[str, int] = {}
     for number, question in enumerate(source.questions, start=1):
         wanted = question.name if SLUG.fullmatch(question.name) else slugify(question.name)
         wanted = wanted or f"q{number}"
         chosen = wanted
-        suffix = 2
+        suffix = next_suffix.get(wanted, 2)
         while chosen in used:
             chosen = f"{wanted}-{suffix}"
             suffix += 1
+        next_suffix[wanted] = suffix
         if chosen != wanted:
             problems.warn(question.line, f"id {wanted!r} is taken; this item is {chosen!r}")
         used.add(chosen)
