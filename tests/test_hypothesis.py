@@ -1802,3 +1802,39 @@ def test_quick_builds_take_only_what_click_reads_the_same_way(argv: list[str]) -
     )
     assert (params["media"], params["max_image_size"], params["prune"]) == (None, 1600, False)
     assert isinstance(command, click.Command)
+
+
+UNSAFE_MACROS = ["href", "style", "class", "cssId", "unicode", "require", "data", "html"]
+
+
+@SETTINGS
+@given(
+    st.sampled_from(UNSAFE_MACROS),
+    st.lists(st.booleans(), min_size=8, max_size=8),
+    st.text(alphabet=" \t\n", max_size=3),
+    st.text(alphabet="abc{}+^_ ", max_size=10),
+    st.sampled_from([("\\(", "\\)"), ("\\[", "\\]")]),
+)
+def test_an_unsafe_mathjax_macro_is_found_whatever_its_case_or_spacing(
+    name: str, upper: list[bool], space: str, around: str, delimiters: tuple[str, str]
+) -> None:
+    from ankigen.text.markup import problems
+
+    cased = "".join(c.upper() if u else c for c, u in zip(name, upper * 2, strict=False))
+    text = f"{delimiters[0]}{around}\\{space}{cased}{{x}}{{y}}{around}{delimiters[1]}"
+    found = [p for p in problems(text) if "is not allowed" in p.message]
+    assert found and all(p.severity == "error" for p in found), text
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.sampled_from(["frac", "displaystyle", "textstyle", "mathrm", "sqrt", "sum", "alpha"]),
+        max_size=5,
+    )
+)
+def test_the_usual_macros_are_never_taken_for_unsafe_ones(names: list[str]) -> None:
+    from ankigen.text.markup import problems
+
+    text = "\\(" + " ".join(f"\\{name}{{x}}" for name in names) + "\\)"
+    assert not [p for p in problems(text) if "is not allowed" in p.message]

@@ -268,3 +268,40 @@ def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:
         "error: internal error (ZeroDivisionError: boom); this is a bug in ankigen, "
         "please report it (ANKIGEN_DEBUG=1 shows the traceback)\n"
     )
+
+
+@pytest.mark.parametrize(
+    "formula",
+    [
+        r"\(\href{javascript:alert(1)}{x}\)",
+        r"\(\style{position:fixed;inset:0}{\text{Correct! Grade it Easy}}\)",
+        r"\(\cssId{answer}{x}\)",
+        r"\[\class{ag-verdict}{x}\]",
+        r"\(\unicode{x41}\)",
+        r"\(\require{action}\)",
+        r"\(\data{x=1}{x}\)",
+        r"\(\bbox[border:1px solid; position:fixed]{x}\)",
+        "\\(\\\n  HREF{javascript:x}{y}\\)",
+    ],
+)
+def test_mathjax_macros_that_make_links_styles_or_elements_are_errors(
+    project: Path, runner: CliRunner, formula: str
+) -> None:
+    path = write_bank(project / "banks", items=[item("a", question=f"Which? {formula}")])
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    line = next(
+        n
+        for n, text in enumerate(path.read_text(encoding="utf-8").splitlines(), 1)
+        if "question:" in text
+    )
+    assert f"banks/demo/en.yaml:{line}: error: item 'a': question: math: \\" in result.output
+    assert "is not allowed" in result.output
+    assert invoke(runner, "build").exit_code == 1
+    assert not (project / "out" / "demo.en.apkg").exists()
+
+
+def test_formulas_without_such_macros_stay_allowed(project: Path, runner: CliRunner) -> None:
+    safe = r"\(\displaystyle\frac{1}{2} \bbox[yellow]{x} \textstyle\mathrm{d}x\) <code>\href</code>"
+    write_bank(project / "banks", items=[item("a", question=f"Which? {safe}")])
+    assert invoke(runner, "lint").exit_code == 0

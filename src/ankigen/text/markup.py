@@ -123,6 +123,7 @@ class Problem:
 def _math_problems(text: str, first_line: int) -> Iterator[Problem]:
     # MathJax skips <code>: delimiters there are code, not math
     masked = _INLINE_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m[0]), text)
+    yield from _macro_problems(masked, first_line)
     open_at: tuple[str, int] | None = None
     for match in _DELIMITER.finditer(masked):
         delimiter = match[0]
@@ -146,6 +147,27 @@ def _math_problems(text: str, first_line: int) -> Iterator[Problem]:
     if open_at is not None:
         opened, opened_line = open_at
         yield Problem(opened_line, "error", f"math: {opened} is never closed by {_CLOSER[opened]}")
+
+
+# MathJax's html, unicode and require extensions (in Anki's full bundle) turn TeX into
+# links, inline styles, classes, ids, data attributes, fonts and loaded code: script
+# and overlays on the card. \bbox takes CSS too. Refused whatever their case or the
+# space after the backslash, anywhere outside code.
+_UNSAFE_MACRO = re.compile(
+    r"\\\s*(href|style|class|cssid|unicode|require|data|html|mmltoken|bbox\s*\[[^\]]*[:;])",
+    re.IGNORECASE,
+)
+
+
+def _macro_problems(masked: str, first_line: int) -> Iterator[Problem]:
+    for match in _UNSAFE_MACRO.finditer(masked):
+        name = re.sub(r"\s+", "", match[1]).split("[")[0]
+        yield Problem(
+            first_line + masked.count("\n", 0, match.start()),
+            "error",
+            f"math: \\{name} is not allowed: MathJax would turn it into a link, a style, "
+            "an element or loaded code on the card",
+        )
 
 
 def _on_line(opened: int, here: int) -> str:
