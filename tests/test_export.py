@@ -292,3 +292,25 @@ def test_recall_survives_the_round_trip_or_is_warned_of(
         return
     back = round_trip(runner, bank_path, fmt, tmp_path)
     assert [i.recall for i in back.items] == [True, False]
+
+
+def test_csv_cells_a_spreadsheet_would_run_are_neutralized_and_read_back(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    formulas = ["=1+1", "+SUM(A1)", "-2", "@cmd", "'=quoted", "''-two", "'plain"]
+    first = item("a", choices=len(formulas), question='=HYPERLINK("http://x")')
+    first["choices"] = formulas
+    bank_path = write_bank(tmp_path / "banks", items=[first, item("b")])
+    result = invoke(runner, "export", str(bank_path), "--to", "csv")
+    import csv as csv_module
+    import io
+
+    rows = list(csv_module.reader(io.StringIO(result.stdout.removeprefix("\ufeff"))))
+    cells = rows[1]
+    assert cells[1] == '\'=HYPERLINK("http://x")'
+    assert cells[2:9] == ["'=1+1", "'+SUM(A1)", "'-2", "'@cmd", "''=quoted", "'''-two", "'plain"]
+    # no cell a spreadsheet would run is left
+    assert not [c for row in rows for c in row if c.startswith(("=", "+", "-", "@"))]
+    back = round_trip(runner, bank_path, "csv", tmp_path)
+    assert back.items[0].question == first["question"]
+    assert back.items[0].choices == tuple(formulas)

@@ -239,7 +239,7 @@ def test_a_nul_in_an_image_path_is_an_error_at_its_line(project: Path, runner: C
         result = invoke(runner, command)
         assert result.exit_code == 1
         assert "banks/demo/en.yaml:" in result.output
-        assert "error: item 'a': image path 'a\\x00b.png' contains a NUL character" in result.output
+        assert "error: item 'a': image contains U+0000, a control character" in result.output
 
 
 def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:
@@ -305,3 +305,31 @@ def test_formulas_without_such_macros_stay_allowed(project: Path, runner: CliRun
     safe = r"\(\displaystyle\frac{1}{2} \bbox[yellow]{x} \textstyle\mathrm{d}x\) <code>\href</code>"
     write_bank(project / "banks", items=[item("a", question=f"Which? {safe}")])
     assert invoke(runner, "lint").exit_code == 0
+
+
+@pytest.mark.parametrize(
+    ("char", "shown"), [("\x01", "U+0001"), ("\ufffe", "U+FFFE"), ("\x7f", "U+007F")]
+)
+def test_characters_no_format_carries_are_errors(
+    project: Path, runner: CliRunner, char: str, shown: str
+) -> None:
+    write_bank(project / "banks", items=[item("a", explanation=f"Because{char}.")])
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert f"explanation contains {shown}, a control character or noncharacter" in result.output
+    bank = project / "banks" / "demo" / "en.yaml"
+    exported = invoke(runner, "export", str(bank), "--to", "moodle-xml")
+    assert exported.exit_code == 1 and "<quiz>" not in exported.stdout
+
+
+def test_a_moodle_xml_export_of_a_hostile_title_is_well_formed(
+    project: Path, runner: CliRunner
+) -> None:
+    from defusedxml import ElementTree
+
+    bank = write_bank(project / "banks", title="A -- B --> <!-- C\nD")
+    result = invoke(runner, "export", str(bank), "--to", "moodle-xml")
+    assert result.exit_code == 0
+    assert ElementTree.fromstring(result.stdout.encode()).tag == "quiz"
+    gift = invoke(runner, "export", str(bank), "--to", "gift").stdout
+    assert gift.splitlines()[0].startswith("// ") and gift.splitlines()[1] == ""

@@ -28,6 +28,7 @@ from ankigen.bank.values import (
     PLAIN_NUMBER,
     lookalike_key,
     shared_keys,
+    uncarried,
     visually_empty,
 )
 
@@ -44,7 +45,7 @@ def _plain_value(value: str, limit: int) -> str | None:
     value = value.strip()
     if not value or len(value) > limit or "`" in value or "\\" in value:
         return None
-    if visually_empty(value):
+    if visually_empty(value) or uncarried(value):
         return None
     return value
 

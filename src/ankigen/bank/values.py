@@ -31,6 +31,23 @@ _BOOL = yamltree.BOOL
 scalar_type = yamltree.scalar_type
 
 
+_UNCARRIED = re.compile(
+    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(1, 17))
+    + "]"
+)
+"""Characters no card, XML file, GIFT or CSV carries: controls but tab and line breaks,
+surrogates and noncharacters (a double-quoted YAML string can spell them all)."""
+
+
+def uncarried(value: str) -> str | None:
+    """The first such character in `value`, as U+XXXX, or None."""
+    if value.isprintable():
+        return None
+    found = _UNCARRIED.search(value)
+    return f"U+{ord(found[0]):04X}" if found else None
+
+
 class Reader:
     """Walks the composed YAML and collects diagnostics."""
 
@@ -92,6 +109,12 @@ class Reader:
             return None
         if len(value) > limit:
             self.report(node, f"{what} is {len(value)} characters long; the limit is {limit}")
+            return None
+        bad = uncarried(value)
+        if bad:
+            self.report(
+                node, f"{what} contains {bad}, a control character or noncharacter: remove it"
+            )
             return None
         return value
 

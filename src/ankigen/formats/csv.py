@@ -49,6 +49,27 @@ COLUMNS = [
     "recall",
     *WHYS,
 ]
+# OWASP's CSV injection rule: a cell a spreadsheet would run as a formula starts with
+# one of these; it is written after an apostrophe (the spreadsheet's own mark of text),
+# and so is a cell that already starts with apostrophes before one, so that reading
+# drops exactly one and every text comes back as it was
+_FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+
+
+def _runs_as_formula(cell: str) -> bool:
+    return cell.lstrip("'").startswith(_FORMULA_START)
+
+
+def neutralized(cell: str) -> str:
+    """The cell as written: one apostrophe more before a would-be formula."""
+    return "'" + cell if _runs_as_formula(cell) else cell
+
+
+def restored(cell: str) -> str:
+    """The cell as written by `neutralized`, back to its text."""
+    return cell[1:] if cell.startswith("'") and _runs_as_formula(cell) else cell
+
+
 _EXTRA_CHOICE = re.compile(r"(choice|why)([0-9]{1,3})")
 _NUMBER = re.compile(r"[0-9]+")
 _TRUE = {"true", "yes", "1", "y"}
@@ -159,7 +180,7 @@ def _row(
 
     def cell(name: str) -> str:
         index = columns.get(name)
-        return row[index].strip() if index is not None and index < len(row) else ""
+        return restored(row[index].strip()) if index is not None and index < len(row) else ""
 
     texts = [cell(name) for name in CHOICES]
     last = max((n for n, t in enumerate(texts, start=1) if t), default=0)
@@ -247,7 +268,7 @@ def write(source: Source, media_dir: Path) -> bytes:
             row.append("" if q.recall is None else str(q.recall).lower())
         if has_why:
             row += [c.why for c in q.choices] + [""] * (width - len(q.choices))
-        writer.writerow(row)
+        writer.writerow([neutralized(cell) for cell in row])
     return ("\ufeff" + out.getvalue()).encode("utf-8")
 
 
