@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -9,6 +10,10 @@ from click.testing import CliRunner, Result
 from hypothesis import settings
 
 from tests.helpers import AnkiCollection
+
+# the key that authenticates cache entries (core.secret) is this run's own, not the
+# developer's; builds run as subprocesses inherit it
+os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ankigen-test-cache-")
 
 # CI must not fail on a new random example nobody can reproduce; locally the
 # fuzzing explores new inputs on every run

@@ -146,12 +146,11 @@ class AnkiCollection:
 
 
 def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
-    """Change a bank cache entry's payload; with `checksum`, so that only its shape can tell.
+    """Change a bank cache entry's payload; with `checksum`, its MAC made with this user's
+    key, so that only its shape can tell.
 
     `change(header, data)` sees the first two payloads as one: the outline's, with the
     items' columns in `data["bank"]["items"]` (when the bank loaded); the parity stays."""
-    import hashlib
-
     head, _, payload = entry.read_bytes().partition(b"\n")
     header = json.loads(head)
     size, items_size = header["outline"], header["items"]
@@ -166,7 +165,20 @@ def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
     first = zlib.compress(json.dumps(data).encode())
     second = zlib.compress(json.dumps(items).encode())
     new_payload = first + second + parity
-    if checksum:
+    if checksum:  # made with this user's key, as if by ankigen itself
+        from ankigen.core.secret import mac
+
         header["outline"], header["items"] = len(first), len(second)
-        header["checksum"] = hashlib.sha256(new_payload).hexdigest()
+        del header["checksum"]
+        header["checksum"] = mac(json.dumps(header, sort_keys=True).encode(), new_payload)
     entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)
+
+
+def with_build_cache_mac(cache: dict[str, Any]) -> dict[str, Any]:
+    """A build cache changed by a test, its MAC made again with this user's key, as if
+    ankigen had written it: only what it holds can tell."""
+    from ankigen.core.secret import mac
+
+    cache.pop("mac", None)
+    cache["mac"] = mac(json.dumps(cache, sort_keys=True, ensure_ascii=False).encode())
+    return cache

@@ -20,7 +20,7 @@ REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "tests" / "data" / "build-manifest.json"
 EPOCH = "1700000000"
 # the statuses (inode, size, time) of the banks that one build records for the next:
-# another copy of the same banks has others
+# another copy of the same banks has others (and its MAC, each user's own)
 UNSTABLE = {".ankigen-cache.json"}
 # what the bytes of a package depend on, besides ankigen
 LIBRARIES = ("genanki", "Pygments", "deflate", "PyYAML", "nh3", "Pillow", "Markdown")
@@ -49,10 +49,26 @@ def build(project: Path) -> dict[str, str]:
     files = [project / "banks" / "ankigen.lock"]
     files += [p for p in sorted((project / "out").rglob("*")) if p.is_file()]
     return {
-        path.relative_to(project).as_posix(): hashlib.sha256(path.read_bytes()).hexdigest()
+        path.relative_to(project).as_posix(): hashlib.sha256(_unkeyed(path)).hexdigest()
         for path in files
         if path.name not in UNSTABLE
     }
+
+
+def _unkeyed(path: Path) -> bytes:
+    """The file's bytes, but the MACs of the bank cache, made with each user's own key
+    (`core.secret`): everything they authenticate is still compared."""
+    data = path.read_bytes()
+    if path.parent.name != ".ankigen-banks":
+        return data
+    if path.name == "across.json":
+        memo = json.loads(data)
+        memo.pop("mac")
+        return json.dumps(memo, sort_keys=True).encode()
+    head, _, payload = data.partition(b"\n")
+    header = json.loads(head)
+    header.pop("checksum")
+    return json.dumps(header, sort_keys=True).encode() + b"\n" + payload
 
 
 def shipped(work: Path) -> dict[str, str]:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 import ankigen.bank.files
 from ankigen.bank.files import Source, parse_known
 from tests.conftest import invoke
-from tests.helpers import item, without_versions, write_bank
+from tests.helpers import item, with_build_cache_mac, without_versions, write_bank
 
 
 def build(runner: CliRunner) -> str:
@@ -142,7 +142,7 @@ def test_a_damaged_record_costs_a_read_not_a_wrong_build(
     cache = json.loads(cache_path.read_text(encoding="utf-8"))
     status = cache["banks"]["banks/demo/en.yaml"][:5]
     cache["banks"]["banks/demo/en.yaml"] = [*status, "0" * 64]
-    cache_path.write_text(json.dumps(cache), encoding="utf-8")
+    cache_path.write_text(json.dumps(with_build_cache_mac(cache)), encoding="utf-8")
     reads.clear()
     assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
     assert reads == ["demo/en.yaml"]

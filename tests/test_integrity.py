@@ -11,13 +11,14 @@ import sys
 import time
 import zipfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
 from PIL import Image
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, rewrite_entry, write_bank
+from tests.helpers import AnkiCollection, item, rewrite_entry, with_build_cache_mac, write_bank
 
 
 def package_text(path: Path) -> bytes:
@@ -531,3 +532,97 @@ def test_files_in_other_encodings_say_which(
     result = invoke(runner, "build")
     assert result.exit_code == 1
     assert expected in result.output and "iconv" in result.output
+
+
+def _forge_with_a_plain_checksum(entry: Path, change: Any) -> None:
+    """What whoever can write OUT, but not this user's key, can make: the entry changed and
+    its checksum recomputed as the plain SHA-256 it once was."""
+    import hashlib
+
+    rewrite_entry(entry, change, checksum=False)
+    head, _, payload = entry.read_bytes().partition(b"\n")
+    header = json.loads(head)
+    header["checksum"] = hashlib.sha256(payload).hexdigest()
+    entry.write_bytes(json.dumps(header).encode() + b"\n" + payload)
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda h, d: d["bank"]["items"]["question"].__setitem__(0, "Forged, in no bank?"),
+        lambda h, d: d["bank"].__setitem__("topic", "../../etc"),
+    ],
+)
+def test_an_entry_made_elsewhere_is_not_used(project: Path, runner: CliRunner, forge: Any) -> None:
+    """OUT may come from elsewhere (a CI cache, a shared folder): an entry not made with
+    this user's key is ignored, and the deck is built from the bank."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    good = (project / "out" / "demo.en.apkg").read_bytes()
+    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
+    _forge_with_a_plain_checksum(entry, forge)
+    (project / "out" / "demo.en.apkg").unlink()
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+    assert sorted(p.name for p in project.parent.rglob("*.apkg")) == ["demo.en.apkg"]
+    assert b"Forged" not in package_text(project / "out" / "demo.en.apkg")
+
+
+@pytest.mark.parametrize(
+    "forge",
+    [
+        lambda h, d: d["bank"].__setitem__("topic", "../../etc"),
+        lambda h, d: d["bank"].__setitem__("language", "not a tag"),
+        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, [7]),
+        lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, []),
+        lambda h, d: d["bank"]["items"]["id"].__setitem__(0, "../x"),
+    ],
+)
+def test_a_cached_bank_passes_the_readers_checks_even_with_this_users_key(
+    project: Path, runner: CliRunner, forge: Any
+) -> None:
+    """Made with this user's key, as a bug of ankigen's own might make it: an entry whose
+    bank the reader would refuse is ignored, and no path is made from it."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    good = (project / "out" / "demo.en.apkg").read_bytes()
+    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
+    rewrite_entry(entry, forge)
+    (project / "out" / "demo.en.apkg").unlink()
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert "internal error" not in result.output
+    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+    assert sorted(p.name for p in project.parent.rglob("*.apkg")) == ["demo.en.apkg"]
+
+
+def test_a_build_cache_made_elsewhere_cannot_pass_a_package_for_up_to_date(
+    project: Path, runner: CliRunner
+) -> None:
+    """OUT restored from elsewhere, its package swapped and the build cache made to
+    match it (size, time, inode), but without this user's key: the deck is built again."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    package = project / "out" / "demo.en.apkg"
+    good = package.read_bytes()
+    package.write_bytes(b"PK forged")
+    cache_path = project / "out" / ".ankigen-cache.json"
+    cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    info = package.stat()
+    cache["packages"]["demo.en.apkg"].update(
+        size=info.st_size, mtime_ns=info.st_mtime_ns, inode=info.st_ino
+    )
+    cache_path.write_text(json.dumps(cache), encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert package.read_bytes() == good
+    # the control: the same forgery with this user's key is taken, as it must be
+    package.write_bytes(b"PK forged")
+    cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    info = package.stat()
+    cache["packages"]["demo.en.apkg"].update(
+        size=info.st_size, mtime_ns=info.st_mtime_ns, inode=info.st_ino
+    )
+    cache_path.write_text(json.dumps(with_build_cache_mac(cache)), encoding="utf-8")
+    assert invoke(runner, "build").stdout.startswith("up to date out/demo.en.apkg")

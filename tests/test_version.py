@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from ankigen.identity.versions import deck_version, sort_key, version_string
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, write_bank
+from tests.helpers import AnkiCollection, item, with_build_cache_mac, write_bank
 
 VERSION = r"\d{4}\.\d\d\.\d\d\+[0-9a-f]{8}"
 DAY = 86400
@@ -107,7 +107,7 @@ def test_an_unchanged_deck_keeps_its_version_through_other_decks_edits(
     if record != "kept":
         forged = {"missing": None, "forged": "<b>9999.99.99+</b>"}[record]
         data["packages"]["demo.de.apkg"]["deck_version"] = forged
-        cache.write_text(json.dumps(data), encoding="utf-8")
+        cache.write_text(json.dumps(with_build_cache_mac(data)), encoding="utf-8")
     import ankigen.build.plan
 
     made: list[str] = []

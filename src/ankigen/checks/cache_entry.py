@@ -15,10 +15,24 @@ from typing import Any
 
 from ankigen import __version__
 from ankigen.bank.files import Source, SourceDigest
-from ankigen.bank.model import IMAGE_FIELDS, Bank, Item, ItemOutline, Outline, Parity, outline
+from ankigen.bank.model import (
+    IMAGE_FIELDS,
+    MAX_CHOICES,
+    MAX_ID,
+    MIN_CHOICES,
+    SLUG,
+    Bank,
+    Item,
+    ItemOutline,
+    Outline,
+    Parity,
+    outline,
+)
 from ankigen.bank.values import shared_keys
 from ankigen.core.errors import AnkigenError, Diagnostic
 from ankigen.core.jsondata import parse_json
+from ankigen.core.secret import mac
+from ankigen.text import lang
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
 
@@ -103,8 +117,8 @@ def _header(
     source: Source | SourceDigest, payload: bytes, sizes: tuple[int, int], languages: Languages
 ) -> dict[str, Any]:
     """What an entry is for (these bank bytes, checked against these source languages, by
-    this version), the sizes of its outline and items, and its payload's checksum."""
-    return {
+    this version), the sizes of its outline and items, and a MAC of it all."""
+    header: dict[str, Any] = {
         "version": __version__,
         "format": FORMAT,
         "digest": source.digest,
@@ -112,8 +126,11 @@ def _header(
         "sources": list(languages),
         "outline": sizes[0],
         "items": sizes[1],
-        "checksum": hashlib.sha256(payload).hexdigest(),
     }
+    # keyed with this user's secret, kept outside OUT: an entry made elsewhere, where a
+    # plain checksum could be recomputed, is never used
+    header["checksum"] = mac(json.dumps(header, sort_keys=True).encode(), payload)
+    return header
 
 
 class BadEntry(Exception):
@@ -236,6 +253,20 @@ def _items(data: Any) -> tuple[Item, ...]:
     if len({len(column) for column in columns}) != 1:
         raise BadEntry("items: columns of different lengths")
     items = []
+    ids, choices, answers, whys = (
+        columns[list(_ITEM_COLUMNS).index(name)] for name in ("id", "choices", "answer", "whys")
+    )
+    for item_id, texts, answer, why in zip(ids, choices, answers, whys, strict=True):
+        if (
+            not SLUG.fullmatch(item_id)
+            or len(item_id) > MAX_ID
+            or not MIN_CHOICES <= len(texts) <= MAX_CHOICES
+            or not answer
+            or list(answer) != sorted(set(answer))
+            or not 1 <= answer[0] <= answer[-1] <= len(texts)
+            or (why and len(why) != len(texts))
+        ):
+            raise BadEntry("items: not an item the reader would accept")
     for row in zip(*columns, strict=True):
         # every field was just checked: setting them at once skips the frozen dataclass's
         # __init__, which sets each one through object.__setattr__
@@ -356,6 +387,16 @@ def _head(first: bytes) -> tuple[dict[str, Any] | None, list[Diagnostic]]:
 
 def _settings(head: dict[str, Any], source: Source | SourceDigest, items: tuple[Item, ...]) -> Bank:
     bank = Bank(**_record(head, _BANK_CHECKS), items=items)
+    # what the reader would refuse, refused here too: an output path is made from these
+    if (
+        not SLUG.fullmatch(bank.topic)
+        or len(bank.topic) > MAX_ID
+        or bank.topic.startswith("backup-")
+        or not lang.is_valid_tag(bank.language)
+        or lang.canonical_tag(bank.language) != bank.language
+        or not bank.title.strip()
+    ):
+        raise BadEntry("bank: not a bank the reader would accept")
     if bank.path != str(source.path):
         raise BadEntry("path")
     return bank

@@ -1,0 +1,60 @@
+"""A secret of this user's, kept outside every output folder, that authenticates what
+ankigen caches there.
+
+An output folder may come from elsewhere (a CI cache restored from another job, a shared
+folder), and whoever writes it can recompute a plain checksum. A cache entry is used
+only if its HMAC was made with this key: one made elsewhere is simply not used. The key
+is `$XDG_CACHE_HOME/ankigen/cache-key` (`~/.cache/...` by default), 32 random bytes,
+mode 0600, made at first use. Where it cannot be kept, the process uses one of its own:
+its caches then last only as long as it does.
+"""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import hmac
+import os
+import secrets
+from pathlib import Path
+
+KEY_BYTES = 32
+
+
+def key_path() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "ankigen" / "cache-key"
+
+
+@functools.cache
+def cache_key() -> bytes:
+    path = key_path()
+    for _ in range(2):
+        try:
+            key = path.read_bytes()
+            if len(key) == KEY_BYTES:
+                return key
+        except OSError:
+            pass
+        key = secrets.token_bytes(KEY_BYTES)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+            # O_EXCL: of two processes making it at once, one key wins and both read it
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        except FileExistsError:
+            continue
+        except OSError:
+            return key
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(key)
+        return key
+    return secrets.token_bytes(KEY_BYTES)
+
+
+def mac(*parts: bytes) -> str:
+    """The HMAC-SHA256 of the parts, with this user's key, in hex."""
+    digest = hmac.new(cache_key(), digestmod=hashlib.sha256)
+    for part in parts:
+        digest.update(len(part).to_bytes(8, "big"))
+        digest.update(part)
+    return digest.hexdigest()
