@@ -10,6 +10,7 @@ test against the real add-on inside Anki desktop needs the desktop harness.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import socket
 import threading
@@ -257,7 +258,99 @@ def test_refused_without_the_api_key(
     assert len(collection.notes()) == 2
 
 
-def test_bad_url_is_an_error(runner: CliRunner, project: Path) -> None:
-    result = invoke(runner, "push", "--url", "localhost:8765")
+@pytest.mark.parametrize(
+    ("url", "message"),
+    [
+        ("localhost:8765", "must start with http:// or https://"),
+        ("http://[::1", "is not a URL"),
+        ("http://127.0.0.1:port", "is not a URL"),
+        ("ftp://127.0.0.1:8765", "must start with http:// or https://"),
+    ],
+)
+def test_a_bad_url_is_a_usage_error(
+    runner: CliRunner, project: Path, url: str, message: str
+) -> None:
+    result = invoke(runner, "push", "--url", url)
+    assert result.exit_code == 2
+    assert message in result.output
+    assert "internal error" not in result.output
+
+
+def test_a_url_scheme_in_capitals_is_a_url(
+    project: Path, runner: CliRunner, anki: tuple[Serving, type[AnkiConnectLike]]
+) -> None:
+    serving, _ = anki
+    write_bank(project / "banks")
+    result = invoke(runner, "push", "--url", serving.url.replace("http://", "HTTP://"))
+    assert result.exit_code == 0, result.output
+
+
+def test_another_machine_is_refused_unless_allowed(runner: CliRunner, project: Path) -> None:
+    write_bank(project / "banks")
+    result = invoke(runner, "push", "--url", "http://192.0.2.1:8765", "--api-key", "k")
+    assert result.exit_code == 2
+    assert "names 192.0.2.1, not this machine" in result.output
+    assert "--allow-remote" in result.output
+
+
+def test_credentials_in_the_url_are_never_shown_or_stored(
+    project: Path, runner: CliRunner, anki: tuple[Serving, type[AnkiConnectLike]]
+) -> None:
+    serving, _ = anki
+    write_bank(project / "banks")
+    url = serving.url.replace("http://", "http://user:s3cret@")
+    result = invoke(runner, "push", "--url", url)
+    assert result.exit_code == 0, result.output
+    assert "s3cret" not in result.output and "user" not in result.output
+    record = (project / "out" / ".ankigen-pushed.json").read_text(encoding="utf-8")
+    assert "s3cret" not in record and serving.url in record
+
+
+def test_a_version_written_as_text_is_read_as_a_number(
+    project: Path, runner: CliRunner, anki: tuple[Serving, type[AnkiConnectLike]]
+) -> None:
+    serving, handler = anki
+    handler.api_version = "6"  # type: ignore[assignment]
+    write_bank(project / "banks")
+    result = invoke(runner, "push", "--url", serving.url)
+    assert result.exit_code == 0, result.output
+    assert f"AnkiConnect 6 at {serving.url}" in result.output
+
+
+def test_a_server_that_trickles_is_given_up_on_at_one_deadline(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A byte every tenth of a second resets a timeout that is per read for ever; the
+    request has one deadline instead. The server stops by itself after 20 s."""
+    import time
+
+    import ankigen.push
+
+    monkeypatch.setattr(ankigen.push, "CHECK_TIMEOUT", 1.0)
+    write_bank(project / "banks")
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen(4)
+    sent: list[int] = []
+
+    def trickle() -> None:
+        conn, _ = listener.accept()
+        with conn:
+            conn.recv(65536)
+            with contextlib.suppress(OSError):
+                for _ in range(200):
+                    conn.sendall(b"H")
+                    sent.append(1)
+                    time.sleep(0.1)  # the hostile server's pace, not a wait for the test
+
+    thread = threading.Thread(target=trickle, daemon=True)
+    thread.start()
+    url = f"http://127.0.0.1:{listener.getsockname()[1]}"
+    try:
+        result = invoke(runner, "push", "--url", url)
+    finally:
+        thread.join(30)
+        listener.close()
     assert result.exit_code == 1
-    assert "must start with http:// or https://" in result.output
+    assert f"error: {url} did not answer within 1 s" in result.output
+    assert 0 < len(sent) < 200  # it was trickling, and was given up on before the end

@@ -10,9 +10,14 @@ only packages that changed since the last push to that Anki are sent again.
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import http.client
+import ipaddress
 import json
+import re
+import socket
+import threading
 import urllib.parse
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -43,13 +48,46 @@ class Pushed:
     """AnkiConnect's reply, as it sent it."""
 
 
+class BadUrl(PushError):
+    """The --url given cannot be used: a usage error."""
+
+    exit_code = 2
+
+
+def is_loopback(host: str) -> bool:
+    if host.lower() in ("localhost", "localhost."):
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
 class AnkiConnect:
     """A client for one AnkiConnect URL."""
 
-    def __init__(self, url: str = DEFAULT_URL, key: str | None = None) -> None:
-        if not url.startswith(("http://", "https://")):
-            raise PushError(f"--url {url!r} must start with http:// or https://")
-        self.url = url
+    def __init__(
+        self, url: str = DEFAULT_URL, key: str | None = None, allow_remote: bool = False
+    ) -> None:
+        try:
+            parts = urllib.parse.urlsplit(url)
+            port = parts.port
+        except ValueError as error:
+            raise BadUrl(f"--url {_without_credentials(url)!r} is not a URL: {error}") from None
+        if parts.scheme.lower() not in ("http", "https") or not parts.hostname:
+            raise BadUrl(
+                f"--url {_without_credentials(url)!r} must start with http:// or https:// "
+                "and name a host"
+            )
+        if not allow_remote and not is_loopback(parts.hostname):
+            raise BadUrl(
+                f"--url names {parts.hostname}, not this machine: AnkiConnect would be sent "
+                "the API key and every package's path there. Pass --allow-remote if you mean it"
+            )
+        self.scheme, self.host, self.port = parts.scheme.lower(), parts.hostname, port
+        self.path = parts.path or "/"
+        self.url = _without_credentials(url)
+        """The URL as shown and recorded: never with a user name or password."""
         self.key = key
 
     def call(self, action: str, timeout: float, **params: Any) -> dict[str, Any]:
@@ -78,18 +116,24 @@ class AnkiConnect:
         return reply
 
     def _post(self, body: bytes, timeout: float) -> tuple[int, str, bytes]:
-        parts = urllib.parse.urlsplit(self.url)
-        kind = (
-            http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        )
+        kind = http.client.HTTPSConnection if self.scheme == "https" else http.client.HTTPConnection
+        connection = kind(self.host, self.port, timeout=timeout)
+        # one deadline for the whole request: a server that trickles a byte at a time
+        # would reset a timeout that is per read for ever
+        expired = threading.Event()
+
+        def expire() -> None:
+            expired.set()
+            sock = connection.sock
+            if sock is not None:
+                with contextlib.suppress(OSError):
+                    sock.shutdown(socket.SHUT_RDWR)
+
+        deadline = threading.Timer(timeout, expire)
+        deadline.daemon = True
+        deadline.start()
         try:
-            connection = kind(parts.hostname or "127.0.0.1", parts.port, timeout=timeout)
-        except ValueError as error:  # a port that is not a number
-            raise PushError(f"--url {self.url!r} is not a usable URL: {error}") from None
-        try:
-            connection.request(
-                "POST", parts.path or "/", body, {"Content-Type": "application/json"}
-            )
+            connection.request("POST", self.path, body, {"Content-Type": "application/json"})
             response = connection.getresponse()
             return response.status, response.reason, response.read(16 * 1024 * 1024)
         except ConnectionRefusedError:
@@ -97,19 +141,20 @@ class AnkiConnect:
                 f"nothing answers at {self.url}: Anki is not running, or {ADDON_HINT} "
                 "is not installed. Start Anki with the add-on and push again"
             ) from None
-        except TimeoutError:
-            raise PushError(
-                f"{self.url} did not answer within {timeout:.0f} s: is Anki busy or showing a "
-                "dialog? Finish it in Anki and push again"
-            ) from None
-        except (http.client.HTTPException, ConnectionError) as error:
-            raise PushError(
-                f"{self.url} closed the connection ({error}): it is not AnkiConnect. "
-                f"Install {ADDON_HINT}, or pass --url with AnkiConnect's address"
-            ) from None
-        except OSError as error:
+        except (TimeoutError, http.client.HTTPException, OSError) as error:
+            if expired.is_set() or isinstance(error, TimeoutError):
+                raise PushError(
+                    f"{self.url} did not answer within {timeout:.0f} s: is Anki busy or "
+                    "showing a dialog? Finish it in Anki and push again"
+                ) from None
+            if isinstance(error, (http.client.HTTPException, ConnectionError)):
+                raise PushError(
+                    f"{self.url} closed the connection ({error}): it is not AnkiConnect. "
+                    f"Install {ADDON_HINT}, or pass --url with AnkiConnect's address"
+                ) from None
             raise PushError(f"cannot reach {self.url}: {error.strerror or error}") from None
         finally:
+            deadline.cancel()
             connection.close()
 
     def version(self) -> int:
@@ -118,7 +163,9 @@ class AnkiConnect:
         if reply["error"] is not None:
             raise self.refused(reply["error"], "the version request")
         version = reply["result"]
-        if not isinstance(version, int) or version < API_VERSION:
+        if isinstance(version, str) and version.strip().isdecimal():
+            version = int(version)  # some builds answer "6"
+        if not isinstance(version, int) or isinstance(version, bool) or version < API_VERSION:
             raise PushError(
                 f"AnkiConnect at {self.url} speaks API version {version}; ankigen needs "
                 f"{API_VERSION} or newer. Update it in Anki: Tools > Add-ons > Check for Updates"
@@ -145,6 +192,17 @@ class AnkiConnect:
                 "is a profile open? Open your profile in Anki and push again"
             )
         return reply
+
+
+def _without_credentials(url: str) -> str:
+    """The URL without a user name or password, which are never shown or stored."""
+    try:
+        parts = urllib.parse.urlsplit(url)
+    except ValueError:
+        return re.sub(r"//[^/@]*@", "//", url)
+    if "@" not in parts.netloc:
+        return url
+    return urllib.parse.urlunsplit(parts._replace(netloc=parts.netloc.rsplit("@", 1)[1]))
 
 
 def _digest(path: Path) -> str:
@@ -189,10 +247,10 @@ class PushReport:
 
 
 def push_changed(
-    client: AnkiConnect, out_dir: Path, packages: Sequence[Path], url: str, every: bool = False
+    client: AnkiConnect, out_dir: Path, packages: Sequence[Path], every: bool = False
 ) -> PushReport:
     """Each package that changed since the last push to this Anki (every one, with
     `every`) imported through AnkiConnect."""
-    todo = list(packages) if every else changed(out_dir, packages, url)
+    todo = list(packages) if every else changed(out_dir, packages, client.url)
     pushed = push(client, out_dir, todo)
     return PushReport(tuple(pushed), tuple(p for p in packages if p not in todo))

@@ -328,6 +328,11 @@ def export(bank: Path, format_name: str, out: Path | None, force: bool, media: P
 )
 @click.option("--api-key", help="AnkiConnect's API key, if it is set up with one.")
 @click.option("--all", "push_all", is_flag=True, help="Push every package, changed or not.")
+@click.option(
+    "--allow-remote",
+    is_flag=True,
+    help="Push to an AnkiConnect on another machine (it is sent the API key and paths).",
+)
 @MEDIA_OPTION
 def push(
     banks: Path,
@@ -335,19 +340,20 @@ def push(
     url: str,
     api_key: str | None,
     push_all: bool,
+    allow_remote: bool,
     media: Path | None,
 ) -> None:
     """Build, then import each changed package into a running Anki (AnkiConnect)."""
     from ankigen.build.pipeline import build as run_build
     from ankigen.push import AnkiConnect, push_changed
 
-    client = AnkiConnect(url, api_key)
+    client = AnkiConnect(url, api_key, allow_remote)
     version = client.version()
     result = run_build(banks, out, progress=_terminal_progress(), media_dir=media)
     echo(warning_lines(len(result.warnings)))
     packages = [out / deck.path for deck in result.decks]
-    echo([connected_line(version, url)])
-    echo(push_lines(push_changed(client, out, packages, url, push_all)))
+    echo([connected_line(version, client.url)])
+    echo(push_lines(push_changed(client, out, packages, push_all)))
 
 
 def _interrupted() -> None:
