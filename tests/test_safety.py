@@ -333,3 +333,42 @@ def test_a_moodle_xml_export_of_a_hostile_title_is_well_formed(
     assert ElementTree.fromstring(result.stdout.encode()).tag == "quiz"
     gift = invoke(runner, "export", str(bank), "--to", "gift").stdout
     assert gift.splitlines()[0].startswith("// ") and gift.splitlines()[1] == ""
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["\u2800\u2800", "\u3164", "\u115f", "\u034f", "\U000e0020", "\u200e\u200f", "<b>\u3164</b>"],
+)
+def test_a_question_that_draws_nothing_is_an_error(
+    project: Path, runner: CliRunner, question: str
+) -> None:
+    write_bank(project / "banks", items=[item("a", question=question)])
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert "question is visually empty" in result.output
+
+
+@pytest.mark.parametrize("twin", ["yes\ufe0f", "yes<b></b>", "yes\u200b"])
+def test_choices_that_look_the_same_are_an_error(
+    project: Path, runner: CliRunner, twin: str
+) -> None:
+    first = item("a")
+    first["choices"] = ["yes", twin, "no"]
+    write_bank(project / "banks", items=[first])
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert "choice 2 looks the same as choice 1" in result.output
+
+
+@pytest.mark.parametrize(
+    ("one", "other"),
+    [("Qu\u00e9", "Que\u0301"), ("A::B", "A:: B"), ("Quiz", "Qu\tiz"), ("Quiz", "QUIZ")],
+)
+def test_deck_names_anki_would_merge_are_an_error(
+    project: Path, runner: CliRunner, one: str, other: str
+) -> None:
+    write_bank(project / "banks", "one", deck=one)
+    write_bank(project / "banks", "two", deck=other)
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert "Anki would merge both into one deck" in result.output

@@ -159,10 +159,19 @@ NULL_SPELLINGS = frozenset(("", "~", "null", "Null", "NULL"))
 
 def visually_empty(value: str) -> bool:
     """Only tags, spaces or invisible characters: a reader sees nothing."""
-    # the usual text is printable and has a letter or digit outside any tag: seen at once
-    if "<" not in value and value.isprintable() and any(map(str.isalnum, value)):
+    # the usual text is printable and has a letter or digit outside any tag: seen at once,
+    # unless its letters may be fillers that draw nothing (Hangul's are letters)
+    if (
+        "<" not in value
+        and value.isprintable()
+        and any(map(str.isalnum, value))
+        and _BLANK_LETTERS.isdisjoint(value)
+    ):
         return False
     return not visible_text(value)
+
+
+_BLANK_LETTERS = frozenset(c for c in INVISIBLE if c.isalnum())
 
 
 def is_null(node: yaml.Node) -> bool:
@@ -196,10 +205,15 @@ def lookalike_key(text: str) -> str:
         text = unicodedata.normalize("NFC", text)
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
+    if "<" in text:  # an empty pair of inline tags shows nothing: `yes<b></b>` is `yes`
+        text = _EMPTY_TAGS.sub("", text)
     return " ".join(text.split())
 
 
-_INVISIBLE = re.compile("[" + "".join(sorted(INVISIBLE)) + "]")
+_EMPTY_TAGS = re.compile(r"<(b|i|u|sub|sup|code)>\s*</\1>", re.IGNORECASE)
+
+
+_INVISIBLE = re.compile("[" + re.escape("".join(sorted(INVISIBLE))) + "]")
 
 
 def check_slug(value: str) -> str | None:

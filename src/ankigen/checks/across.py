@@ -3,6 +3,7 @@ lacks, and each translation against its topic's reference."""
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
 from ankigen.bank.model import Bank, Item, Outline, Parity
@@ -78,7 +79,7 @@ def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
     """Anki matches decks by name: two banks with one deck name would become one deck."""
     first: dict[str, Bank] = {}
     for bank in banks:
-        name = plain_text(bank.deck_name).casefold()
+        name = anki_deck_key(plain_text(bank.deck_name))
         if name in first:
             yield Diagnostic(
                 bank.path,
@@ -90,6 +91,18 @@ def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
             )
         else:
             first[name] = bank
+
+
+def anki_deck_key(name: str) -> str:
+    """The name as Anki finds a deck by it (rslib/src/decks/name.rs): each part between
+    `::` in NFC, without ASCII controls and double quotes, trimmed, "blank" if empty; and
+    compared without case (the decks table's unicase collation)."""
+    parts = []
+    for part in name.split("::"):
+        part = unicodedata.normalize("NFC", part)
+        part = "".join(c for c in part if not (c < " " or c == "\x7f" or c == '"')).strip()
+        parts.append(part or "blank")
+    return "\x1f".join(parts).casefold()
 
 
 def former_names_taken(banks: Sequence[Bank]) -> Iterable[Diagnostic]:

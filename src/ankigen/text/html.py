@@ -81,7 +81,21 @@ def plain_text(text: str) -> str:
 
 
 # Characters that take no space: a text made of these and tags is visually empty.
-INVISIBLE = frozenset("\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064")
+INVISIBLE = frozenset(
+    "\u200b\u200c\u200d\u2060\ufeff\u00ad\u180e\u2061\u2062\u2063\u2064"
+    # fillers and blanks that draw nothing: braille blank, Hangul fillers, the
+    # combining grapheme joiner, Khmer's inherent vowels
+    "\u2800\u3164\u115f\u1160\uffa0\u034f\u17b4\u17b5"
+    # direction marks, embeddings and isolates
+    "\u200e\u200f\u061c\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    # variation selectors (an emoji's presentation: `yes` and `yes` + U+FE0F look alike)
+    + "".join(map(chr, range(0xFE00, 0xFE10)))
+    + "".join(map(chr, range(0xE0100, 0xE01F0)))
+    # tag characters
+    + "".join(map(chr, range(0xE0000, 0xE0080)))
+)
+"""Characters that draw nothing: a text of only these (and tags, and spaces) is
+visually empty, and two choices that differ only by them look the same."""
 
 
 def visible_text(text: str) -> str:
