@@ -314,3 +314,31 @@ def test_csv_cells_a_spreadsheet_would_run_are_neutralized_and_read_back(
     back = round_trip(runner, bank_path, "csv", tmp_path)
     assert back.items[0].question == first["question"]
     assert back.items[0].choices == tuple(formulas)
+
+
+def test_moodle_xml_embeds_images_cleaned_as_packages_do(runner: CliRunner, tmp_path: Path) -> None:
+    """Camera, artist and GPS EXIF of the original never leave with an export."""
+    import base64
+
+    from PIL import Image
+
+    media = tmp_path / "media"
+    media.mkdir()
+    picture = Image.new("RGB", (40, 30), (200, 30, 30))
+    exif = Image.Exif()
+    exif[0x010F] = "SecretCam Inc."  # Make
+    exif[0x013B] = "Jane Author"  # Artist
+    exif[0x010E] = "Taken at 48.85N 2.35E"  # ImageDescription, standing in for GPS
+    picture.save(media / "photo.jpg", exif=exif)
+    assert b"SecretCam" in (media / "photo.jpg").read_bytes()  # the control: it is there
+    bank = write_bank(
+        tmp_path / "banks", items=[item("a", image="photo.jpg", image_alt="A red square")]
+    )
+    result = invoke(runner, "export", str(bank), "--to", "moodle-xml", "--media", str(media))
+    assert result.exit_code == 0, result.output
+    root = ET.fromstring(result.stdout.encode())
+    [embedded] = root.iter("file")
+    data = base64.b64decode(embedded.text or "")
+    assert b"SecretCam" not in data and b"Jane Author" not in data
+    with Image.open(__import__("io").BytesIO(data)) as shown:
+        assert shown.size == (40, 30) and not shown.getexif()

@@ -438,16 +438,20 @@ def _html_with_image(
     text: str, image: str, alt: str, media_dir: Path, where: tuple[str, int]
 ) -> tuple[str, str]:
     """The text as HTML with its image after it, and the `<file>` that embeds the image."""
-    from ankigen.images.process import ImageProblem, resolve  # Pillow, only with images
+    # Pillow, only with images
+    from ankigen.images.process import ImageProblem, process, resolve
+    from ankigen.images.settings import Settings
 
     markup = text_to_html(text) if text else ""
     if not image:
         return markup, ""
     try:
-        data = resolve(media_dir, image).read_bytes()
+        # cleaned as for a package: no camera, artist or GPS EXIF leaves with the export
+        cleaned = process(resolve(media_dir, image).read_bytes(), image, Settings())
     except (ImageProblem, OSError) as problem:
         raise fatal(*where, f"cannot export image {image!r}: {problem}") from None
-    name = Path(image).name
+    data = cleaned.data
+    name = f"{Path(image).stem}.{cleaned.name.rsplit('.', 1)[1]}"
     src = PLUGINFILE + urllib.parse.quote(name)
     markup = f"<p>{markup}</p><p><img src={quoteattr(src)} alt={quoteattr(alt)}></p>"
     encoded = base64.b64encode(data).decode("ascii")
