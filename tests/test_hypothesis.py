@@ -1839,3 +1839,34 @@ def test_the_usual_macros_are_never_taken_for_unsafe_ones(names: list[str]) -> N
 
     text = "\\(" + " ".join(f"\\{name}{{x}}" for name in names) + "\\)"
     assert not [p for p in problems(text) if "is not allowed" in p.message]
+
+
+@SETTINGS
+@given(
+    st.lists(
+        st.sampled_from([*"{}:!>.[]0 ab", "title", "topic", "language", "topic_title", "::"]),
+        max_size=20,
+    ).map("".join)
+)
+def test_a_deck_template_is_refused_with_a_reason_or_rendered_exactly(template: str) -> None:
+    """Never str.format's behaviour: no exception, no conversion, no padding."""
+    from ankigen.bank.model import Bank
+    from ankigen.bank.project import Project, _template_problem
+
+    problem = _template_problem(template)
+    if problem is not None:
+        assert problem.startswith("deck template")
+        return
+    bank = Bank(path="b.yaml", topic="t", language="en", title="T", items=())
+    name = Project(path="p", deck=template).deck_name(bank)
+    expected = (
+        template.replace("{{", "\0")
+        .replace("}}", "\1")
+        .replace("{title}", "T")
+        .replace("{topic}", "t")
+        .replace("{language}", "en")
+        .replace("{topic_title}", "t")
+        .replace("\0", "{")
+        .replace("\1", "}")
+    )
+    assert name == expected

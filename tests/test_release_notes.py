@@ -154,7 +154,7 @@ def test_a_bad_revision_is_a_clear_error(project: Path, runner: CliRunner) -> No
     git(project, "commit", "-qm", "one")
     result = invoke(runner, "release-notes", "--since", "no-such-tag")
     assert result.exit_code == 1
-    assert result.output.startswith("error: git rev-parse --verify --quiet no-such-tag^{commit}")
+    assert result.output.startswith("error: --since 'no-such-tag': no such revision")
 
 
 def test_release_notes_agree_with_the_build_on_what_changed(

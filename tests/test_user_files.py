@@ -341,3 +341,23 @@ def test_a_deleted_lock_reports_what_learners_will_see(
     # as the real Anki sees it
     log = collection.import_package(package)
     assert (log.new, log.updated, log.duplicate) == (0, 1, 5)
+
+
+def test_a_po_file_in_gettexts_own_language_form_and_with_plurals(
+    project: Path, runner: CliRunner
+) -> None:
+    write_bank(project / "banks", items=[item("a"), item("b")])
+    assert invoke(runner, "translate", "demo", "--to", "de-DE", "--po", "de.po").exit_code == 0
+    po = polib.pofile("de.po")
+    po.metadata["Language"] = "de_DE"
+    po.find("a|question", by="msgctxt").msgstr = "Frage a?"
+    po.append(
+        polib.POEntry(
+            msgctxt="a|count", msgid="one", msgid_plural="many", msgstr_plural={0: "x", 1: "y"}
+        )
+    )
+    po.save("de.po")
+    result = invoke(runner, "import", "de.po")
+    assert result.exit_code == 0, result.output
+    assert "'a|count' has plural forms, which no bank text has; skipped" in result.output
+    assert "wrote banks/demo/de-DE.yaml: 1 translation from de.po" in result.output

@@ -58,7 +58,12 @@ def at_revision(banks_dir: Path, ref: str) -> Snapshot:
     """The banks folder as it was at `ref`: its banks found by the build's own rule
     (`bank.files.looks_like_bank`, hidden files and folders skipped)."""
     top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
-    _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    try:
+        _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
+    except ReleaseNotesError:
+        raise ReleaseNotesError(
+            f"--since {ref!r}: no such revision (tag, branch or commit) in {top}"
+        ) from None
     inside = PurePosixPath(banks_dir.resolve().relative_to(top.resolve()).as_posix())
     names = _git(top, "ls-tree", "-r", "-z", "--name-only", ref, "--", str(inside)).split(b"\0")
     banks: dict[str, Bank] = {}

@@ -124,7 +124,7 @@ def decode(path: str, data: bytes) -> str:
         raise _problem(
             path, 1, f"file is {len(data)} bytes; banks are limited to {MAX_FILE_BYTES} bytes"
         )
-    encoding = _other_encoding(data)
+    encoding = other_encoding(data)
     if encoding:
         raise _problem(
             path,
@@ -315,7 +315,7 @@ def _only_items(root: yaml.Node | None) -> list[yaml.Node] | None:
     return list(value.value) if isinstance(value, yaml.SequenceNode) else None
 
 
-def _other_encoding(data: bytes) -> str | None:
+def other_encoding(data: bytes) -> str | None:
     """UTF-16 and UTF-32, by byte order mark or by the NUL bytes ASCII text gets in them."""
     if data.startswith((b"\xff\xfe\x00\x00", b"\x00\x00\xfe\xff")):
         return "UTF-32"

@@ -67,6 +67,10 @@ def import_file(
     problems = Problems(shown)
     ids = assign_ids(source, problems)
     diagnostics = tuple(sorted(source.diagnostics + tuple(problems.found)))
+    if not source.questions and not any(d.severity == "error" for d in diagnostics):
+        # a bank needs items: an empty one would be written, and refused by every build
+        nothing = f"no question in it can become an item ({source.skipped} skipped)"
+        diagnostics = (*diagnostics, Diagnostic(shown, 1, "error", nothing))
     if any(d.severity == "error" for d in diagnostics):
         raise InvalidBanks(diagnostics)
     return Imported(source, fmt, chosen_by, bank_yaml(source, ids, topic, language), diagnostics)

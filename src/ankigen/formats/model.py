@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank
+from ankigen.bank.yamltree import other_encoding
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # Moodle XML carries its images inline
@@ -167,6 +168,9 @@ def decode(path: str, data: bytes, what: str) -> str:
         raise fatal(path, 1, f"{len(data)} bytes is too large for {what}")
     if not data.strip():
         raise fatal(path, 1, "the file is empty")
+    encoding = other_encoding(data)
+    if encoding:
+        raise fatal(path, 1, f"{encoding} text, not UTF-8: save the file as UTF-8")
     if b"\x00" in data:
         raise fatal(path, data[: data.find(b"\x00")].count(b"\n") + 1, f"binary data, not {what}")
     try:

@@ -254,7 +254,8 @@ def import_po(
 ) -> PoImport:
     """The bank with the PO file's translations; nothing is written here."""
     po = read_po(po_path)
-    language = po.metadata.get("Language", "").strip()
+    # gettext writes ll_CC (de_DE); BCP 47 writes ll-CC
+    language = po.metadata.get("Language", "").strip().replace("_", "-")
     if not lang.is_valid_tag(language):
         raise PoError(f"{po_path}: the header's Language {language!r} is not a BCP 47 tag")
     language = lang.canonical_tag(language)
@@ -283,6 +284,11 @@ def import_po(
         warnings.append(Diagnostic(str(po_path), entry.linenum or 1, "warning", message))
 
     for entry in po:
+        if entry.msgid_plural and not entry.obsolete:
+            warn(
+                entry, f"{entry.msgctxt or ''!r} has plural forms, which no bank text has; skipped"
+            )
+            continue
         if entry.obsolete or "fuzzy" in entry.flags or not entry.msgstr:
             continue
         context = entry.msgctxt or ""
