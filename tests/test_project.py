@@ -231,3 +231,16 @@ def test_media_inside_the_project_is_taken(project: Path, runner: CliRunner) -> 
     (project / "pictures").mkdir()
     (project / "banks" / "ankigen.toml").write_text('media = "../pictures"\n', encoding="utf-8")
     assert invoke(runner, "lint").exit_code == 0
+
+
+def test_media_from_the_command_line_may_point_anywhere_and_is_said(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    write_bank(project / "banks")
+    result = invoke(runner, "build", "--media", str(elsewhere))
+    assert result.exit_code == 0, result.output
+    assert f"reading images from {elsewhere}, outside the project (--media)" in result.stderr
+    inside = invoke(runner, "build", "--media", "media")
+    assert "outside the project" not in inside.stderr

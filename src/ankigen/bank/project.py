@@ -173,7 +173,7 @@ def _read(
     if media is not None and (not isinstance(media, str) or "\0" in media):
         report("media", "media must be a folder path")
         media = None
-    elif media and not _inside(banks_dir / media, banks_dir.parent):
+    elif media and outside_project(banks_dir, banks_dir / media):
         # a one-line change in a contributed pull request must not ship any image the
         # builder can read; --media on the command line is the user's own choice
         report(
@@ -242,12 +242,13 @@ def _template_problem(template: str) -> str | None:
     return None
 
 
-def _inside(path: Path, folder: Path) -> bool:
-    """Whether `path`, links resolved, is `folder` or below it."""
+def outside_project(banks_dir: Path, folder: Path) -> bool:
+    """Whether a folder (links resolved) lies outside the project: the folder that
+    holds the banks folder, where the project file's `media` must stay."""
     try:
-        return path.resolve().is_relative_to(folder.resolve())
+        return not folder.resolve().is_relative_to(banks_dir.resolve().parent)
     except (OSError, RuntimeError):  # a link loop
-        return False
+        return True
 
 
 def require_project(banks_dir: Path) -> Project:

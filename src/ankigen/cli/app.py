@@ -25,6 +25,7 @@ from ankigen.cli.output import (
     export_lines,
     import_lines,
     lint_lines,
+    media_line,
     po_export_lines,
     po_import_lines,
     preview_lines,
@@ -119,9 +120,12 @@ def build(
     banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int, prune: bool
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
+    from ankigen.bank.project import outside_project
     from ankigen.build.pipeline import build as run_build
     from ankigen.images.settings import Settings
 
+    if media is not None and outside_project(banks, media):
+        echo([media_line(media)])
     result = run_build(
         banks,
         out,

@@ -164,3 +164,7 @@ def progress_text(done: int, total: int) -> str:
 
 def connected_line(version: object, url: str) -> Line:
     return Line(f"AnkiConnect {version} at {url}", True)
+
+
+def media_line(media: Path) -> Line:
+    return Line(f"reading images from {media}, outside the project (--media)", True)
