@@ -1870,3 +1870,40 @@ def test_a_deck_template_is_refused_with_a_reason_or_rendered_exactly(template: 
         .replace("\1", "}")
     )
     assert name == expected
+
+
+JSON_REPLY = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@SETTINGS
+@given(
+    st.integers(100, 599),
+    JSON_REPLY.map(lambda v: json.dumps(v).encode())
+    | st.fixed_dictionaries({"result": JSON_REPLY, "error": JSON_REPLY}).map(
+        lambda v: json.dumps(v).encode()
+    )
+    | st.binary(max_size=40),
+)
+def test_any_reply_to_push_is_taken_or_refused_with_a_message(status: int, body: bytes) -> None:
+    """Whatever answers at the URL, push checks the version and imports, or says what is
+    wrong: never an internal error."""
+    from pathlib import Path
+
+    from ankigen.push import AnkiConnect, PushError
+
+    class Answering(AnkiConnect):
+        def _post(self, body_sent: bytes, timeout: float) -> tuple[int, str, bytes]:
+            return status, "Reason", body
+
+    client = Answering()
+    for ask in (client.version, lambda: client.import_package(Path("x.apkg"))):
+        try:
+            ask()
+        except PushError as error:
+            assert str(error)
