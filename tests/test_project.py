@@ -244,3 +244,21 @@ def test_media_from_the_command_line_may_point_anywhere_and_is_said(
     assert f"reading images from {elsewhere}, outside the project (--media)" in result.stderr
     inside = invoke(runner, "build", "--media", "media")
     assert "outside the project" not in inside.stderr
+
+
+def test_a_template_that_gives_two_banks_one_deck_is_an_error(
+    project: Path, runner: CliRunner
+) -> None:
+    """The deck names compared are the ones that ship, the project's template applied."""
+    write_bank(project / "banks", "demo", "en")
+    write_bank(project / "banks", "demo", "de")
+    (project / "banks" / "ankigen.toml").write_text('deck = "Quiz::{topic}"\n', encoding="utf-8")
+    for command in ("lint", "build"):
+        result = invoke(runner, command)
+        assert result.exit_code == 1, command
+        assert "the deck name 'Quiz::demo' is also the deck of" in result.output
+    assert not (project / "out").exists()
+    (project / "banks" / "ankigen.toml").write_text(
+        'deck = "Quiz::{topic} ({language})"\n', encoding="utf-8"
+    )
+    assert invoke(runner, "build").exit_code == 0

@@ -94,7 +94,13 @@ def build(
     with worker_pool(size, len(sources), alone) as pool:
         early = EarlyPlans(banks_dir, out_dir, project, evidence, now, pool if alone else None)
         checked = check_outlines(
-            sources, pool, bank_cache, project.reference, early, meanwhile=evidence.read
+            sources,
+            pool,
+            bank_cache,
+            project.reference,
+            early,
+            meanwhile=evidence.read,
+            deck_name=project.deck_name,
         )
         # as checked: a bank known by its status is read if it must be, and its bytes decide
         seen, by_status = [source.seen for source in sources], signatures(sources)

@@ -28,11 +28,13 @@ def check_across(
     reference: str = "",
     cache: BankCache | None = None,
     parity: Callable[[Outline], Parity | None] | None = None,
+    deck_name: Callable[[Bank], str] | None = None,
 ) -> list[Diagnostic]:
     """Problems between banks: the same deck twice, translations out of step. `full` gives
     the whole of a bank, needed to compare a translation with its reference, unless
     `parity` shows the two in step; with a cache, only a translation or reference that
-    changed is compared again."""
+    changed is compared again. `deck_name`: each bank's deck name as it ships (the
+    project's template applied)."""
     found: list[Diagnostic] = []
     first: dict[str, Outline] = {}
     for outlined in outlines:
@@ -70,22 +72,25 @@ def check_across(
             return list(against_reference(full(first[bank.key]), ref, index, reference))
 
         found.extend(cache.across(bank.path, ref.path, check) if cache else check())
-    found.extend(same_deck_names([o.bank for o in unique]))
+    found.extend(same_deck_names([o.bank for o in unique], deck_name))
     found.extend(former_names_taken([o.bank for o in unique]))
     return found
 
 
-def same_deck_names(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+def same_deck_names(
+    banks: Sequence[Bank], deck_name: Callable[[Bank], str] | None = None
+) -> Iterable[Diagnostic]:
     """Anki matches decks by name: two banks with one deck name would become one deck."""
     first: dict[str, Bank] = {}
     for bank in banks:
-        name = anki_deck_key(plain_text(bank.deck_name))
+        shown = plain_text(deck_name(bank) if deck_name else bank.deck_name)
+        name = anki_deck_key(shown)
         if name in first:
             yield Diagnostic(
                 bank.path,
                 bank.lines.get("deck", bank.lines.get("title", 1)),
                 "error",
-                f"the deck name {plain_text(bank.deck_name)!r} is also the deck of "
+                f"the deck name {shown!r} is also the deck of "
                 f"{first[name].path}; Anki would merge both into one deck: give one a "
                 "different `deck:` or title",
             )

@@ -188,6 +188,7 @@ def check_outlines(
     reference: str = "",
     then: AfterCheck | None = None,
     meanwhile: Callable[[], None] | None = None,
+    deck_name: Callable[[Bank], str] | None = None,
 ) -> CheckedOutlines:
     """`check_sources` for a build: banks whose bytes were checked before are not parsed
     again, and only the outline of the banks they did not change is read from the cache,
@@ -209,7 +210,12 @@ def check_outlines(
     diagnostics = [d for _, _, found in results.values() for d in found]
     diagnostics.extend(
         check_across(
-            outlines, full, reference, cache, lambda found: cache.parity(by_path[found.bank.path])
+            outlines,
+            full,
+            reference,
+            cache,
+            lambda found: cache.parity(by_path[found.bank.path]),
+            deck_name,
         )
     )
     cache.drop_parities()

@@ -3,7 +3,7 @@ across them, images too; the same problems an author sees from `build`."""
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -46,10 +46,11 @@ def check_paths(
     media_dir: Path | None = None,
     pool: Pool | None = None,
     reference: str = "",
+    deck_name: Callable[[Bank], str] | None = None,
 ) -> Checked:
     """Read, load and check banks (for lint, status and preview)."""
     sources, unreadable = read_files(list(paths))
-    checked = check_sources(sources, media_dir, pool, reference=reference)
+    checked = check_sources(sources, media_dir, pool, reference=reference, deck_name=deck_name)
     if not unreadable:
         return checked
     return replace(checked, diagnostics=tuple(sorted([*checked.diagnostics, *unreadable])))
@@ -60,6 +61,7 @@ def check_sources(
     media_dir: Path | None = None,
     pool: Pool | None = None,
     reference: str = "",
+    deck_name: Callable[[Bank], str] | None = None,
 ) -> Checked:
     """Load and check banks from the bytes already read; with `media_dir`, also verify
     every image they name. `reference` is the project's reference language (by
@@ -68,7 +70,10 @@ def check_sources(
     banks = {path: bank for path, (bank, _, _) in results.items() if bank is not None}
     outlines = [found for _, found, _ in results.values() if found is not None]
     diagnostics = [d for _, _, found in results.values() for d in found]
-    diagnostics.extend(check_across(outlines, lambda o: banks[o.bank.path], reference))
+    full = banks.__getitem__
+    diagnostics.extend(
+        check_across(outlines, lambda o: full(o.bank.path), reference, deck_name=deck_name)
+    )
     if media_dir is not None:
         diagnostics.extend(check_images(outlines, media_dir))
     failed = tuple(Path(path) for path, (bank, _, _) in results.items() if bank is None)
@@ -113,7 +118,10 @@ def lint(banks_dir: Path, media: Path | None = None) -> Linted:
     paths, unusable = find_banks(banks_dir)
     project, problems = load_project(banks_dir)
     checked = check_paths(
-        paths, media or default_media_dir(banks_dir, project), reference=project.reference
+        paths,
+        media or default_media_dir(banks_dir, project),
+        reference=project.reference,
+        deck_name=project.deck_name,
     )
     diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
     errors = checked.errors + len(unusable) + len(problems)
