@@ -262,3 +262,11 @@ def test_a_template_that_gives_two_banks_one_deck_is_an_error(
         'deck = "Quiz::{topic} ({language})"\n', encoding="utf-8"
     )
     assert invoke(runner, "build").exit_code == 0
+
+
+def test_a_deck_name_made_too_long_by_a_title_is_an_error(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", "demo", "en", title="T" * 300)
+    (project / "banks" / "ankigen.toml").write_text('deck = "Quiz::{title}"\n', encoding="utf-8")
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert "has a part between '::' longer than 255 characters" in result.output

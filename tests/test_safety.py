@@ -45,7 +45,8 @@ def attack_bank(banks: Path) -> None:
     text = " | ".join(ATTACKS)
     write_bank(
         banks,
-        title=f"Title {text}",
+        # a deck name's part is at most 255 characters: the title carries the first five
+        title="Title " + " | ".join(ATTACKS[:5]),
         description=f"Description {text}",
         items=[
             item(

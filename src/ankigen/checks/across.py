@@ -6,7 +6,7 @@ from __future__ import annotations
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
 
-from ankigen.bank.model import Bank, Item, Outline, Parity
+from ankigen.bank.model import MAX_DECK_PART, Bank, Item, Outline, Parity
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.parity import in_step
 from ankigen.checks.translation import (
@@ -84,6 +84,14 @@ def same_deck_names(
     first: dict[str, Bank] = {}
     for bank in banks:
         shown = plain_text(deck_name(bank) if deck_name else bank.deck_name)
+        if any(len(part) > MAX_DECK_PART for part in shown.split("::")):
+            yield Diagnostic(
+                bank.path,
+                bank.lines.get("deck", bank.lines.get("title", 1)),
+                "error",
+                f"the deck name {shown[:60]!r}... has a part between '::' longer than "
+                f"{MAX_DECK_PART} characters: shorten the title or the deck template",
+            )
         name = anki_deck_key(shown)
         if name in first:
             yield Diagnostic(
