@@ -27,8 +27,8 @@ def big_banks(banks: Path, version: str) -> None:
         )
 
 
-def run_build(cwd: Path) -> subprocess.Popen[bytes]:
-    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000")
+def run_build(cwd: Path, extra: dict[str, str] | None = None) -> subprocess.Popen[bytes]:
+    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", **(extra or {}))
     return subprocess.Popen(
         [sys.executable, "-m", "ankigen", "build"],
         cwd=cwd,
@@ -88,3 +88,28 @@ def test_concurrent_builds_into_one_folder(tmp_path: Path) -> None:
     assert [b.wait(timeout=WAIT) for b in builds] == [0, 0, 0]
     assert digests(project / "out") == expected
     assert not list((project / "out").glob(".ankigen-tmp-*"))
+
+
+def test_without_a_place_to_keep_the_cache_key_builds_still_work(tmp_path: Path) -> None:
+    """A read-only home: the key is this process's own, handed to its workers, and the
+    next build, with another key, finds the entries not its own and reads the banks."""
+    project = tmp_path / "p"
+    big_banks(project / "banks", "v")
+    not_a_folder = tmp_path / "a-file"
+    not_a_folder.write_text("")
+    env = {"XDG_CACHE_HOME": str(not_a_folder / "cache")}
+    first = run_build(project, env)
+    assert first.wait(timeout=WAIT) == 0
+    packages = digests(project / "out")
+    assert len(packages) == len(TOPICS)
+    entries = sorted((project / "out" / ".ankigen-banks").glob("*.json"))
+    assert entries  # made, by the workers too
+    for topic in TOPICS:
+        write_bank(
+            project / "banks",
+            topic,
+            items=[item(f"i{n}", explanation=f"v explanation {n}.") for n in range(600)],
+        )
+    assert run_build(project, env).wait(timeout=WAIT) == 0
+    assert digests(project / "out") == packages
+    assert not (not_a_folder.parent / "cache").exists()

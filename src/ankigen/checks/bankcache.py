@@ -44,7 +44,7 @@ from ankigen.checks.rules import load_and_check
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
-from ankigen.core.secret import mac
+from ankigen.core.secret import cache_key, mac
 
 ACROSS_NAME = "across.json"
 """Where translations checked against their reference are kept, in the cache's folder."""
@@ -54,6 +54,7 @@ class BankCache:
     """Read as banks are checked; written only by a build that succeeds (`save`)."""
 
     def __init__(self, folder: Path, languages: Languages) -> None:
+        cache_key()  # made here, before any worker: theirs is this one
         self.folder = folder
         self.languages = languages
         self.used: set[str] = set()

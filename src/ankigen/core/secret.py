@@ -5,12 +5,13 @@ An output folder may come from elsewhere (a CI cache restored from another job, 
 folder), and whoever writes it can recompute a plain checksum. A cache entry is used
 only if its HMAC was made with this key: one made elsewhere is simply not used. The key
 is `$XDG_CACHE_HOME/ankigen/cache-key` (`~/.cache/...` by default), 32 random bytes,
-mode 0600, made at first use. Where it cannot be kept, the process uses one of its own:
-its caches then last only as long as it does.
+mode 0600, made at first use. Where it cannot be kept, the process uses one of its own,
+which its worker processes inherit: its caches then last only as long as it does.
 """
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import hashlib
 import hmac
@@ -26,8 +27,27 @@ def key_path() -> Path:
     return Path(base) / "ankigen" / "cache-key"
 
 
+_INHERITED = "ANKIGEN_PROCESS_CACHE_KEY"
+"""Where a key that could not be kept is handed to worker processes, which inherit the
+environment: the entries they make must be this process's."""
+
+
 @functools.cache
 def cache_key() -> bytes:
+    inherited = os.environ.get(_INHERITED, "")
+    if len(inherited) == 2 * KEY_BYTES:
+        with contextlib.suppress(ValueError):
+            return bytes.fromhex(inherited)
+    key = _kept_key()
+    if key is None:
+        key = secrets.token_bytes(KEY_BYTES)
+        os.environ[_INHERITED] = key.hex()
+    return key
+
+
+def _kept_key() -> bytes | None:
+    """The key kept in the user's cache folder, made if there is none; None where none
+    can be kept (a read-only home)."""
     path = key_path()
     for _ in range(2):
         try:
@@ -44,11 +64,11 @@ def cache_key() -> bytes:
         except FileExistsError:
             continue
         except OSError:
-            return key
+            return None
         with os.fdopen(fd, "wb") as handle:
             handle.write(key)
         return key
-    return secrets.token_bytes(KEY_BYTES)
+    return None
 
 
 def mac(*parts: bytes) -> str:
