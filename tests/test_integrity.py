@@ -331,10 +331,10 @@ def test_a_failed_write_changes_nothing(
 
     real = ankigen.core.atomic._stage
 
-    def disk_full_at_the_lock(path: Path, data: bytes) -> str:
+    def disk_full_at_the_lock(path: Path, data: bytes, *mode: int) -> str:
         if path.name == "ankigen.lock":
             raise OSError(28, "No space left on device")
-        return real(path, data)
+        return real(path, data, *mode)
 
     monkeypatch.setattr(ankigen.core.atomic, "_stage", disk_full_at_the_lock)
     result = invoke(runner, "build")

@@ -10,7 +10,6 @@ import json
 import marshal
 import operator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ankigen import __version__
 from ankigen.apkg import notetype
@@ -43,9 +42,6 @@ from ankigen.identity.stamp import Stamp, restamp
 from ankigen.identity.versions import lock_version, note_version, with_card_version
 from ankigen.images.process import Prepared
 from ankigen.text.html import plain_text
-
-if TYPE_CHECKING:
-    pass
 
 
 def plan_deck(

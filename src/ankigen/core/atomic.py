@@ -9,13 +9,8 @@ import signal
 import threading
 from collections.abc import Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from ankigen.core.errors import OutputError
-
-if TYPE_CHECKING:
-    pass
-
 
 TEMP_PREFIX = ".ankigen-tmp-"
 
@@ -23,14 +18,22 @@ TEMP_PREFIX = ".ankigen-tmp-"
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data`: a reader sees the old file or the new one, never a part."""
     try:
-        _write_atomic(path, data)
+        replace_file(path, data)
     except OSError as exc:
         raise OutputError(f"{exc.filename or path}: cannot write: {exc.strerror or exc}") from None
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    tmp_name = _stage(path, data)
+def replace_file(
+    path: Path, data: bytes, mode: int = 0o644, owner: tuple[int, int] | None = None
+) -> None:
+    """`write_atomic` raising OSError, with the file's mode (and owner, where the process
+    may give it away) set before it takes the file's place: a user's file keeps its own
+    (`userfile`)."""
+    tmp_name = _stage(path, data, mode)
     try:
+        if owner is not None:
+            with contextlib.suppress(OSError):  # only root may give a file away
+                os.chown(tmp_name, *owner)
         os.replace(tmp_name, path)
     except BaseException:
         with contextlib.suppress(OSError):
@@ -86,7 +89,7 @@ def _not_written(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write: {exc.strerror or exc}; nothing was changed")
 
 
-def _stage(path: Path, data: bytes) -> str:
+def _stage(path: Path, data: bytes, mode: int = 0o644) -> str:
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile
 
@@ -96,7 +99,7 @@ def _stage(path: Path, data: bytes) -> str:
             handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
-        os.chmod(tmp_name, 0o644)
+        os.chmod(tmp_name, mode)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)

@@ -23,12 +23,11 @@ import contextlib
 import os
 import stat
 import sys
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.core.atomic import TEMP_PREFIX
+from ankigen.core.atomic import replace_file
 from ankigen.core.errors import AnkigenError
 
 STDOUT = "-"
@@ -184,35 +183,15 @@ def _describe(data: bytes) -> str:
 
 
 def _replace(real: Path, data: bytes, shown: Path) -> None:
+    """Atomically, as `build` writes, keeping an existing file's mode and owner."""
     try:
         info: os.stat_result | None = os.stat(real)
     except FileNotFoundError:
         info = None
+    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
+    owner = (info.st_uid, info.st_gid) if info is not None else None
     try:
-        real.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=real.parent)
-        try:
-            with os.fdopen(fd, "wb") as handle:
-                if info is not None:
-                    os.fchmod(handle.fileno(), stat.S_IMODE(info.st_mode))
-                    with contextlib.suppress(OSError):  # only root may give a file away
-                        os.fchown(handle.fileno(), info.st_uid, info.st_gid)
-                else:
-                    os.fchmod(handle.fileno(), 0o666 & ~_umask())
-                handle.write(data)
-                handle.flush()
-                os.fsync(handle.fileno())
-            os.replace(tmp_name, real)
-        except BaseException:
-            with contextlib.suppress(OSError):
-                os.unlink(tmp_name)
-            raise
-        with contextlib.suppress(OSError):
-            directory = os.open(real.parent, os.O_RDONLY)
-            try:
-                os.fsync(directory)
-            finally:
-                os.close(directory)
+        replace_file(real, data, mode, owner)
     except OSError as exc:
         raise Refused(f"{shown}: cannot write: {exc.strerror or exc}") from None
 
