@@ -361,3 +361,12 @@ def test_a_po_file_in_gettexts_own_language_form_and_with_plurals(
     assert result.exit_code == 0, result.output
     assert "'a|count' has plural forms, which no bank text has; skipped" in result.output
     assert "wrote banks/demo/de-DE.yaml: 1 translation from de.po" in result.output
+
+
+def test_a_po_import_into_a_fifo_is_refused_never_opened(project: Path, runner: CliRunner) -> None:
+    write_bank(project / "banks", items=[item("a"), item("b")])
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", "de.po").exit_code == 0
+    os.mkfifo(project / "pipe.yaml")
+    result = invoke(runner, "import", "de.po", "-o", "pipe.yaml")
+    assert result.exit_code == 1
+    assert "pipe.yaml is a FIFO (named pipe): ankigen writes only regular files" in result.output

@@ -194,7 +194,7 @@ def write_po(
     """Write the PO file for `language`, merged into the one at `path` if there is one (a
     PO file of another topic or language is replaced only with `force`)."""
     po = po_file(reference, language, target)
-    out = Target(path, "a PO file", force, inputs, check=lambda data: None)
+    out = Target(path, "a PO file", force, inputs, check=lambda data: _reads_back(str(path), data))
     before = existing(out)
     was_merged = False
     if before is not None and not force:
@@ -209,12 +209,9 @@ def write_po(
         po = merged(po, old)
         out = replace(out, edits=before)
         was_merged = True
-    data = str(po).encode("utf-8")
-    out = replace(out, check=lambda written: _reads_back(str(path), written))
-    wrote = write(out, data)
-    live = [entry for entry in po if not entry.obsolete]
-    translated = sum(1 for entry in live if entry.msgstr and "fuzzy" not in entry.flags)
-    return PoWritten(len(live), translated, was_merged, wrote)
+    wrote = write(out, str(po).encode("utf-8"))
+    live = sum(1 for entry in po if not entry.obsolete)
+    return PoWritten(live, len(po.translated_entries()), was_merged, wrote)
 
 
 def _reads_back(shown: str, data: bytes) -> None:
@@ -250,10 +247,14 @@ class PoImport:
 
 
 def import_po(
-    po_path: Path, banks_dir: Path, reference: Bank, target_path: Path | None = None
+    po_path: Path,
+    po: polib.POFile,
+    banks_dir: Path,
+    reference: Bank,
+    target_path: Path | None = None,
 ) -> PoImport:
-    """The bank with the PO file's translations; nothing is written here."""
-    po = read_po(po_path)
+    """The bank with the translations of the PO file `po` (read from `po_path`); nothing
+    is written here."""
     # gettext writes ll_CC (de_DE); BCP 47 writes ll-CC
     language = po.metadata.get("Language", "").strip().replace("_", "-")
     if not lang.is_valid_tag(language):
@@ -265,10 +266,10 @@ def import_po(
             f"{reference.topic!r}: a PO file translates the reference, it never rewrites it"
         )
     target_path = target_path or banks_dir / reference.topic / f"{language}.yaml"
-    before: bytes | None = None
+    # read as it will be written: a FIFO or device named by -o is refused, never opened
+    before = existing(Target(target_path, "a bank", inputs=(po_path,)))
     target: Bank | None = None
-    if target_path.exists():
-        before = target_path.read_bytes()
+    if before is not None:
         target, found = parse_bank(str(target_path), before)
         if target is None:
             raise InvalidBanks(found)
@@ -405,11 +406,11 @@ def import_po_file(
 ) -> PoImported:
     """A PO file's translations written into its bank (the one its header names, or
     `out`), edited in place: replaced only while it holds what was read."""
-    header = read_po(po_path).metadata
-    topic = header.get(TOPIC_HEADER, "")
+    po = read_po(po_path)
+    topic = po.metadata.get(TOPIC_HEADER, "")
     paths = find_bank_paths(banks_dir)
-    reference, _ = reference_bank(paths, topic, header.get(REFERENCE_HEADER))
-    done = import_po(po_path, banks_dir, reference, out)
+    reference, _ = reference_bank(paths, topic, po.metadata.get(REFERENCE_HEADER))
+    done = import_po(po_path, po, banks_dir, reference, out)
     bank = Target(
         done.path,
         "a bank",
