@@ -177,8 +177,8 @@ def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
 def with_build_cache_mac(cache: dict[str, Any]) -> dict[str, Any]:
     """A build cache changed by a test, its MAC made again with this user's key, as if
     ankigen had written it: only what it holds can tell."""
-    from ankigen.core.secret import mac
+    from ankigen.core.secret import json_mac
 
     cache.pop("mac", None)
-    cache["mac"] = mac(json.dumps(cache, sort_keys=True, ensure_ascii=False).encode())
+    cache["mac"] = json_mac(cache)
     return cache

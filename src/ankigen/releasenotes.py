@@ -15,7 +15,7 @@ from pathlib import Path, PurePosixPath
 
 from ankigen.apkg.note import note_content
 from ankigen.bank.files import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like_bank
-from ankigen.bank.model import Bank, Item
+from ankigen.bank.model import IMAGE_FIELDS, Bank, Item
 from ankigen.bank.project import Project, load_project, parse_project
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.workspace import find_bank_paths
@@ -54,17 +54,25 @@ def _git(root: Path, *args: str) -> bytes:
     return done.stdout
 
 
-def at_revision(banks_dir: Path, ref: str) -> Snapshot:
-    """The banks folder as it was at `ref`: its banks found by the build's own rule
-    (`bank.files.looks_like_bank`, hidden files and folders skipped)."""
+def repository_place(banks_dir: Path) -> tuple[Path, PurePosixPath]:
+    """The repository the banks folder is in, and the folder's path inside it."""
     top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
+    return top, PurePosixPath(banks_dir.resolve().relative_to(top.resolve()).as_posix())
+
+
+def at_revision(
+    banks_dir: Path, ref: str, place: tuple[Path, PurePosixPath] | None = None
+) -> Snapshot:
+    """The banks folder as it was at `ref`: its banks found by the build's own rule
+    (`bank.files.looks_like_bank`, hidden files and folders skipped). `place`: its
+    `repository_place`, if known."""
+    top, inside = place or repository_place(banks_dir)
     try:
         _git(top, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}")
     except ReleaseNotesError:
         raise ReleaseNotesError(
             f"--since {ref!r}: no such revision (tag, branch or commit) in {top}"
         ) from None
-    inside = PurePosixPath(banks_dir.resolve().relative_to(top.resolve()).as_posix())
     names = _git(top, "ls-tree", "-r", "-z", "--name-only", ref, "--", str(inside)).split(b"\0")
     banks: dict[str, Bank] = {}
     lock = Lock()
@@ -99,12 +107,10 @@ def at_revision(banks_dir: Path, ref: str) -> Snapshot:
     return Snapshot({k: project.apply(b) for k, b in banks.items()}, lock, project)
 
 
-def mark(banks_dir: Path) -> str:
+def mark(inside: PurePosixPath) -> str:
     """The first line of the notes: says which banks they are of, so that notes written
     again from the same banks may replace them (`userfile.Target.ours`). The folder is
-    named as in the repository, the same in every clone."""
-    top = Path(_git(banks_dir, "rev-parse", "--show-toplevel").decode().strip())
-    inside = banks_dir.resolve().relative_to(top.resolve()).as_posix()
+    named as in the repository (`repository_place`), the same in every clone."""
     return f"<!-- release notes of {inside}/, written by ankigen release-notes -->"
 
 
@@ -131,9 +137,8 @@ def changed(before: Bank, was: Item, bank: Bank, item: Item, old: Lock, new: Loc
     """Whether learners see an item changed: the build's own rule, its note's content
     (`apkg.note.note_content`: every field, a why, recall, the images' names, the tags), and
     what each build issued for it (an image's content, which only a build reads)."""
-    images = ("image", "explanation_image")
-    ours = note_content(bank, item, {k: getattr(item, k) for k in images}).hash
-    theirs = note_content(before, was, {k: getattr(was, k) for k in images}).hash
+    ours = note_content(bank, item, {k: getattr(item, k) for k in IMAGE_FIELDS}).hash
+    theirs = note_content(before, was, {k: getattr(was, k) for k in IMAGE_FIELDS}).hash
     if ours != theirs:
         return True
     old_deck, new_deck = old.decks.get(before.key), new.decks.get(bank.key)
@@ -277,8 +282,10 @@ def write_release_notes(
     existing file is replaced only if its first line says it holds notes of the same
     banks folder, or with `force`. False if it already held exactly these."""
     paths = find_bank_paths(banks_dir)
-    first = mark(banks_dir)
-    text = release_notes(at_revision(banks_dir, ref), working_tree(banks_dir, paths), ref, first)
+    place = repository_place(banks_dir)
+    first = mark(place[1])
+    old = at_revision(banks_dir, ref, place)
+    text = release_notes(old, working_tree(banks_dir, paths), ref, first)
     inputs = (*paths, banks_dir / LOCK_NAME, banks_dir / PROJECT_NAME)
     notes = Target(
         out or Path(STDOUT),

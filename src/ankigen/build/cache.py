@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
 from ankigen import __version__
@@ -26,7 +26,7 @@ from ankigen.build.result import (
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
 from ankigen.core.jsondata import parse_json
-from ankigen.core.secret import mac
+from ankigen.core.secret import json_mac
 from ankigen.images.settings import Settings
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
@@ -51,7 +51,7 @@ class BuildCache:
             loaded = {}
         if not isinstance(loaded, dict) or loaded.get("version") != __version__:
             loaded = {}
-        elif loaded.pop("mac", None) != _mac(loaded):
+        elif loaded.pop("mac", None) != json_mac(loaded):
             # not made with this user's key (core.secret): an OUT from elsewhere could
             # otherwise pass packages of its own for up to date
             loaded = {}
@@ -198,12 +198,8 @@ class BuildCache:
             "last": self.last,
             "banks": record_of(self.banks),
         }
-        data["mac"] = _mac(data)
+        data["mac"] = json_mac(data)
         return json.dumps(data, sort_keys=True, indent=1, ensure_ascii=False).encode()
-
-
-def _mac(data: Mapping[str, object]) -> str:
-    return mac(json.dumps(data, sort_keys=True, ensure_ascii=False).encode())
 
 
 def inputs_fingerprint(

@@ -44,7 +44,7 @@ from ankigen.checks.rules import load_and_check
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
-from ankigen.core.secret import cache_key, mac
+from ankigen.core.secret import cache_key, json_mac
 
 ACROSS_NAME = "across.json"
 """Where translations checked against their reference are kept, in the cache's folder."""
@@ -103,7 +103,7 @@ class BankCache:
         if not isinstance(data, dict) or data.get("version") != [__version__, FORMAT]:
             return {}
         pairs = data.get("pairs")
-        if not isinstance(pairs, dict) or data.get("mac") != _across_mac(pairs):
+        if not isinstance(pairs, dict) or data.get("mac") != json_mac(pairs):
             return {}
         try:
             return {str(key): _diagnostics(value) for key, value in pairs.items()}
@@ -305,7 +305,7 @@ class BankCache:
         self.used.add(ACROSS_NAME)
         if self.across_used != (self.across_read or {}):
             pairs = {key: _dump_diagnostics(found) for key, found in self.across_used.items()}
-            kept = {"version": [__version__, FORMAT], "pairs": pairs, "mac": _across_mac(pairs)}
+            kept = {"version": [__version__, FORMAT], "pairs": pairs, "mac": json_mac(pairs)}
             with contextlib.suppress(OutputError):
                 write_atomic(self.folder / ACROSS_NAME, json.dumps(kept).encode())
         if self.folder.is_dir():
@@ -314,8 +314,3 @@ class BankCache:
                     # tidying only: what cannot be removed stays, the build succeeded
                     with contextlib.suppress(OSError):
                         entry.unlink(missing_ok=True)
-
-
-def _across_mac(pairs: object) -> str:
-    """The memo's MAC with this user's key: a memo made elsewhere could hide warnings."""
-    return mac(json.dumps(pairs, sort_keys=True, ensure_ascii=False).encode())
