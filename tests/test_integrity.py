@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
+from click.testing import CliRunner, Result
 from PIL import Image
 
 from tests.conftest import invoke
@@ -24,6 +24,21 @@ from tests.helpers import AnkiCollection, item, rewrite_entry, with_build_cache_
 def package_text(path: Path) -> bytes:
     with zipfile.ZipFile(path) as archive:
         return archive.read("collection.anki2")
+
+
+def rebuilt_after(project: Path, runner: CliRunner, change: Any) -> Result:
+    """A two-item bank built, its one cache entry changed by `change(entry)` and its
+    package removed, then built again: the new package must be the first one's."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    good = (project / "out" / "demo.en.apkg").read_bytes()
+    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
+    change(entry)
+    (project / "out" / "demo.en.apkg").unlink()
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+    return result
 
 
 def test_a_bank_saved_during_a_build_is_picked_up_by_the_next(
@@ -105,15 +120,7 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
 def test_bank_cache_entries_of_the_wrong_shape_are_ignored(
     project: Path, runner: CliRunner, shape: object
 ) -> None:
-    write_bank(project / "banks", items=[item("one"), item("two")])
-    assert invoke(runner, "build").exit_code == 0
-    good = (project / "out" / "demo.en.apkg").read_bytes()
-    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
-    rewrite_entry(entry, shape)
-    (project / "out" / "demo.en.apkg").unlink()
-    result = invoke(runner, "build")
-    assert result.exit_code == 0, result.output
-    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+    rebuilt_after(project, runner, lambda entry: rewrite_entry(entry, shape))
     lock = json.loads((project / "banks" / "ankigen.lock").read_text(encoding="utf-8"))
     assert sorted(lock["decks"]["demo.en"]["items"]) == ["one", "two"]
 
@@ -556,15 +563,7 @@ def _forge_with_a_plain_checksum(entry: Path, change: Any) -> None:
 def test_an_entry_made_elsewhere_is_not_used(project: Path, runner: CliRunner, forge: Any) -> None:
     """OUT may come from elsewhere (a CI cache, a shared folder): an entry not made with
     this user's key is ignored, and the deck is built from the bank."""
-    write_bank(project / "banks", items=[item("one"), item("two")])
-    assert invoke(runner, "build").exit_code == 0
-    good = (project / "out" / "demo.en.apkg").read_bytes()
-    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
-    _forge_with_a_plain_checksum(entry, forge)
-    (project / "out" / "demo.en.apkg").unlink()
-    result = invoke(runner, "build")
-    assert result.exit_code == 0, result.output
-    assert (project / "out" / "demo.en.apkg").read_bytes() == good
+    rebuilt_after(project, runner, lambda entry: _forge_with_a_plain_checksum(entry, forge))
     assert sorted(p.name for p in project.parent.rglob("*.apkg")) == ["demo.en.apkg"]
     assert b"Forged" not in package_text(project / "out" / "demo.en.apkg")
 
@@ -584,16 +583,8 @@ def test_a_cached_bank_passes_the_readers_checks_even_with_this_users_key(
 ) -> None:
     """Made with this user's key, as a bug of ankigen's own might make it: an entry whose
     bank the reader would refuse is ignored, and no path is made from it."""
-    write_bank(project / "banks", items=[item("one"), item("two")])
-    assert invoke(runner, "build").exit_code == 0
-    good = (project / "out" / "demo.en.apkg").read_bytes()
-    [entry] = list((project / "out" / ".ankigen-banks").glob("*.json"))
-    rewrite_entry(entry, forge)
-    (project / "out" / "demo.en.apkg").unlink()
-    result = invoke(runner, "build")
-    assert result.exit_code == 0, result.output
+    result = rebuilt_after(project, runner, lambda entry: rewrite_entry(entry, forge))
     assert "internal error" not in result.output
-    assert (project / "out" / "demo.en.apkg").read_bytes() == good
     assert sorted(p.name for p in project.parent.rglob("*.apkg")) == ["demo.en.apkg"]
 
 

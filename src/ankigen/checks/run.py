@@ -70,9 +70,8 @@ def check_sources(
     banks = {path: bank for path, (bank, _, _) in results.items() if bank is not None}
     outlines = [found for _, found, _ in results.values() if found is not None]
     diagnostics = [d for _, _, found in results.values() for d in found]
-    full = banks.__getitem__
     diagnostics.extend(
-        check_across(outlines, lambda o: full(o.bank.path), reference, deck_name=deck_name)
+        check_across(outlines, lambda o: banks[o.bank.path], reference, deck_name=deck_name)
     )
     if media_dir is not None:
         diagnostics.extend(check_images(outlines, media_dir))

@@ -32,6 +32,7 @@ def _in(table: str, language: str) -> object:
     return words.get(primary_language(language), words[FALLBACK])
 
 
+@functools.cache  # asked once for each phrase of the note type's templates
 def card_words() -> dict[str, dict[str, str]]:
     """The card's words: language -> key -> word, English first."""
     words = _words()["card"]
