@@ -45,7 +45,29 @@ DECKS: dict[str, tuple[str, dict[str, Any]]] = {
             "explanation": "دنیا کا سائز۔",
         },
     ),
+    "edited": (
+        "en",
+        {
+            "id": "edited",
+            "question": "Which collective sums across ranks?",
+            "choices": ["all-reduce", "broadcast", "scatter"],
+            "answer": 1,
+            "explanation": "It sums.",
+        },
+    ),
 }
+# What a note edited in Anki's editor can hold: it never met lint, which refuses all of
+# these (test_lint). MathJax's html, bbox and base macros would make a javascript: link,
+# a full-window overlay, a second #answer and the card's own classes. The backslash is
+# hidden from a plain text search by an HTML comment and by an entity in two of them.
+HOSTILE_QUESTION = (
+    r"Pick \(\frac{1}{2}\) \(\href{javascript:document.title='pwned'}{x}\) "
+    r"\(\style{position:fixed;inset:0;background:red}{\text{Easy}}\) "
+    r"\(\class{ag-verdict}{z}\) \(\hr<!-- -->ef{javascript:1}{w}\) "
+    r"\(&#92;href{javascript:2}{v}\) \(\bbox[position:fixed;inset:0]{b}\) "
+    r"\(\mmlToken{mi}[href='javascript:3']{t}\)"
+)
+HOSTILE_EXPLANATION = r"\(\cssId{answer}{y}\) \(\require{html}\href{javascript:4}{u}\)"
 
 
 @pytest.fixture(scope="module")
@@ -145,3 +167,58 @@ def test_recall_first_in_urdu_reveals_typeset_choices(anki: Any) -> None:
     assert result == ["correct", False, "یہ صرف ایک رینک ہے۔"]
     errors = [m for m in anki.console() if m["level"] == "error"]
     assert errors == []
+
+
+HOSTILE_FACTS = """(function () {
+    var card = document.querySelector('.ag-card'), box = card.getBoundingClientRect();
+    // what MathJax draws; its assistive MathML beside it is clipped to nothing
+    var inMath = [].slice.call(card.querySelectorAll('mjx-container, mjx-math *'));
+    var ids = [].map.call(document.querySelectorAll('[id]'), function (e) { return e.id; });
+    return {
+        formulas: card.querySelectorAll('.ag-question mjx-container, .ag-explanation-text mjx-container').length,
+        links: [].filter.call(document.querySelectorAll('[href]'), function (e) {
+            return /^\\s*javascript:/i.test(e.getAttribute('href')); }).length,
+        mathLinks: card.querySelectorAll('mjx-container [href], mjx-container a').length,
+        fixed: inMath.filter(function (e) { return getComputedStyle(e).position === 'fixed'; }).length,
+        outside: inMath.filter(function (e) { var b = e.getBoundingClientRect();
+            return b.width && (b.left < box.left - 1 || b.right > box.right + 1 ||
+                               b.top < box.top - 1 || b.bottom > box.bottom + 1); }).length,
+        borrowed: card.querySelectorAll('mjx-container [class*="ag-"], mjx-container [id]').length,
+        duplicateIds: ids.filter(function (id, i) { return ids.indexOf(id) !== i; }),
+        answers: document.querySelectorAll('#answer').length,
+        shown: card.querySelector('.ag-question').textContent.indexOf('\u29f5href') >= 0,
+        title: document.title.indexOf('pwned') >= 0};
+})()"""
+
+
+def test_formula_macros_edited_into_a_note_in_anki_stay_inert(anki: Any) -> None:
+    anki.call("set_field", item="edited", field="Question", value=HOSTILE_QUESTION)
+    anki.call("set_field", item="edited", field="Explanation", value=HOSTILE_EXPLANATION)
+    anki.theme(dark=False)
+    review(anki, "edited")
+    anki.wait_for(
+        "document.querySelectorAll('.ag-question mjx-container').length === 8",
+        what="the edited question's eight formulas typeset",
+    )
+    front = anki.eval(HOSTILE_FACTS)
+    assert front == {
+        "formulas": 8,
+        "links": 0,
+        "mathLinks": 0,
+        "fixed": 0,
+        "outside": 0,
+        "borrowed": 0,
+        "duplicateIds": [],
+        "answers": 0,
+        "shown": True,
+        "title": False,
+    }
+    anki.click('.ag-front button.ag-choice[data-choice="1"]')
+    show_answer(anki)
+    anki.wait_for(
+        "document.querySelectorAll('.ag-explanation-text mjx-container').length === 2",
+        what="the edited explanation's two formulas typeset",
+    )
+    back = anki.eval(HOSTILE_FACTS)
+    assert back == {**front, "formulas": 10, "answers": 1}
+    assert anki.eval("document.querySelector('.ag-verdict').dataset.verdict") == "correct"

@@ -8,13 +8,14 @@ updates them when the note type's modification time moves forward.
 
 from __future__ import annotations
 
+import json
 import re
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ankigen.core.hashing import content_hash
-from ankigen.text import l10n
+from ankigen.text import l10n, markup
 
 # Fixed forever: changing the fields means a new note type with a new id and name.
 NOTETYPE_ID = 1_732_416_907
@@ -78,7 +79,9 @@ def _assemble(template: str, script: str) -> str:
 @cache
 def templates() -> Templates:
     """The card templates as Anki stores them: phrases, script and CSS filled in."""
-    script = _read("card.js")
+    script = _read("card.js").replace(
+        '/*ankigen:unsafe-macro*/""', json.dumps(markup.UNSAFE_MACRO_PATTERN)
+    )
     return Templates(
         front=_assemble(_read("front.html"), script),
         back=_assemble(_read("back.html"), script),

@@ -152,11 +152,13 @@ def _math_problems(text: str, first_line: int) -> Iterator[Problem]:
 # MathJax's html, unicode and require extensions (in Anki's full bundle) turn TeX into
 # links, inline styles, classes, ids, data attributes, fonts and loaded code: script
 # and overlays on the card. \bbox takes CSS too. Refused whatever their case or the
-# space after the backslash, anywhere outside code.
-_UNSAFE_MACRO = re.compile(
-    r"\\\s*(href|style|class|cssid|unicode|require|data|html|mmltoken|bbox\s*\[[^\]]*[:;])",
-    re.IGNORECASE,
+# space after the backslash, anywhere outside code. The card's script defuses the same
+# pattern (notetype fills it in), for notes edited in Anki that never met this check:
+# it is written to mean the same in Python's and JavaScript's regular expressions.
+UNSAFE_MACRO_PATTERN = (
+    r"\\\s*(href|style|class|cssid|unicode|require|data|html|mmltoken|bbox\s*\[[^\]]*[:;])"
 )
+_UNSAFE_MACRO = re.compile(UNSAFE_MACRO_PATTERN, re.IGNORECASE)
 
 
 def _macro_problems(masked: str, first_line: int) -> Iterator[Problem]:

@@ -82,6 +82,16 @@ def cmd_import(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     done({"new": len(log.new), "updated": len(log.updated)})
 
 
+def cmd_set_field(args: dict[str, Any], done: Callable[[Any], None]) -> None:
+    """Change one field of the note whose ItemId is `item`, as Anki's editor would."""
+    assert mw is not None and mw.col is not None
+    (note_id,) = mw.col.find_notes(f'"ItemId:{args["item"]}"')
+    note = mw.col.get_note(note_id)
+    note[args["field"]] = args["value"]
+    mw.col.update_note(note)
+    done({"note": note_id})
+
+
 # Functions that Anki's reviewer page and its bottom bar define in their own scripts
 # (reviewer.js, reviewer-bottom.js) and that Anki's Python calls right after loading them.
 _REVIEWER_PROBE = "typeof _showQuestion === 'function' && typeof _drawFlag === 'function'"
