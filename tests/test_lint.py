@@ -154,3 +154,27 @@ def test_recall_that_differs_between_languages_is_warned_of(
         items=[item("a", question="Welche?", recall=True), item("b", question="Was?")],
     )
     assert "recall is" not in invoke(runner, "lint").output
+
+
+def test_a_bank_with_errors_hides_no_other_problem(project: Path, runner: CliRunner) -> None:
+    banks = project / "banks"
+    write_bank(banks, "a", items=[item("one", answer=9)])  # out of range: the bank fails
+    write_bank(banks, "c", title="a quiz")  # its deck name is a's
+    write_bank(banks, "z", items=[item("one")], formerly={"topic": "a"})
+    write_bank(banks, "b", items=[item("one"), item("two")])
+    write_bank(banks, "b", "fr", items=[item("one")])  # two is missing
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    assert result.output.splitlines() == [
+        "banks/a/en.yaml:3: error: the deck name 'a quiz (en)' is also the deck of "
+        "banks/c/en.yaml; Anki would merge both into one deck: give one a different "
+        "`deck:` or title",
+        "banks/a/en.yaml:12: error: item 'one': answer 9 is out of range; choices are "
+        "numbered 1 to 4",
+        "banks/b/fr.yaml:4: warning: item 'two' is missing in 'fr' (it is in banks/b/en.yaml)",
+        "banks/b/fr.yaml:5: warning: item 'one': untranslated? question, choices, explanation "
+        "the same as in 'en'",
+        "banks/z/en.yaml:4: error: formerly: 'a.en' is the live bank banks/a/en.yaml; "
+        "a deck's former name cannot be another deck's current one",
+        "3 errors, 2 warnings in 5 banks",
+    ]

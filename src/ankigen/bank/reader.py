@@ -78,6 +78,18 @@ def parse_bank(
         return None, [problem.diagnostic]
 
 
+def bank_header(path: str, data: bytes) -> Bank | None:
+    """The settings of a bank that has errors, without its items, if they read well
+    (topic, language, title, deck, formerly): enough to check it against the others
+    for what needs no items, such as two banks with one deck name."""
+    try:
+        root = yamltree.compose_text(path, yamltree.decode(path, data))
+        bank = _read_bank(Reader(path), root, None, {}) if root is not None else None
+    except YamlProblem:
+        return None
+    return replace(bank, items=()) if bank is not None else None
+
+
 def _parse_text(
     path: str, text: str, layout: yamltree.ItemsLayout | None, reuse: dict[int, Item]
 ) -> tuple[Bank | None, list[Diagnostic]]:

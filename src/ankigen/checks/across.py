@@ -29,28 +29,33 @@ def check_across(
     cache: BankCache | None = None,
     parity: Callable[[Outline], Parity | None] | None = None,
     deck_name: Callable[[Bank], str] | None = None,
+    broken: Sequence[Bank] = (),
 ) -> list[Diagnostic]:
     """Problems between banks: the same deck twice, translations out of step. `full` gives
     the whole of a bank, needed to compare a translation with its reference, unless
     `parity` shows the two in step; with a cache, only a translation or reference that
     changed is compared again. `deck_name`: each bank's deck name as it ships (the
-    project's template applied)."""
+    project's template applied). `broken`: the settings of banks with errors of their
+    own (`bank_header`), checked for names taken twice but compared with no other."""
     found: list[Diagnostic] = []
     first: dict[str, Outline] = {}
-    for outlined in outlines:
-        bank = outlined.bank
-        if bank.key in first:
+    named: dict[str, Bank] = {}
+    headers = [(o.bank, o) for o in outlines] + [(bank, None) for bank in broken]
+    for bank, outlined in headers:
+        if bank.key in named:
             found.append(
                 Diagnostic(
                     bank.path,
                     bank.lines.get("language", 1),
                     "error",
                     f"topic {bank.topic!r} in language {bank.language!r} is already defined "
-                    f"in {first[bank.key].bank.path}",
+                    f"in {named[bank.key].path}",
                 )
             )
             continue
-        first[bank.key] = outlined
+        named[bank.key] = bank
+        if outlined is not None:
+            first[bank.key] = outlined
     unique = list(first.values())
     found.extend(missing_items(unique))
     indexes: dict[str, dict[str, _Reference]] = {}
@@ -72,8 +77,8 @@ def check_across(
             return list(against_reference(full(first[bank.key]), ref, index, reference))
 
         found.extend(cache.across(bank.path, ref.path, check) if cache else check())
-    found.extend(same_deck_names([o.bank for o in unique], deck_name))
-    found.extend(former_names_taken([o.bank for o in unique]))
+    found.extend(same_deck_names(list(named.values()), deck_name))
+    found.extend(former_names_taken(list(named.values())))
     return found
 
 

@@ -13,6 +13,7 @@ from typing import Protocol
 
 from ankigen.bank.files import Source, SourceDigest
 from ankigen.bank.model import Bank, Outline, Parity, outline
+from ankigen.bank.reader import bank_header
 from ankigen.checks import cache_entry
 from ankigen.checks.across import (
     check_across,
@@ -216,10 +217,18 @@ def check_outlines(
             cache,
             lambda found: cache.parity(by_path[found.bank.path]),
             deck_name,
+            broken_headers(sources, results),
         )
     )
     cache.drop_parities()
     return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
+
+
+def broken_headers(sources: Sequence[Source], results: dict[str, _Result]) -> list[Bank]:
+    """The settings of each bank that did not load for its errors, where they read well:
+    such a bank still takes its deck name and its topic in its language."""
+    headers = (bank_header(s.shown, s.data) for s in sources if results[s.shown][1] is None)
+    return [header for header in headers if header is not None]
 
 
 # a bank as checked: the whole bank when it was parsed here and kept (see `_check_each`),

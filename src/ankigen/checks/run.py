@@ -16,6 +16,7 @@ from ankigen.checks.across import (
 )
 from ankigen.checks.incremental import (
     _check_each,
+    broken_headers,
 )
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.parallel import Pool
@@ -71,7 +72,13 @@ def check_sources(
     outlines = [found for _, found, _ in results.values() if found is not None]
     diagnostics = [d for _, _, found in results.values() for d in found]
     diagnostics.extend(
-        check_across(outlines, lambda o: banks[o.bank.path], reference, deck_name=deck_name)
+        check_across(
+            outlines,
+            lambda o: banks[o.bank.path],
+            reference,
+            deck_name=deck_name,
+            broken=broken_headers(sources, results),
+        )
     )
     if media_dir is not None:
         diagnostics.extend(check_images(outlines, media_dir))
