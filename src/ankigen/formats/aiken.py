@@ -26,6 +26,7 @@ from ankigen.formats.model import (
     check_choice_count,
     decode,
 )
+from ankigen.text.html import literal
 
 _CHOICE = re.compile(r"^\s*([A-Z])[.)]\s+(\S.*?)\s*$")
 _ANSWER = re.compile(r"^\s*ANSWER\s*:\s*(.*?)\s*$", re.IGNORECASE)
@@ -120,8 +121,10 @@ def _question(draft: _Draft, answer: str | None, line: int, problems: Problems) 
         correct = set(picks)
     return Question(
         line=draft.line,
-        question="\n".join(draft.stem),
-        choices=tuple(Choice(text, letter in correct) for letter, text, _ in draft.choices),
+        question=literal("\n".join(draft.stem)),  # Moodle reads Aiken as plain text
+        choices=tuple(
+            Choice(literal(text), letter in correct) for letter, text, _ in draft.choices
+        ),
         answered=answer is not None,
     )
 

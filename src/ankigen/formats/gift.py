@@ -16,7 +16,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.formats.htmltext import MarkdownProblem, html_to_text, markdown_to_text
+from ankigen.formats.htmltext import (
+    MarkdownProblem,
+    html_to_text,
+    markdown_to_text,
+    text_to_html,
+)
 from ankigen.formats.model import (
     Choice,
     Format,
@@ -29,6 +34,7 @@ from ankigen.formats.model import (
     tag_of,
 )
 from ankigen.text import l10n
+from ankigen.text.html import literal
 
 # The escapes, as placeholders that cannot occur in decoded text (NUL is refused).
 _ESCAPES = {"\\": "\x00b", ":": "\x00c", "#": "\x00h", "=": "\x00e", "{": "\x00o"}
@@ -100,10 +106,13 @@ class _Text:
 
     def convert(self, text: str, fmt: str, line: int) -> str:
         text = _restore(text).strip()
-        if fmt in ("moodle", "plain"):
-            return text
+        if fmt == "plain":
+            return literal(text)
         try:
-            converted = html_to_text(text) if fmt == "html" else markdown_to_text(text)
+            if fmt == "markdown":
+                converted = markdown_to_text(text)
+            else:  # Moodle's own format is HTML whose line breaks are breaks
+                converted = html_to_text(text.replace("\n", "<br>") if fmt == "moodle" else text)
         except MarkdownProblem as problem:
             self.problems.add(line, str(problem))
             return ""
@@ -343,12 +352,13 @@ def sniff(text: str) -> int:
 
 
 def escape(text: str) -> str:
-    """Bank text as GIFT text in Moodle's default format: its reserved characters escaped.
+    """Bank text as GIFT text in Moodle's default format, which is HTML: the text as the
+    card's HTML, then GIFT's reserved characters escaped.
 
     GIFT has no escape for a leading `[` (a format name) or `%` (a weight); an
     explicit `[moodle]` in front keeps such text as written.
     """
-    out = text.replace("\\", "\\\\")
+    out = text_to_html(text).replace("\\", "\\\\")
     for char in "~=#{}:":
         out = out.replace(char, "\\" + char)
     out = out.replace("\r", "").replace("\n", "\\n")

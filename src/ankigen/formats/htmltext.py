@@ -4,8 +4,9 @@ Bank text is text with a few inline tags (`ankigen.text.html`). From HTML we kee
 the text, those tags (`<strong>` and `<em>` become `<b>` and `<i>`), line
 breaks for `<br>` and block ends, and the images (`<img>` is reported to the
 caller, which decides what to do with it). Scripts and styles are dropped with
-their content; every other tag is dropped and its text kept. Entities are
-decoded, so `&lt;` is a `<` in the bank, shown as written.
+their content; every other tag is dropped and its text kept. Text is text: what
+the HTML shows as characters (`&lt;b&gt;`) is written so that the card shows
+those characters (`ankigen.text.html.literal`), never as a tag.
 """
 
 from __future__ import annotations
@@ -14,7 +15,7 @@ import re
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
-from ankigen.text.html import INLINE_TAGS, inline_html
+from ankigen.text.html import INLINE_TAGS, inline_html, literal
 
 _ALIASES = {"strong": "b", "em": "i", "tt": "code", "kbd": "code", "samp": "code"}
 _BLOCKS = frozenset(
@@ -98,7 +99,7 @@ class _Reducer(HTMLParser):
             return
         if not self._pre:
             data = _LAYOUT_SPACE.sub(_LAYOUT, data)
-        self.parts.append(data)
+        self.parts.append(literal(data))
 
 
 def html_to_text(markup: str) -> Converted:

@@ -42,6 +42,7 @@ from ankigen.formats.model import (
 )
 from ankigen.formats.xmltree import Node, parse_xml
 from ankigen.text import l10n
+from ankigen.text.html import literal
 
 PLUGINFILE = "@@PLUGINFILE@@/"
 
@@ -287,7 +288,7 @@ def _convert(
 ) -> _Text:
     problems = reading.problems
     if fmt in ("plain_text", "wiki_like"):
-        return _Text(raw)
+        return _Text(literal(raw))
     if fmt == "markdown":
         try:
             converted = markdown_to_text(raw)

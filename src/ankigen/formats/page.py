@@ -32,6 +32,7 @@ from ankigen.formats.model import (
     Source,
     fatal,
 )
+from ankigen.text.html import literal
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 
@@ -363,8 +364,12 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     questions = []
     for number, item in enumerate(page.items):
         correct = picks[number] if picks is not None else ()
-        choices = tuple(Choice(text, n in correct) for n, text in enumerate(item.choices, start=1))
-        questions.append(Question(item.line, item.question, choices, answered=picks is not None))
+        # a quiz page is plain text: a tag's name on it is text
+        choices = tuple(
+            Choice(literal(text), n in correct) for n, text in enumerate(item.choices, start=1)
+        )
+        stem = literal(item.question)
+        questions.append(Question(item.line, stem, choices, answered=picks is not None))
     notes = tuple((n, f"dropped page text: {line}") for n, line in page.dropped)
 
     warnings = tuple(Diagnostic(path, n, "warning", note) for n, note in page.notes)

@@ -5,6 +5,10 @@ exact tags, without attributes, are formatting: <b> <i> <u> <sub> <sup>
 <code> <br>. Everything else is escaped, and nh3 (the ammonia sanitizer)
 then balances and cleans the result, so no markup an author writes can become
 script, style or an event handler on a learner's card.
+
+Three entities stand for the characters they name: `&lt;`, `&gt;` and `&amp;`.
+They are how a text shows a tag's name as text ("What does &lt;br&gt; do?");
+`literal` writes them where a text needs them. Any other `&` is shown as written.
 """
 
 from __future__ import annotations
@@ -19,6 +23,22 @@ INLINE_TAGS = frozenset({"b", "i", "u", "sub", "sup", "code", "br"})
 _ESCAPED_TAG = re.compile(
     r"&lt;(/?)(" + "|".join(sorted(INLINE_TAGS)) + r")\s*(/?)&gt;", re.IGNORECASE
 )
+
+
+_BANK_ENTITY = re.compile(r"&amp;(lt|gt|amp);")
+_WOULD_BE_ENTITY = re.compile(r"&(?=(?:lt|gt|amp);)")
+_WOULD_BE_TAG = re.compile(r"<(/?(?:" + "|".join(sorted(INLINE_TAGS)) + r")\s*/?)>", re.IGNORECASE)
+
+
+def literal(text: str) -> str:
+    """Author text that shows `text` exactly as it is: the `<` that would open an inline
+    tag, and the `&` that would start one of the three entities, written as entities.
+    What every importer makes of text that is not markup (see the module's description)."""
+    if "&" in text:
+        text = _WOULD_BE_ENTITY.sub("&amp;", text)
+    if "<" in text:
+        text = _WOULD_BE_TAG.sub(r"&lt;\1&gt;", text)
+    return text
 
 
 def _restore_tag(match: re.Match[str]) -> str:
@@ -58,6 +78,8 @@ def _inline_html(text: str) -> str:
     # only the allowed tags, exactly as spelled, come back to life
     restored = _ESCAPED_TAG.sub(_restore_tag, escaped) if "&lt;" in escaped else escaped
     restored = restored.replace("\r\n", "\n").replace("\n", "<br>")
+    if "&amp;" in restored:
+        restored = _BANK_ENTITY.sub(r"&\1;", restored)
     if "<" not in restored.replace("<br>", ""):
         # nothing but escaped text and line breaks: already safe and balanced
         return _normalize_entities(restored)
