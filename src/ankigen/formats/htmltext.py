@@ -16,12 +16,14 @@ from dataclasses import dataclass
 from html.parser import HTMLParser
 
 from ankigen.text.html import INLINE_TAGS, inline_html, literal
+from ankigen.text.markup import lexer
 
 _ALIASES = {"strong": "b", "em": "i", "tt": "code", "kbd": "code", "samp": "code"}
 _BLOCKS = frozenset(
     "p div li ul ol h1 h2 h3 h4 h5 h6 tr table blockquote pre section article "
     "header footer figure figcaption dl dt dd hr".split()
 )
+_PLAYED = frozenset({"audio", "video", "source", "embed", "iframe", "object", "track"})
 _DROPPED_WITH_CONTENT = frozenset({"script", "style", "template", "noscript", "head", "title"})
 # white space that comes from the HTML source's layout: a run holding a line break
 _LAYOUT_SPACE = re.compile(r"[ \t\r\f\v]*\n[ \t\n\r\f\v]*")
@@ -35,11 +37,48 @@ class Image:
 
 
 @dataclass(frozen=True)
+class Link:
+    """What a text links to or plays, which bank text cannot carry: `<a href>`, or the
+    source of an `<audio>`, `<video>`, `<source>`, `<embed>`, `<iframe>` or `<object>`."""
+
+    target: str
+    kind: str
+    """"link", or the tag that plays it."""
+
+    def lost(self, name: str = "") -> str:
+        """The warning that says it is lost; `name`: the file's name, if embedded."""
+        what = "linked" if self.kind == "link" else f"played by <{self.kind}>"
+        return (
+            f"{name or self.target!r}, {what} in this text, is lost: a bank text carries no "
+            "links, sound or video (the words around it stay)"
+        )
+
+
+@dataclass(frozen=True)
 class Converted:
     text: str
     images: tuple[Image, ...]
     dropped: tuple[str, ...]
     """Tags whose content was dropped (scripts, styles), for a warning."""
+    links: tuple[Link, ...] = ()
+    flattened: tuple[str, ...] = ()
+    """"list" and "table", where the text has one: written as lines, for a warning."""
+
+    def losses(self) -> list[str]:
+        """Warnings for what the text lost on its way: scripts and styles, and the
+        structure of lists and tables (links: see `Link.lost`)."""
+        found = []
+        if self.dropped:
+            names = ", ".join(sorted(set(self.dropped)))
+            found.append(f"dropped <{names}> and its content from the text")
+        if "list" in self.flattened:
+            found.append("a list became lines starting with • or its numbers")
+        if "table" in self.flattened:
+            found.append("a table became lines of text, its cells separated by ' | '")
+        return found
+
+
+_FENCE = "```"
 
 
 class _Reducer(HTMLParser):
@@ -47,9 +86,14 @@ class _Reducer(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.parts: list[str] = []
         self.images: list[Image] = []
+        self.links: list[Link] = []
         self.dropped: list[str] = []
+        self.flattened: set[str] = set()
         self._skip = 0
         self._pre = 0
+        self._fence_at = -1  # the part that opens the code block, to name its language
+        self._lists: list[list[int]] = []  # per open list: [next number], or [] unnumbered
+        self._cells = 0  # cells begun in the current table row
 
     def _break(self) -> None:
         self.parts.append("\x00")  # a block boundary, resolved into line breaks later
@@ -62,20 +106,53 @@ class _Reducer(HTMLParser):
         if self._skip:
             return
         name = _ALIASES.get(tag, tag)
+        values = dict(attrs)
+        if self._pre:
+            # a code block is text: only its line breaks and its language count
+            if name == "br":
+                self.parts.append("\n")
+            elif tag == "code" and self._fence_at >= 0:
+                self.parts[self._fence_at] = _FENCE + _language(values.get("class") or "")
+            return
         if name == "br":
             self.parts.append("\n")
         elif name == "img":
-            values = dict(attrs)
             self.images.append(Image(values.get("src") or "", (values.get("alt") or "").strip()))
+        elif name in _PLAYED or name == "a":
+            target = values.get("href" if name == "a" else "data" if name == "object" else "src")
+            if target and target.strip():
+                self.links.append(Link(target.strip(), "link" if name == "a" else name))
         elif name in INLINE_TAGS:
             self.parts.append(f"<{name}>")
+        elif tag == "pre":
+            self._pre += 1
+            self._break()
+            self._fence_at = len(self.parts)
+            self.parts += [_FENCE, "\n"]
+        elif tag in ("ul", "ol"):
+            self.flattened.add("list")
+            self._lists.append([_start(values.get("start"))] if tag == "ol" else [])
+            self._break()
+        elif tag == "li":
+            self._break()
+            numbered = self._lists[-1] if self._lists else []
+            if numbered:
+                self.parts.append(f"{numbered[0]}. ")
+                numbered[0] += 1
+            else:
+                self.parts.append("• ")
+        elif tag in ("td", "th"):
+            self.flattened.add("table")
+            if self._cells:
+                self.parts.append(" | ")
+            self._cells += 1
         elif tag in _BLOCKS:
-            if tag == "pre":
-                self._pre += 1
+            if tag == "tr":
+                self._cells = 0
             self._break()
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("br", "img"):
+        if tag in ("br", "img", "code") or tag in _PLAYED or tag == "a":
             self.handle_starttag(tag, attrs)
         elif tag in _BLOCKS:
             self._break()
@@ -84,22 +161,50 @@ class _Reducer(HTMLParser):
         if tag in _DROPPED_WITH_CONTENT:
             self._skip = max(0, self._skip - 1)
             return
-        if self._skip:
+        if self._skip or (self._pre and tag != "pre"):
             return
         name = _ALIASES.get(tag, tag)
         if name in INLINE_TAGS and name != "br":
             self.parts.append(f"</{name}>")
+        elif tag == "pre":
+            self._pre = max(0, self._pre - 1)
+            if self.parts and not self.parts[-1].endswith("\n"):
+                self.parts.append("\n")
+            self.parts.append(_FENCE)
+            self._fence_at = -1
+            self._break()
+        elif tag in ("ul", "ol"):
+            if self._lists:
+                self._lists.pop()
+            self._break()
         elif tag in _BLOCKS:
-            if tag == "pre":
-                self._pre = max(0, self._pre - 1)
             self._break()
 
     def handle_data(self, data: str) -> None:
         if self._skip:
             return
-        if not self._pre:
-            data = _LAYOUT_SPACE.sub(_LAYOUT, data)
+        if self._pre:
+            self.parts.append(data)  # code is shown as written, entities and all
+            return
+        data = _LAYOUT_SPACE.sub(_LAYOUT, data)
         self.parts.append(literal(data))
+
+
+def _language(classes: str) -> str:
+    """The language of `<code class="language-python">` (Markdown's spelling) or
+    `class="python"`, if ankigen highlights it; else none."""
+    for name in classes.split():
+        name = name.removeprefix("language-").removeprefix("lang-")
+        if name and lexer(name) is not None:
+            return name
+    return ""
+
+
+def _start(value: str | None) -> int:
+    try:
+        return int(value or 1)
+    except ValueError:
+        return 1
 
 
 def html_to_text(markup: str) -> Converted:
@@ -113,7 +218,22 @@ def html_to_text(markup: str) -> Converted:
     text = re.sub(r" *\x01[ \x01]*", " ", text)
     # block boundaries: one line break between blocks, none at the ends
     text = re.sub(r"\s*\x00[\s\x00]*", "\n", text).strip()
-    return Converted(text, tuple(reducer.images), tuple(reducer.dropped))
+    return Converted(
+        text,
+        tuple(reducer.images),
+        tuple(reducer.dropped),
+        tuple(reducer.links),
+        tuple(sorted(reducer.flattened)),
+    )
+
+
+_DOLLAR_MATH = re.compile(r"\$\$(?=\S)(.+?)(?<=\S)\$\$", re.DOTALL)
+
+
+def tex_delimiters(text: str) -> str:
+    """Moodle's TeX and MathJax filters typeset `$$...$$` as display math; Anki's MathJax
+    reads only `\\(...\\)` and `\\[...\\]`: such formulas are written with the latter."""
+    return _DOLLAR_MATH.sub(lambda m: f"\\[{m[1]}\\]", text) if "$$" in text else text
 
 
 def text_to_html(text: str) -> str:
@@ -140,7 +260,8 @@ def markdown_to_text(source: str) -> Converted:
             f"a Markdown text of {len(source):,} characters; at most {MAX_MARKDOWN:,} are read"
         )
     try:
-        rendered = markdown.markdown(source)
+        # Moodle renders Markdown Extra: fenced code blocks and tables are Markdown there
+        rendered = markdown.markdown(source, extensions=["fenced_code", "tables"])
     except RecursionError:
         raise MarkdownProblem("a Markdown text nested too deep to render") from None
     return html_to_text(rendered)

@@ -19,14 +19,17 @@ import base64
 import binascii
 import re
 import urllib.parse
-from dataclasses import dataclass, field
+from collections.abc import Iterator
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
 from ankigen.formats.htmltext import (
+    Link,
     MarkdownProblem,
     html_to_text,
     markdown_to_text,
+    tex_delimiters,
     text_to_html,
 )
 from ankigen.formats.model import (
@@ -38,6 +41,7 @@ from ankigen.formats.model import (
     Source,
     check_choice_count,
     fatal,
+    graded,
     tag_of,
 )
 from ankigen.formats.xmltree import Node, parse_xml
@@ -136,13 +140,14 @@ def _question(
     problems = reading.problems
     stem_node = node.child("questiontext")
     fmt = (stem_node.attrs.get("format") if stem_node is not None else None) or "html"
-    stem = _field(node, "questiontext", fmt, reading, images=True)
+    stem = _old_image(node, _field(node, "questiontext", fmt, reading, images=True), reading)
     if not stem.text:
         problems.add(node.line, "the question has no text (<questiontext><text>)")
         return None
     general = _field(node, "generalfeedback", fmt, reading, images=True)
     answers = node.all("answer")
     choices: list[Choice] = []
+    weights: list[float] = []
     for answer in answers:
         fraction_text = answer.attrs.get("fraction", "0")
         try:
@@ -161,6 +166,7 @@ def _question(
         ).text
         why = _field(answer, "feedback", fmt, reading, images=False).text
         choices.append(Choice(text, fraction > 0, why))
+        weights.append(fraction / 100)
     if kind == "truefalse":
         choices_tf = _true_false(node, answers, choices, reading)
         if choices_tf is None:
@@ -172,19 +178,17 @@ def _question(
             return None
     if not check_choice_count(problems, node.line, len(choices)):
         return None
+    if kind == "multichoice":
+        # Moodle's trans_single: "false", "0" and nothing are multiple-answer
+        single = node.text_of("single").strip() if node.child("single") else "true"
+        language = reading.options.language
+        choices = list(
+            graded(
+                choices, weights, single not in ("false", "0", ""), language, problems, node.line
+            )
+        )
     if not any(c.correct for c in choices):
         problems.warn(node.line, "no answer has a positive fraction; the answer is left as TODO")
-    single = node.text_of("single") if node.child("single") else "true"
-    if (
-        kind == "multichoice"
-        and single not in ("false", "0", "")
-        and sum(c.correct for c in choices) > 1
-    ):
-        problems.warn(
-            node.line,
-            "a single-answer question with partial credit: every answer with a positive "
-            "fraction is correct in the bank",
-        )
     shuffle: bool | None = False if kind == "truefalse" else None
     if kind == "multichoice":
         flag = node.text_of("shuffleanswers") if node.child("shuffleanswers") else "false"
@@ -246,7 +250,7 @@ def _field(node: Node, tag: str, fmt: str, reading: _Reading, *, images: bool) -
         return _Text("")
     text_node = holder.child("text")
     raw = _raw_text(text_node, reading) if text_node is not None else ""
-    files = _files(holder, reading) if images else {}
+    files = _files(holder, reading) if images else None
     return _convert(raw, holder.attrs.get("format") or fmt, holder.line, reading, files)
 
 
@@ -288,7 +292,7 @@ def _convert(
 ) -> _Text:
     problems = reading.problems
     if fmt in ("plain_text", "wiki_like"):
-        return _Text(literal(raw))
+        return _Text(tex_delimiters(literal(raw)))
     if fmt == "markdown":
         try:
             converted = markdown_to_text(raw)
@@ -299,18 +303,21 @@ def _convert(
         # moodle_auto_format is HTML whose line breaks are breaks
         markup = raw.replace("\n", "<br>") if fmt == "moodle_auto_format" else raw
         converted = html_to_text(markup)
-    if converted.dropped:
-        names = ", ".join(sorted(set(converted.dropped)))
-        problems.warn(line, f"dropped <{names}> and its content from the text")
+    for loss in converted.losses():
+        problems.warn(line, loss)
+    linked = set(_lost_links(converted.links, line, problems))
     if not converted.images:
-        if files:
-            problems.warn(
-                line, f"embedded file {sorted(files)[0]!r} is not shown in the text; ignored"
-            )
-        return _Text(converted.text)
+        for name in sorted(set(files or ()) - linked):
+            problems.warn(line, f"embedded file {name!r} is not shown in the text; ignored")
+        return _Text(tex_delimiters(converted.text))
     if files is None:
-        problems.warn(line, "an image in a choice or its feedback was dropped: choices are text")
-        return _Text(converted.text)
+        for img in converted.images:
+            problems.warn(
+                line,
+                f"image {_file_name(img.src)!r} in a choice or its feedback was dropped: "
+                "choices and their feedback are text",
+            )
+        return _Text(tex_delimiters(converted.text))
     image, alt = "", ""
     for number, img in enumerate(converted.images):
         if number:
@@ -322,13 +329,59 @@ def _convert(
                 f"image {img.src!r} is not embedded in the file; dropped (ankigen never downloads)",
             )
             continue
-        wanted = urllib.parse.unquote(img.src[len(PLUGINFILE) :].split("?")[0])
+        wanted = _file_name(img.src)
         found = files.get(wanted)
         if found is None:
-            problems.add(line, f"image {wanted!r} is not embedded in the file (<file name=...>)")
+            problems.warn(
+                line, f"image {wanted!r} is not embedded in the file (<file name=...>); dropped"
+            )
             continue
         image, alt = _store(wanted, found[0], found[1], reading), img.alt
-    return _Text(converted.text, image, alt)
+    return _Text(tex_delimiters(converted.text), image, alt)
+
+
+def _old_image(node: Node, stem: _Text, reading: _Reading) -> _Text:
+    """The picture of a Moodle 1.9 question, `<image>` with its bytes in `<image_base64>`,
+    which Moodle still imports: after the question's text, as its image."""
+    named, data_node = node.child("image"), node.child("image_base64")
+    name = named.content.strip() if named is not None else ""
+    encoded = "".join(data_node.content.split()) if data_node is not None else ""
+    if not name:
+        return stem
+    line = named.line if named is not None else node.line
+    if not encoded:
+        reading.problems.warn(
+            line,
+            f"<image> {name!r} is a file of the course it came from, not in this file; dropped",
+        )
+        return stem
+    if stem.image:
+        reading.problems.warn(line, f"only one image per text: dropped <image> {name!r}")
+        return stem
+    try:
+        data = base64.b64decode(encoded, validate=True)
+    except (binascii.Error, ValueError):
+        reading.problems.add(line, f"<image_base64> of {name!r} is not valid base64")
+        return stem
+    stored = _store(name.replace("/", "_"), data, line, reading)
+    return replace(stem, image=stored) if stored else stem
+
+
+def _file_name(src: str) -> str:
+    """The name of a file embedded with the text (`@@PLUGINFILE@@/NAME`), else `src`."""
+    if not src.startswith(PLUGINFILE):
+        return src
+    return urllib.parse.unquote(src[len(PLUGINFILE) :].split("?")[0]).lstrip("/")
+
+
+def _lost_links(links: tuple[Link, ...], line: int, problems: Problems) -> Iterator[str]:
+    """A warning for each link or sound a bank text cannot carry (its words stay); the
+    names of the embedded files they use."""
+    for link in links:
+        name = _file_name(link.target)
+        problems.warn(line, link.lost(name))
+        if link.target.startswith(PLUGINFILE):
+            yield name
 
 
 def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
