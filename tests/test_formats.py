@@ -141,7 +141,7 @@ def test_gift_unclosed_brace_is_an_error_at_its_line(runner: CliRunner, tmp_path
         ("Q {=a ~b ~c ~d ~e ~f ~g ~h ~i}", "1: error: this question has 9 choices"),
         ("::t::Q {~a ~b}", "1: warning: no choice has a positive weight"),
         ("\n\n// c\nQ {=a ~}", "4: error: a choice is empty"),
-        ("Q {=a ~%50%b ~c}", "1: warning: a single-answer question with partial credit"),
+        ("Q {=a ~%50%b ~c}", "1: warning: choice(s) 2 (50%) give partial credit in a single"),
     ],
 )
 def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
@@ -420,14 +420,14 @@ def test_csv_row_with_nine_choices_is_an_error(runner: CliRunner) -> None:
             "1: error: unknown column 'choise2'; did you mean 'choice2'?",
         ),
         ("question,choice1,choice2,answer\nQ,a,b,3\n", "2: error: answer '3' is out of range"),
-        ("question,choice1,choice2,answer\nQ,a,b,B\n", "2: error: answer 'B' is not a choice"),
+        ("question,choice1,choice2,answer\nQ,a,b,B\n", "2: error: answer 'B' is neither a choice"),
         ('question,choice1,choice2\nQ,"a,b\n', "2: error: not valid CSV: unexpected end of data"),
         ("question,choice1,choice2,choice3\nQ,a,,c\n", "2: error: choice2 is empty but choice3"),
         ("question,choice1,choice2\n\n\nQ,a\n", "4: error: this row has 1 choices"),
         # digits to str.isdigit() that int() refuses, and more digits than int() converts
-        ("question,choice1,choice2,answer\nQ,a,b,\u00b2\n", "2: error: answer '\u00b2' is not a"),
-        ("question,choice1,choice2,answer\nQ,a,b,\u2460\n", "2: error: answer '\u2460' is not a"),
-        ("question,choice1,choice2,answer\nQ,a,b,\u0662\n", "2: error: answer '\u0662' is not a"),
+        ("question,choice1,choice2,answer\nQ,a,b,\u00b2\n", "2: error: answer '\u00b2' is neither"),
+        ("question,choice1,choice2,answer\nQ,a,b,\u2460\n", "2: error: answer '\u2460' is neither"),
+        ("question,choice1,choice2,answer\nQ,a,b,\u0662\n", "2: error: answer '\u0662' is neither"),
         ("question,choice1,choice2,answer\nQ,a,b," + "9" * 5000 + "\n", "2: error: answer '99"),
     ],
 )
@@ -580,16 +580,18 @@ def test_moodle_xml_partial_credit_links_and_missing_files(tmp_path: Path) -> No
 """,
         encoding="utf-8",
     )
-    with pytest.raises(InvalidBanks) as error:
-        import_file(path, "t", "en")
-    assert [str(d) for d in error.value.diagnostics] == [
-        f"{path}:2: warning: a single-answer question with partial credit: every answer with "
-        "a positive fraction is correct in the bank",
+    done = import_file(path, "t", "en")
+    assert [str(d) for d in done.diagnostics] == [
+        f"{path}:2: warning: choice(s) 2 (50%) give partial credit in a single-answer "
+        "question: they are wrong choices in the bank, and their why says their credit",
         f"{path}:4: warning: image 'https://example.org/a.png' is not embedded in the file; "
         "dropped (ankigen never downloads)",
-        f"{path}:6: warning: an image in a choice or its feedback was dropped: choices are text",
-        f"{path}:11: error: image 'gone.png' is not embedded in the file (<file name=...>)",
+        f"{path}:6: warning: image 'b.png' in a choice or its feedback was dropped: choices "
+        "and their feedback are text",
+        f"{path}:11: warning: image 'gone.png' is not embedded in the file (<file name=...>); "
+        "dropped",
     ]
+    assert 'why: "50% in the source"' in done.bank
 
 
 def test_format_names_come_from_the_registry(runner: CliRunner) -> None:

@@ -84,11 +84,16 @@ def load_and_check(
 def check_bank(
     bank: Bank, sources: tuple[str, ...] = ("en",), before: Before | None = None
 ) -> Iterable[Diagnostic]:
+    yield from content_checks(bank)
+    said = before.untranslated if before and before.language == bank.language else None
+    yield from untranslated(bank, sources, said)
+
+
+def content_checks(bank: Bank) -> Iterator[Diagnostic]:
+    """The checks of a bank alone that need no idea of its language (for imports too)."""
     yield from former_ids_taken(bank)
     yield from bidi_controls(bank)
     yield from duplicate_questions(bank)
-    said = before.untranslated if before and before.language == bank.language else None
-    yield from untranslated(bank, sources, said)
     yield from placeholders(bank)
     yield from position_bias(bank)
     yield from missing_alt_text(bank)

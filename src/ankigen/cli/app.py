@@ -248,6 +248,14 @@ class FormatName(_TextParam):
 @click.option(
     "--answers", help="Pages: correct choice per question, in order: 1,3,2 (1+3 for several)."
 )
+@click.option(
+    "--columns",
+    "column_specs",
+    multiple=True,
+    metavar="HEADER=COLUMN,...",
+    help="CSV: read a column under another header, such as 'Answer 1=choice1' "
+    "('Notes=' ignores one); repeat it for headers with commas.",
+)
 def import_(
     file: Path,
     format_name: str | None,
@@ -259,6 +267,7 @@ def import_(
     media: Path,
     choices: int | None,
     answers: str | None,
+    column_specs: tuple[str, ...],
 ) -> None:
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     or write a PO file's translations (from `translate --po`) back into its bank."""
@@ -282,6 +291,7 @@ def import_(
         for name, value in (("--choices", choices), ("--answers", answers)):
             if value is not None:
                 raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
+    columns = _columns(column_specs)
     if format_name is None:
         from ankigen.formats.convert import read_quiz_file
         from ankigen.formats.registry import detect
@@ -289,6 +299,8 @@ def import_(
         fmt, chosen_by = detect(str(file), read_quiz_file(file))
         format_name = fmt.name
         echo([detected_line(file, format_name, chosen_by)])
+    if columns and format_name != "csv":
+        raise click.UsageError(f"--columns is for CSV files, not {format_name}")
     try:
         written = import_into(
             file,
@@ -299,11 +311,42 @@ def import_(
             media,
             choices=choices,
             answers=answers,
+            columns=columns,
             force=force,
         )
     except AnswersError as exc:
         raise click.BadParameter(str(exc), param_hint="--answers") from None
     echo(import_lines(file, written))
+
+
+def _columns(specs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    """`--columns` values as (header, column) pairs; a usage error names a bad one. A
+    comma before a pair's `=` belongs to its header ("Time limit (sec) - 5, 10=")."""
+    from ankigen.formats.csv import COLUMNS
+
+    def pair(text: str) -> tuple[str, str]:
+        header, equals, column = text.partition("=")
+        column = column.strip().lower()
+        if not equals or not header.strip():
+            raise click.BadParameter(f"{text!r} is not HEADER=COLUMN", param_hint="--columns")
+        if column and column not in COLUMNS:
+            raise click.BadParameter(
+                f"{column!r} is not a column; the columns are {', '.join(COLUMNS)}",
+                param_hint="--columns",
+            )
+        return header.strip(), column
+
+    pairs = []
+    for spec in specs:
+        pending = ""
+        for piece in spec.split(","):
+            pending = f"{pending},{piece}" if pending else piece
+            if "=" in piece:
+                pairs.append(pair(pending))
+                pending = ""
+        if pending.strip():
+            pairs.append(pair(pending))
+    return tuple(pairs)
 
 
 @cli.command()

@@ -16,6 +16,7 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+from ankigen.formats.htmltext import tex_delimiters
 from ankigen.formats.model import (
     Choice,
     Format,
@@ -121,9 +122,11 @@ def _question(draft: _Draft, answer: str | None, line: int, problems: Problems) 
         correct = set(picks)
     return Question(
         line=draft.line,
-        question=literal("\n".join(draft.stem)),  # Moodle reads Aiken as plain text
+        # Moodle reads Aiken as plain text, and typesets its $$...$$ as everywhere
+        question=tex_delimiters(literal("\n".join(draft.stem))),
         choices=tuple(
-            Choice(literal(text), letter in correct) for letter, text, _ in draft.choices
+            Choice(tex_delimiters(literal(text)), letter in correct)
+            for letter, text, _ in draft.choices
         ),
         answered=answer is not None,
     )

@@ -9,8 +9,12 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
+import yaml
+
+from ankigen.bank import yamltree
 from ankigen.bank.reader import parse_bank
-from ankigen.core.errors import InvalidBanks
+from ankigen.bank.yamltree import YamlProblem
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.formats.model import Choice, Question, Source
 
 TODO = "# TODO"
@@ -130,21 +134,29 @@ def bank_yaml(
     return "\n".join(out) + "\n"
 
 
-def loads_as_bank(shown: str, todos: bool = False) -> Callable[[bytes], None]:
+def loads_as_bank(shown: str) -> Callable[[bytes], None]:
     """A check for `userfile.Target`: the text written must load as a bank, so a bank is
-    never replaced by one that does not (InvalidBanks, naming each problem). With
-    `todos`, an imported bank's `# TODO` places, which the author is to fill in, are
-    the only errors allowed."""
+    never replaced by one that does not (InvalidBanks, naming each problem)."""
 
     def check(data: bytes) -> None:
         _, problems = parse_bank(shown, data)
-        lines = data.decode("utf-8", "replace").splitlines()
-
-        def left_to_author(line: int) -> bool:
-            return todos and 0 < line <= len(lines) and TODO in lines[line - 1]
-
-        errors = [d for d in problems if d.severity == "error" and not left_to_author(d.line)]
+        errors = [d for d in problems if d.severity == "error"]
         if errors:
             raise InvalidBanks(errors)
+
+    return check
+
+
+def reads_as_yaml(shown: str) -> Callable[[bytes], None]:
+    """A check for `userfile.Target`, for an imported bank, whose problems (its TODOs
+    first) the import has reported: the text must read as YAML, a bank's mapping."""
+
+    def check(data: bytes) -> None:
+        try:
+            root = yamltree.compose_text(shown, yamltree.decode(shown, data))
+        except YamlProblem as problem:
+            raise InvalidBanks([problem.diagnostic]) from None
+        if not isinstance(root, yaml.MappingNode):
+            raise InvalidBanks([Diagnostic(shown, 1, "error", "the bank is not a mapping")])
 
     return check

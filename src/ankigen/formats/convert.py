@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
+import bisect
 import re
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.bank.reader import load_bank
+from ankigen.bank.reader import load_bank, parse_bank
+from ankigen.checks.rules import content_checks
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.userfile import STDOUT, Target, write, write_all
-from ankigen.formats.bankyaml import TODO, bank_yaml, loads_as_bank
+from ankigen.formats.bankyaml import TODO, bank_yaml, reads_as_yaml
 from ankigen.formats.model import (
     Format,
     FormatError,
@@ -53,6 +55,7 @@ def import_file(
     format_name: str | None = None,
     choices: int | None = None,
     answers: str | None = None,
+    columns: tuple[tuple[str, str], ...] = (),
 ) -> Imported:
     """Read a file in a quiz format into a bank; raises InvalidBanks if it has errors."""
     data = read_quiz_file(path)
@@ -62,7 +65,9 @@ def import_file(
     else:
         fmt, chosen_by = get(format_name), ""
     language = lang.canonical_tag(language)
-    options = ReadOptions(topic, language, media_prefix=topic, choices=choices, answers=answers)
+    options = ReadOptions(
+        topic, language, media_prefix=topic, choices=choices, answers=answers, columns=columns
+    )
     source = fmt.read(shown, data, options)
     problems = Problems(shown)
     ids = assign_ids(source, problems)
@@ -73,7 +78,44 @@ def import_file(
         diagnostics = (*diagnostics, Diagnostic(shown, 1, "error", nothing))
     if any(d.severity == "error" for d in diagnostics):
         raise InvalidBanks(diagnostics)
-    return Imported(source, fmt, chosen_by, bank_yaml(source, ids, topic, language), diagnostics)
+    text = bank_yaml(source, ids, topic, language)
+    found = tuple(sorted([*diagnostics, *as_checked(text, source, ids)]))
+    return Imported(source, fmt, chosen_by, text, found)
+
+
+# what the bank writer puts where the source says nothing; checked as if filled in
+_FILLED = (
+    (re.compile(r"^(\s*)answer: ~  # TODO.*$", re.MULTILINE), r"\1answer: 1"),
+    (re.compile(r'^(\s*)explanation: ""  # TODO.*$', re.MULTILINE), r'\1explanation: "-"'),
+)
+_ITEM_START = re.compile(r"^  - id: ", re.MULTILINE)
+_BANK_LINE = re.compile(r" \(first used at line \d+\)| at line \d+|,? line \d+")
+
+
+def as_checked(text: str, source: Source, ids: list[str]) -> list[Diagnostic]:
+    """The bank checked as `lint` checks it (but for translation, which needs the bank's
+    language right and the other banks), each problem a warning at its question's line
+    in the source file: what `build` would refuse, the teacher hears of at once. Its
+    TODOs are the author's to fill in and are not problems here."""
+    filled = text
+    for pattern, replacement in _FILLED:
+        filled = pattern.sub(replacement, filled)
+    bank, problems = parse_bank(source.path, filled.encode("utf-8"))
+    if bank is not None:
+        problems.extend(content_checks(bank))
+    starts = [filled.count("\n", 0, m.start()) + 1 for m in _ITEM_START.finditer(filled)]
+    found = []
+    for problem in problems:
+        at = bisect.bisect_right(starts, problem.line) - 1
+        question = source.questions[at] if 0 <= at < len(source.questions) else None
+        message = _BANK_LINE.sub("", problem.message)  # lines of the bank, not the file
+        if question is not None and f"item {ids[at]!r}" not in message:
+            message = f"item {ids[at]!r}: {message}"
+        if problem.severity == "error":
+            message += " (`ankigen build` refuses it until it is fixed)"
+        line = question.line if question is not None else 1
+        found.append(Diagnostic(source.path, line, "warning", message))
+    return found
 
 
 @dataclass(frozen=True)
@@ -157,18 +199,21 @@ def import_into(
     *,
     choices: int | None = None,
     answers: str | None = None,
+    columns: tuple[tuple[str, str], ...] = (),
     force: bool = False,
 ) -> ImportWritten:
     """Read a quiz file into a bank and write it, with its images under `media`: nothing
     is written unless everything may be (`userfile`)."""
-    imported = import_file(path, topic, language, format_name, choices, answers)
+    imported = import_file(path, topic, language, format_name, choices, answers, columns)
     bank_path = out or Path(STDOUT)
     # an existing image is replaced only by the same bytes (and then left alone)
     images = [
         (Target(media / relative, "an image", force, (path,)), data)
         for relative, data in imported.source.media
     ]
-    bank = Target(bank_path, "a bank", force, (path,), check=loads_as_bank(str(bank_path), True))
+    # every problem of the bank is a warning of the import's (`as_checked`): what is
+    # written only has to be YAML that reads as a bank
+    bank = Target(bank_path, "a bank", force, (path,), check=reads_as_yaml(str(bank_path)))
     written = write_all([*images, (bank, imported.bank.encode("utf-8"))])
     shown = tuple((target.path, wrote) for (target, _), wrote in zip(images, written, strict=False))
     return ImportWritten(imported, shown, bank_path, written[-1])

@@ -91,11 +91,87 @@ def _delimiter(path: str, first_line: str) -> str:
     return ","
 
 
-def _header(cells: list[str], problems: Problems, line: int) -> dict[str, int] | None:
+def _loose(cell: str) -> str:
+    """A header as people label it, without its notes: `Time limit (sec) – 5, 10, ...`
+    is `time limit`, `Answer 1 - max 75 characters` is `answer 1`."""
+    head = re.split(r"\s[-–—]\s|\(", cell.strip().lower(), maxsplit=1)[0]
+    return " ".join(head.split())
+
+
+# Kahoot's quiz template (kahoot.com, "Import spreadsheet"): its headers, loosely read
+_KAHOOT = {
+    "question": "question",
+    **{f"answer {n}": f"choice{n}" for n in range(1, 5)},
+    "time limit": "",
+    "correct answer": "answer",
+    "image link": "",
+}
+
+
+def _layout(cells: list[str]) -> tuple[str, dict[str, str]]:
+    """A known spreadsheet layout the header is in: its name and columns, or ("", {})."""
+    names = {_loose(cell) for cell in cells if cell.strip()}
+    if {"question", "answer 1", "answer 2", "correct answer"} <= names:
+        return "Kahoot's quiz template", _KAHOOT
+    return "", {}
+
+
+_IGNORED = "ignored:"
+# headers other tools and teachers use for one of ours, suggested (never guessed)
+_SAME_MEANING = {
+    **dict.fromkeys(
+        ["correct", "correct answer", "correct answers", "key", "answer key", "solution"],
+        "answer",
+    ),
+    **dict.fromkeys(["feedback", "general feedback", "rationale"], "explanation"),
+    **dict.fromkeys(["question text", "prompt", "stem"], "question"),
+}
+_LETTERED = re.compile(r"(option|answer|choice|alternative|response)[\s_#.]*([a-h])")
+
+
+def _suggestion(cell: str) -> str:
+    """What to say about an unknown column: never a column of another meaning."""
+    loose = _loose(cell)
+    numbered = re.fullmatch(r"(\D*?)[\s_#.]*([0-9]{1,2})", loose)
+    if numbered and 1 <= int(numbered[2]) <= MAX_CHOICES:
+        word = numbered[1].strip()
+        column = "why" if word in ("why", "feedback", "rationale", "comment") else "choice"
+        return f"; did you mean '{column}{int(numbered[2])}'?"
+    lettered = _LETTERED.fullmatch(loose)
+    if lettered:
+        return f"; did you mean 'choice{ord(lettered[2]) - ord('a') + 1}'?"
+    if loose in _SAME_MEANING:
+        return f"; did you mean {_SAME_MEANING[loose]!r}?"
+    name = re.sub(r"[\s-]+", "_", cell.strip().lower())
+    hint = difflib.get_close_matches(name, COLUMNS, n=1, cutoff=0.85)
+    if hint:
+        return f"; did you mean {hint[0]!r}?"
+    known = "id, question, choice1-choice8, answer, explanation, tags, image, image_alt, "
+    known += "explanation_image, explanation_image_alt, shuffle, recall, why1-why8"
+    return f"; the columns are {known}, or map it with --columns '{cell.strip()}=COLUMN'"
+
+
+def _header(
+    cells: list[str], problems: Problems, line: int, mapped: dict[str, str]
+) -> dict[str, int] | None:
+    """Each column's place; `mapped`: `--columns`, header (loosely) to column ("" to
+    ignore it)."""
     columns: dict[str, int] = {}
     ok = True
+    layout, known = _layout(cells)
+    if layout:
+        problems.warn(line, f"the header is {layout}'s: its columns are read as such")
+    given = {_loose(key): value for key, value in mapped.items()}
     for index, cell in enumerate(cells):
-        name = re.sub(r"[\s-]+", "_", cell.strip().lower())
+        loose = _loose(cell)
+        if loose in given or loose in known:
+            name = given[loose] if loose in given else known[loose]
+            if not name:
+                problems.warn(line, f"column {cell.strip()!r} is not part of an item; ignored")
+                columns[f"{_IGNORED}{index}"] = index  # named, so its cells are no surprise
+                continue
+        else:
+            name = re.sub(r"[\s-]+", "_", cell.strip().lower())
         if not name:
             continue
         extra = _EXTRA_CHOICE.fullmatch(name)
@@ -103,9 +179,7 @@ def _header(cells: list[str], problems: Problems, line: int) -> dict[str, int] |
             problems.add(line, f"column {cell!r}: an item has at most {MAX_CHOICES} choices")
             ok = False
         elif name not in COLUMNS:
-            hint = difflib.get_close_matches(name, COLUMNS, n=1)
-            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-            problems.add(line, f"unknown column {cell!r}{suggestion}")
+            problems.add(line, f"unknown column {cell!r}{_suggestion(cell)}")
             ok = False
         elif name in columns:
             problems.add(line, f"column {cell!r} appears twice")
@@ -113,7 +187,7 @@ def _header(cells: list[str], problems: Problems, line: int) -> dict[str, int] |
         else:
             columns[name] = index
     for required in ("question", "choice1", "choice2"):
-        if required not in columns:
+        if required not in columns and not (ok is False and required.startswith("choice")):
             problems.add(
                 line, f"the header has no {required!r} column (the first row names the columns)"
             )
@@ -140,7 +214,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             if not any(cell.strip() for cell in row):
                 continue
             if columns is None:
-                columns = _header(row, problems, start)
+                columns = _header(row, problems, start, dict(options.columns))
                 if columns is None:
                     break
                 width = len(row)
@@ -202,10 +276,19 @@ def _row(
     if answer:
         parts = [p for p in re.split(r"[,;+\s]+", answer) if p]
         # ASCII digits only: str.isdigit() also takes "²" and "①", which int() refuses
-        if not parts or not all(_NUMBER.fullmatch(p) for p in parts):
-            problems.add(line, f"answer {answer!r} is not a choice number such as 2 or 1,3")
-            return None
-        picks = [_choice_number(p) for p in parts]
+        if parts and all(_NUMBER.fullmatch(p) for p in parts):
+            picks = [_choice_number(p) for p in parts]
+            if not all(1 <= p <= last for p in picks):  # no choice has that number:
+                picks = _picked_by_text(answer, texts[:last]) or picks  # is it a text?
+        else:
+            picks = _picked_by_text(answer, texts[:last])
+            if not picks:
+                problems.add(
+                    line,
+                    f"answer {answer!r} is neither a choice number such as 2 or 1,3 nor "
+                    "the text of one choice",
+                )
+                return None
         if not all(1 <= p <= last for p in picks):
             problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
             return None
@@ -235,9 +318,28 @@ def _row(
     )
 
 
+def _picked_by_text(answer: str, texts: list[str]) -> list[int]:
+    """The choices an answer names by their text (the whole cell, or each of its parts
+    between commas or semicolons), where each names exactly one choice; else []."""
+    if re.fullmatch(r"[A-Za-z]([,;\s]+[A-Za-z])*", answer.strip()):
+        return []  # letters: A for the first choice, or a choice "a"? not a guess to make
+    folded = [" ".join(t.split()).casefold() for t in texts]
+
+    def number(text: str) -> int:
+        wanted = " ".join(text.split()).casefold()
+        return folded.index(wanted) + 1 if folded.count(wanted) == 1 else 0
+
+    whole = number(answer)
+    if whole:
+        return [whole]
+    parts = [number(part) for part in re.split(r"[,;]", answer) if part.strip()]
+    return parts if parts and all(parts) and len(set(parts)) == len(parts) else []
+
+
 def sniff(text: str) -> int:
     header = re.sub(r"[\s\"'_-]", "", text.split("\n", 1)[0].lower())
-    return 90 if "question" in header and "choice1" in header else 0
+    numbered = "choice1" in header or "answer1" in header  # ours, or Kahoot's "Answer 1"
+    return 90 if "question" in header and numbered else 0
 
 
 def write(source: Source, media_dir: Path) -> bytes:

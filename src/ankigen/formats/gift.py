@@ -20,6 +20,7 @@ from ankigen.formats.htmltext import (
     MarkdownProblem,
     html_to_text,
     markdown_to_text,
+    tex_delimiters,
     text_to_html,
 )
 from ankigen.formats.model import (
@@ -31,6 +32,7 @@ from ankigen.formats.model import (
     Source,
     check_choice_count,
     decode,
+    graded,
     tag_of,
 )
 from ankigen.text import l10n
@@ -70,7 +72,8 @@ class _Block:
 
 
 def _blocks(text: str) -> list[_Block]:
-    """Questions, as Moodle splits them: at blank lines, with `//` comment lines blanked."""
+    """Questions, as Moodle splits them: at blank lines, with `//` comment lines blanked
+    and every line trimmed (qformat_default::readquestions)."""
     blocks: list[_Block] = []
     current: _Block | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -78,7 +81,7 @@ def _blocks(text: str) -> list[_Block]:
         if not stripped:
             current = None
             continue
-        line = "" if stripped.startswith("//") else raw
+        line = "" if stripped.startswith("//") else stripped
         if current is None:
             if not line:
                 continue
@@ -107,7 +110,7 @@ class _Text:
     def convert(self, text: str, fmt: str, line: int) -> str:
         text = _restore(text).strip()
         if fmt == "plain":
-            return literal(text)
+            return tex_delimiters(literal(text))
         try:
             if fmt == "markdown":
                 converted = markdown_to_text(text)
@@ -120,10 +123,11 @@ class _Text:
             self.problems.warn(
                 line, "an image in GIFT text was dropped: GIFT files carry no images"
             )
-        if converted.dropped:
-            names = ", ".join(sorted(set(converted.dropped)))
-            self.problems.warn(line, f"dropped <{names}> and its content from the text")
-        return converted.text
+        for link in converted.links:
+            self.problems.warn(line, link.lost())
+        for loss in converted.losses():
+            self.problems.warn(line, loss)
+        return tex_delimiters(converted.text)
 
 
 _KINDS = {
@@ -238,7 +242,8 @@ def _question(
             "more than one answer block in one question (GIFT allows one)",
         )
         return None, 0
-    stem = body[:start].rstrip() + (" _____ " + after if after else "")
+    # Moodle puts the blank where the answers were, with the spacing around them as written
+    stem = body[:start] + "_____" + body[finish + 1 :] if after else body[:start].rstrip()
     stem_text, fmt = converter.split_format(stem.strip(), "moodle")
     general = ""
     split = answers.rfind("####")
@@ -259,7 +264,7 @@ def _question(
         choices = _true_false(answers, fmt, converter, line, language)
         shuffle: bool | None = False
     else:
-        parsed = _choices(answers, fmt, converter, line)
+        parsed = _choices(answers, fmt, converter, line, language)
         if parsed is None:
             return None, 0
         choices, shuffle = parsed, None
@@ -288,13 +293,11 @@ def _line_of(block: _Block, body: str, index: int) -> int:
     return block.line_at(max(at, 0) + index)
 
 
-PARTIAL_CREDIT = (
-    "a single-answer question with partial credit: every choice with a positive weight "
-    "is correct in the bank"
-)
-
-
-def _choices(answers: str, fmt: str, converter: _Text, line: int) -> tuple[Choice, ...] | None:
+def _choices(
+    answers: str, fmt: str, converter: _Text, line: int, language: str
+) -> tuple[Choice, ...] | None:
+    """The choices, graded as Moodle grades them: a question with an `=` answer is
+    single-answer, one without is multiple-answer (`format.php`)."""
     pieces = answers.replace("=", "~=").split("~")
     if pieces and not pieces[0].strip():
         pieces = pieces[1:]
@@ -303,7 +306,7 @@ def _choices(answers: str, fmt: str, converter: _Text, line: int) -> tuple[Choic
             line, f"text before the first choice was dropped: {_restore(pieces[0]).strip()!r}"
         )
         pieces = pieces[1:]
-    choices = []
+    choices, weights = [], []
     for piece in pieces:
         piece = piece.strip()
         weight = 0.0
@@ -321,9 +324,8 @@ def _choices(answers: str, fmt: str, converter: _Text, line: int) -> tuple[Choic
             converter.problems.add(line, "a choice is empty")
             return None
         choices.append(Choice(choice, weight > 0, converter.convert(why_text, why_fmt, line)))
-    if "=" in answers and sum(c.correct for c in choices) > 1:
-        converter.problems.warn(line, PARTIAL_CREDIT)
-    return tuple(choices)
+        weights.append(weight)
+    return graded(choices, weights, "=" in answers, language, converter.problems, line)
 
 
 def _true_false(

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
-from dataclasses import dataclass
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank
 from ankigen.bank.yamltree import other_encoding
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
+from ankigen.text import l10n
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # Moodle XML carries its images inline
 
@@ -117,6 +118,8 @@ class ReadOptions:
     """Page format only: choices per question."""
     answers: str | None = None
     """Page format only: `1,2+3,...`."""
+    columns: tuple[tuple[str, str], ...] = ()
+    """CSV only: `--columns`, a header as written and the column it is ("" to ignore)."""
 
 
 Reader = Callable[[str, bytes, ReadOptions], Source]
@@ -179,6 +182,63 @@ def decode(path: str, data: bytes, what: str) -> str:
         line = data[: exc.start].count(b"\n") + 1
         raise fatal(path, line, "not UTF-8 text; save the file as UTF-8") from None
     return text.removeprefix("\ufeff")
+
+
+def graded(
+    choices: Sequence[Choice],
+    weights: Sequence[float],
+    single: bool,
+    language: str,
+    problems: Problems,
+    line: int,
+) -> tuple[Choice, ...]:
+    """The choices marked as the teacher meant them, from their credit (1.0 is full).
+
+    In a multiple-answer question every choice with credit is correct: Moodle adds
+    them up. In a single-answer question only the fully credited ones are: a choice
+    with part of the credit is a wrong choice whose `why` starts with that credit
+    ("50% in the source: ..."), which is what its feedback usually explains."""
+    if not single:
+        return tuple(replace(c, correct=w > 0) for c, w in zip(choices, weights, strict=True))
+    best = max(weights, default=0.0)
+    if best <= 0:
+        return tuple(replace(c, correct=False) for c in choices)
+    full = [w >= best - _SAME_CREDIT for w in weights]
+    partial = [n for n, w in enumerate(weights, start=1) if 0 < w < best - _SAME_CREDIT]
+    out = []
+    for number, (choice, weight, right) in enumerate(zip(choices, weights, full, strict=True), 1):
+        if number in partial:
+            credit = l10n.partial_credit(language, _percent(weight))
+            why = f"{credit}: {choice.why}" if choice.why else credit
+            choice = replace(choice, why=why)
+        out.append(replace(choice, correct=right))
+    if best < 1 - _SAME_CREDIT:
+        problems.warn(
+            line,
+            f"no choice has full credit; the best ({_percent(best)}%) is taken as the answer",
+        )
+    if partial:
+        listed = ", ".join(f"{n} ({_percent(weights[n - 1])}%)" for n in partial)
+        problems.warn(
+            line,
+            f"choice(s) {listed} give partial credit in a single-answer question: they are "
+            "wrong choices in the bank, and their why says their credit",
+        )
+    if sum(full) > 1:
+        problems.warn(
+            line,
+            f"{sum(full)} choices give full credit in a single-answer question, where Moodle "
+            "accepts any one of them: the bank asks for all of them",
+        )
+    return tuple(out)
+
+
+# Moodle stores credit with 7 decimals (33.33333%)
+_SAME_CREDIT = 1e-6
+
+
+def _percent(weight: float) -> str:
+    return f"{weight * 100:.5f}".rstrip("0").rstrip(".")
 
 
 def check_choice_count(problems: Problems, line: int, count: int) -> bool:

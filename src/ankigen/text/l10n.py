@@ -99,3 +99,10 @@ def true_false(language: str) -> tuple[str, str]:
     pair = _in("true_false", language)
     assert isinstance(pair, list)
     return str(pair[0]), str(pair[1])
+
+
+def partial_credit(language: str, percent: str) -> str:
+    """How a choice's `why` starts when the source gave it part of the credit."""
+    pattern = _in("partial_credit", language)
+    assert isinstance(pattern, str)
+    return pattern.format(percent=percent)
