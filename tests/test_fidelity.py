@@ -20,6 +20,7 @@ from ankigen.core.errors import InvalidBanks
 from ankigen.formats.convert import import_file
 from ankigen.text.html import inline_html, plain_text
 from tests.conftest import invoke
+from tests.helpers import AnkiCollection
 
 DATA = Path(__file__).parent / "data" / "fidelity"
 
@@ -244,3 +245,32 @@ def test_columns_maps_any_layout(project: Path, runner: CliRunner) -> None:
         "A=id",
     )
     assert (gift.exit_code, "--columns is for CSV files, not gift" in gift.output) == (2, True)
+
+
+def test_what_the_teacher_wrote_reaches_anki(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    for name in ("tags-as-text.xml", "hometown.gift", "media.xml"):
+        topic = Path(name).stem
+        out = project / "banks" / topic / "en.yaml"
+        out.parent.mkdir(parents=True)
+        args = ("import", str(DATA / name), "--topic", topic, "--lang", "en", "-o", str(out))
+        assert invoke(runner, *args).exit_code == 0
+        filled = re.sub(r"answer: ~  # TODO.*", "answer: 1", out.read_text(encoding="utf-8"))
+        out.write_text(re.sub(r'""  # TODO.*', '"x"', filled), encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    for package in sorted((project / "out").glob("*.apkg")):
+        collection.import_package(package)
+    html = collection.note_by_item("html-source")["Question"]
+    assert html == "What does &lt;code&gt; mark? It is <b>inline</b> &amp; short."
+    home = collection.note_by_item("jesus-hometown")
+    assert home["Question"] == "Jesus Christ was from _____."
+
+    def opening(choice: str) -> str:  # the <li ...> of a choice
+        return str(home["Choices"].split(choice)[0].split("<li")[-1])
+
+    assert 'data-correct="true"' not in opening("Galilee")
+    assert 'data-correct="true"' in opening("Nazareth")
+    assert "50% in the source: You need to be more specific." in home["Choices"]
+    assert collection.note_by_item("old-picture")["Image"].startswith('<img src="')
