@@ -73,6 +73,14 @@ def test_tag_names_shown_as_text_stay_text(name: str, expected: list[tuple[str, 
     assert shown(imported(name)) == expected
 
 
+def test_a_quiz_page_is_plain_text() -> None:
+    done = import_file(DATA / "tags-as-text.page.txt", "t", "en", "page", answers="1")
+    text = re.sub(r'explanation: ""  # TODO.*', 'explanation: "x"', done.bank)
+    bank, _ = parse_bank("b.yaml", text.encode())
+    assert bank is not None
+    assert shown(bank) == [("What does <br> do?", "It breaks a line", "It makes <b>bold</b>")]
+
+
 def test_only_real_markup_becomes_the_cards_markup() -> None:
     bank = imported("tags-as-text.xml")
     html = inline_html(bank.items[0].question)
