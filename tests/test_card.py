@@ -270,7 +270,7 @@ def test_desktop_single_answer_wrong_pick_marks_both(client: Client) -> None:
         "true",
     )
     assert (back["2"]["mark"], back["2"]["status"], back["2"]["picked"]) == (
-        "✓",
+        "!",  # the correct answer, missed: its own mark, not a success's
         "Correct answer",
         "false",
     )
@@ -289,9 +289,19 @@ def test_multi_answer_uses_checkboxes_and_marks_missed_choices(client: Client) -
     back = {c["choice"]: c for c in client.back_choices()}
     assert (back["1"]["picked"], back["1"]["status"]) == ("true", "Correct answer · Your answer")
     assert (back["2"]["mark"], back["2"]["status"]) == ("✗", "Your answer")
-    assert (back["3"]["mark"], back["3"]["status"]) == ("✓", "Correct answer · Missed")
+    assert (back["3"]["mark"], back["3"]["status"]) == ("!", "Correct answer · Missed")
     assert back["4"]["picked"] == "false"
     assert client.verdict() == "partial:◑ Partly correct"
+    # missed is not success: no fill, a dashed edge, apart in greyscale too
+    looks = client.page.evaluate(
+        """() => ['1', '3'].map(n => {
+            const s = getComputedStyle(document.querySelector(`.ag-back .ag-choices li[data-choice="${n}"]`));
+            const [r, g, b] = s.backgroundColor.match(/[0-9.]+/g).map(Number);
+            const alpha = (s.backgroundColor.match(/[0-9.]+/g)[3] ?? 1) * 1;
+            return [s.borderTopStyle, Math.round((0.299 * r + 0.587 * g + 0.114 * b) * alpha)]; })"""
+    )
+    assert looks[0][0] == "solid" and looks[1][0] == "dashed"
+    assert looks[0][1] != looks[1][1]
 
 
 def test_android_fresh_page_load_carries_order_and_picks(client: Client) -> None:

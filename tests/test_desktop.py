@@ -125,11 +125,13 @@ def looks(anki: AnkiDesktop, selector: str) -> dict[str, Any]:
             var look = {{}};
             {json.dumps(LOOK)}.forEach(function (k) {{ look[k] = s[k]; }});
             var marker = e.querySelector('.ag-marker');
-            return {{look: look, hover: e.matches(':hover'), focus: e.matches(':focus-visible'),
+            return {{look: look, hovered: e.matches(':hover'), focus: e.matches(':focus-visible'),
                     outline: [s.outlineStyle, s.outlineWidth, s.outlineColor],
                     marker: marker && getComputedStyle(marker).borderTopColor,
                     surface: resolve('--ag-surface'), border: resolve('--ag-border'),
-                    picked: resolve('--ag-picked'),
+                    picked: resolve('--ag-picked'), hover: resolve('--ag-hover'),
+                    box: (function () {{ var r = e.getBoundingClientRect();
+                        return [r.x, r.y, r.width, r.height]; }})(),
                     text: getComputedStyle(card).color,
                     night: document.body.classList.contains('nightMode')}};
         }})()"""
@@ -140,19 +142,21 @@ def looks(anki: AnkiDesktop, selector: str) -> dict[str, Any]:
 def assert_own_look(
     seen: dict[str, Any], reference: dict[str, Any], border: str, picked: bool = False
 ) -> None:
-    """The card's own look; a picked choice has a double border in the picked colour."""
+    """The card's own look: a hovered choice takes the hover surface, a picked one a
+    border in the picked colour drawn twice as thick inside (a shadow), so picking and
+    hovering change no box."""
     look = seen["look"]
-    width, style = ("4px", "double") if picked else ("2px", "solid")
+    shadow = f"{seen['picked']} 0px 0px 0px 2px inset" if picked else "none"
     assert look == reference["look"] | {
         "borderTopColor": border,
-        "borderTopWidth": width,
-        "borderLeftWidth": width,
-        "borderTopStyle": style,
+        "boxShadow": shadow,
+        "backgroundColor": seen["hover"] if seen["hovered"] else seen["surface"],
     }
+    assert (look["borderTopWidth"], look["borderTopStyle"]) == ("2px", "solid")
     assert (look["marginTop"], look["marginLeft"]) == ("0px", "0px")
-    assert look["backgroundImage"] == "none" and look["boxShadow"] == "none"
-    assert look["backgroundColor"] == seen["surface"]
+    assert look["backgroundImage"] == "none"
     assert look["color"] == seen["text"]
+    assert seen["box"][2:] == reference["box"][2:]  # its size (the page may scroll to it)
 
 
 def assert_no_console_errors(anki: AnkiDesktop) -> None:
@@ -174,7 +178,7 @@ def test_single_answer_wrong_pick_with_space_keeps_the_question_in_view(anki: An
     assert shown["verdict"] == "incorrect"
     assert [c[0] for c in shown["choices"]] == order
     marks = {c[0]: c[1:] for c in shown["choices"]}
-    assert marks[3] == ["false", "true", "✗"] and marks[2] == ["true", "false", "✓"]
+    assert marks[3] == ["false", "true", "✗"] and marks[2] == ["true", "false", "!"]
     assert marks[1] == ["false", "false", ""]
     question = in_view(anki, ".ag-back .ag-question")
     assert question["visible"], question
@@ -203,13 +207,17 @@ def test_hovered_choices_keep_the_cards_look(anki: AnkiDesktop, dark: bool) -> N
         first, second = (f'.ag-front button.ag-choice[data-choice="{n}"]' for n in order[:2])
         anki.move_to(".ag-front .ag-question")
         reference = looks(anki, first)
-        assert reference["night"] is dark and not reference["hover"]
+        assert reference["night"] is dark and not reference["hovered"]
         anki.move_to(first)
         hovered = looks(anki, first)
-        assert hovered["hover"]
+        assert hovered["hovered"] and hovered["hover"] != hovered["surface"]
         assert_own_look(hovered, reference, hovered["border"])
         assert hovered["marker"] == hovered["border"] != hovered["surface"]
         anki.xdotool("click", "1")
+        anki.wait_for(
+            f"document.querySelector({json.dumps(first)}).getAttribute('aria-checked') === 'true'",
+            what="the click's pick",
+        )
         anki.move_to(second)  # the picked choice, no longer hovered, and a hovered one
         picked = looks(anki, first)
         assert_own_look(picked, reference, picked["picked"], picked=True)
@@ -233,14 +241,15 @@ def test_keyboard_focus_shows_on_a_multi_answer_item(anki: AnkiDesktop) -> None:
     assert seen["focus"]
     assert seen["outline"] == ["solid", "3px", seen["picked"]]
     assert anki.eval("document.querySelectorAll('[aria-checked=\"true\"]').length") == 0
-    anki.key("x")
+    anki.key("space")  # the focused choice takes Space: Anki does not show the answer
     anki.key("Down", "Down")
     anki.key("x")
     picked = anki.eval(
         "[].map.call(document.querySelectorAll('.ag-front [aria-checked=\"true\"]'), function (e) { return +e.dataset.choice; })"
     )
     assert sorted(picked) == sorted([order[0], order[2]])
-    show_answer(anki, "space")
+    assert anki.call("state")["side"] == "question"
+    show_answer(anki, "Return")  # Enter on a focused choice shows the answer
     shown = back(anki)
     right = {1, 3}
     chosen = {order[0], order[2]}

@@ -222,3 +222,38 @@ def test_formula_macros_edited_into_a_note_in_anki_stay_inert(anki: Any) -> None
     back = anki.eval(HOSTILE_FACTS)
     assert back == {**front, "formulas": 10, "answers": 1}
     assert anki.eval("document.querySelector('.ag-verdict').dataset.verdict") == "correct"
+
+
+def test_the_keyboard_does_what_the_focus_says(anki: Any) -> None:
+    """Real X keys: Tab reaches "Show choices" and Space opens it (Anki would show the
+    answer instead), Alt+2 picks the second choice shown, Enter shows the answer."""
+    anki.theme(dark=False)
+    review(anki, "recall")
+    anki.move_to(".ag-front .ag-question")
+    for _ in range(6):
+        if anki.eval("document.activeElement.classList.contains('ag-reveal')"):
+            break
+        anki.key("Tab")
+    assert anki.eval("document.activeElement.classList.contains('ag-reveal')")
+    anki.key("space")
+    anki.wait_for(
+        "!document.querySelector('.ag-front .ag-choices').hidden", what="the choices, opened"
+    )
+    assert anki.call("state")["side"] == "question"
+    shown = typeset(anki, ".ag-front button.ag-choice")
+    anki.key("alt+2")
+    anki.wait_for(
+        f"document.querySelector('.ag-front button.ag-choice[data-choice=\"{shown[1][0]}\"]')"
+        ".getAttribute('aria-checked') === 'true'",
+        what="the second choice shown, picked by Alt+2",
+    )
+    assert anki.call("state")["side"] == "question"
+    anki.key("Return")
+    anki.wait_for(
+        "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what="the back after Enter"
+    )
+    picked = anki.eval(
+        "[].map.call(document.querySelectorAll('.ag-back .ag-choices li[data-picked=\"true\"]'),"
+        " function (e) { return +e.dataset.choice; })"
+    )
+    assert picked == [shown[1][0]]

@@ -133,7 +133,7 @@ def test_webkit_carries_a_wrong_pick_to_a_freshly_loaded_back(webkit: WebKit, ba
             n,
             "true" if n == 2 else "false",
             "true" if n == 3 else "false",
-            {2: "✓", 3: "✗"}.get(n, ""),
+            {2: "!", 3: "✗"}.get(n, ""),
         ]
         for n in order
     ]

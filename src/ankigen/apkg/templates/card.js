@@ -5,6 +5,9 @@
   var NS = typeof Symbol === "function" ? Symbol.for("ankigen") : "__ankigen";
   var shared = window[NS] || (window[NS] = { states: {}, current: null, keys: false });
   var STATE_PREFIX = "ankigen:v1:";
+  // Anki desktop's web view: Qt takes some keys before the page sees them
+  var QT = /QtWebEngine/.test(navigator.userAgent || "");
+  var refocusing = false;
   var BACK_REUSE_MS = 60 * 1000;
 
   var scripts = document.getElementsByTagName("script");
@@ -190,14 +193,70 @@
     // the arrow keys and x reveal first, so the keyboard never picks what is not shown
     var move = card.move;
     var toggle = card.toggle;
+    var pickAt = card.pickAt;
     card.move = function (step) { if (!show()) { move(step); } };
     card.toggle = function () { if (!show()) { toggle(); } };
+    card.pickAt = function (position) { show(); pickAt(position); };
   }
   function gradeHint(verdict) {
     var line = document.createElement("p");
     line.className = "ag-grade-hint";
     line.appendChild(text("grade_again"));
     verdict.parentNode.insertBefore(line, verdict.nextSibling);
+  }
+
+  // the keys of the front: arrows move (and pick one answer), x toggles, Space acts on the
+  // focused control, Enter on a focused choice picks it if it is the only answer and
+  // shows the answer, as Enter submits a form; Alt+1 ... Alt+8 pick by position, as the
+  // add-on "Multiple Choice for Anki" binds them (Anki takes bare digits for grading)
+  function onKey(event) {
+    var card = shared.current;
+    if (!card || !document.body.contains(card.root) || event.ctrlKey || event.metaKey) { return; }
+    var target = event.target;
+    if (target && /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName)) { return; }
+    var own = target && target.closest && target.closest(".ag-card") === card.root;
+    if (target && target.isContentEditable && !own) { return; }
+    var k = event.key;
+    var digit = /^Digit([1-8])$/.exec(event.code || "");
+    if (event.altKey) {
+      if (!digit) { return; }
+      card.pickAt(parseInt(digit[1], 10));
+    } else if (own && (k === " " || k === "Enter" || k === "Spacebar")) {
+      card.activate(target, k === "Enter");
+    } else {
+      var rtl = card.root.getAttribute("dir") === "rtl";
+      if (k === "ArrowDown" || k === (rtl ? "ArrowLeft" : "ArrowRight")) { card.move(1); }
+      else if (k === "ArrowUp" || k === (rtl ? "ArrowRight" : "ArrowLeft")) { card.move(-1); }
+      else if (k === "x" || k === "X") { card.toggle(); }
+      else if (own && target.isContentEditable && k.length === 1) { event.preventDefault(); return; }
+      else { return; }
+    }
+    event.preventDefault();
+    event.stopPropagation();
+  }
+
+  // In a right-to-left deck, a text block runs right to left when it holds a letter of a
+  // right-to-left script, wherever that letter stands: "GPUs کے درمیان..." is Urdu that
+  // starts with a Latin word, which dir="auto" (the first strong letter) would lay out
+  // left to right. A block with none, an English item left untranslated, runs left to
+  // right. Code blocks do not count: they are isolated left to right on their own.
+  var RTL_LETTER = /[\u0590-\u08ff\ufb1d-\ufdff\ufe70-\ufefc]/;
+  function settleDirections(element) {
+    if (root.getAttribute("dir") !== "rtl") { return; }
+    // a retired notice is a block of its own, in the deck's language, inside its question
+    var blocks = element.querySelectorAll('[dir="auto"], .ag-retired');
+    for (var b = 0; b < blocks.length; b++) {
+      var walker = document.createTreeWalker(blocks[b], NodeFilter.SHOW_TEXT);
+      var rtl = false;
+      while (!rtl && walker.nextNode()) {
+        var node = walker.currentNode;
+        var owner = node.parentNode.closest('[dir="auto"], [data-ag-dir], .ag-retired');
+        rtl = owner === blocks[b] && RTL_LETTER.test(node.data) &&
+          !node.parentNode.closest(".ag-code, pre, code");
+      }
+      blocks[b].setAttribute("dir", rtl ? "rtl" : "ltr");
+      blocks[b].setAttribute("data-ag-dir", "");
+    }
   }
 
   var list = root.querySelector(".ag-choices");
@@ -270,35 +329,68 @@
       button.focus();
       pick(parseInt(button.getAttribute("data-choice"), 10));
     };
-    shared.current = { root: root, move: move, toggle: toggleFocused };
+    var activate = function (target, submit) {
+      var control = target.closest(".ag-choice, .ag-reveal");
+      if (!control) { return; }
+      var choice = control.classList.contains("ag-choice");
+      submit = submit && QT;  // elsewhere Enter clicks, as on any button
+      if (!submit || !choice || (!multi && control.getAttribute("aria-checked") !== "true")) {
+        control.click();
+      }
+      if (submit && choice) {
+        control.blur();
+        // Anki desktop's own way to show the answer, as its typed-answer box does on Enter
+        if (QT && typeof window.pycmd === "function") { window.pycmd("ans"); }
+      }
+    };
+    var pickAt = function (position) {
+      if (position <= buttons.length) {
+        buttons[position - 1].focus();
+        pick(parseInt(buttons[position - 1].getAttribute("data-choice"), 10));
+      }
+    };
+    shared.current = { root: root, move: move, toggle: toggleFocused, activate: activate, pickAt: pickAt };
     if (multi) {
       var hint = root.querySelector(".ag-hint");
       if (hint) { hint.hidden = false; }
     }
     staticList.hidden = true;
     list.hidden = false;
+    settleDirections(root);
     if (recall) { setUpRecall(shared.current); }
     typeset(root);
 
     if (!shared.keys) {
       shared.keys = true;
-      document.addEventListener("keydown", function (event) {
-        var card = shared.current;
-        if (!card || !document.body.contains(card.root) || event.ctrlKey || event.metaKey || event.altKey) {
-          return;
-        }
+      document.addEventListener("keydown", onKey, true);
+      // Anki desktop takes Space and Enter for itself (QShortcut, reviewer.py) unless the
+      // focused element is editable: a focused control of the card is made so, for as
+      // long as it has focus, and edits nothing (see `onKey` and `beforeinput`).
+      document.addEventListener("focusin", function (event) {
         var target = event.target;
-        if (target && (target.isContentEditable || /^(INPUT|TEXTAREA|SELECT)$/.test(target.tagName))) {
-          return;
+        // only focus the keyboard brought (a click leaves Space to show the answer)
+        if (QT && target && target.closest && target.closest(".ag-card .ag-choice, .ag-card .ag-reveal") &&
+            target.matches(":focus-visible") && target.getAttribute("contenteditable") !== "true") {
+          target.setAttribute("contenteditable", "true");
+          target.setAttribute("spellcheck", "false");
+          // Chromium tells Qt an element is editable when it gains focus: gain it again
+          refocusing = true;
+          target.blur();
+          target.focus({ preventScroll: true });
+          refocusing = false;
         }
-        var rtl = card.root.getAttribute("dir") === "rtl";
-        var k = event.key;
-        if (k === "ArrowDown" || k === (rtl ? "ArrowLeft" : "ArrowRight")) { card.move(1); }
-        else if (k === "ArrowUp" || k === (rtl ? "ArrowRight" : "ArrowLeft")) { card.move(-1); }
-        else if (k === "x" || k === "X") { card.toggle(); }
-        else { return; }
-        event.preventDefault();
-        event.stopPropagation();
+      }, true);
+      document.addEventListener("focusout", function (event) {
+        var target = event.target;
+        if (!refocusing && target && target.getAttribute &&
+            target.getAttribute("contenteditable") === "true" && target.closest(".ag-card")) {
+          target.removeAttribute("contenteditable");
+        }
+      }, true);
+      document.addEventListener("beforeinput", function (event) {
+        if (event.target && event.target.closest && event.target.closest(".ag-card")) {
+          event.preventDefault();
+        }
       }, true);
     }
     return;
@@ -321,15 +413,19 @@
   shownOrder.forEach(function (n) {
     var choice = byNumber(n);
     var picked = picks.indexOf(n) >= 0;
+    var missed = choice.correct && !picked && answered;
     var li = document.createElement("li");
     li.className = "ag-choice";
     li.setAttribute("data-choice", String(n));
     li.setAttribute("data-correct", choice.correct ? "true" : "false");
     li.setAttribute("data-picked", picked ? "true" : "false");
+    if (missed) { li.setAttribute("data-missed", "true"); }
+    // neither picked nor correct: quieter, its why one line until tapped
+    if (!choice.correct && !picked) { li.setAttribute("data-quiet", "true"); }
     var mark = document.createElement("span");
     mark.className = "ag-mark";
     mark.setAttribute("aria-hidden", "true");
-    mark.textContent = choice.correct ? "\u2713" : (picked ? "\u2717" : "");
+    mark.textContent = missed ? "!" : choice.correct ? "\u2713" : (picked ? "\u2717" : "");
     var label = document.createElement("span");
     label.className = "ag-text";
     label.dir = "auto";
@@ -346,13 +442,24 @@
     });
     li.appendChild(mark);
     li.appendChild(label);
-    if (words.length) { li.appendChild(status); }
+    // one line under the text, or as few as it needs: its status, then why
+    var note = document.createElement("div");
+    note.className = "ag-note";
+    note.dir = "auto";
+    if (words.length) { note.appendChild(status); }
     if (choice.why) {
-      var why = document.createElement("div");
+      if (words.length) { note.appendChild(document.createTextNode(" \u2014 ")); }
+      var why = document.createElement("span");
       why.className = "ag-why";
       why.innerHTML = choice.why;
-      li.appendChild(why);
+      note.appendChild(why);
+      if (!choice.correct && !picked) {
+        li.addEventListener("click", function () {
+          li.setAttribute("data-open", li.getAttribute("data-open") === "true" ? "false" : "true");
+        });
+      }
     }
+    if (note.firstChild) { li.appendChild(note); }
     ol.appendChild(li);
   });
   list.appendChild(ol);
@@ -374,5 +481,6 @@
     verdict.hidden = false;
     if (outcome === "verdict_incorrect" || outcome === "verdict_partial") { gradeHint(verdict); }
   }
+  settleDirections(root);
   typeset(root);
 })();

@@ -1,0 +1,146 @@
+"""The back's layout on every shipped card, measured: the result first.
+
+Every card of every shipped deck is rendered by real Anki, then run in headless
+Chromium as AnkiDroid runs it (a fresh page per side) at phone size (360x740,
+scale 3, touch). The learner picks a wrong choice, the worst case for room: the
+verdict, the pick, the correct choice and the start of the explanation must all
+be on the first screen. Screenshots of each deck's first back go to
+tests/artifacts/ for a person to look at.
+"""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.helpers import AnkiCollection
+from tests.test_card import ARTIFACTS, headless_chromium, serve_cards
+
+REPO = Path(__file__).resolve().parent.parent
+PARTS = ("verdict", "pick", "correct", "explanation")
+
+# Where each part of the back ends (its bottom, or the explanation's first line), in
+# CSS pixels from the top of the page, and the height of the first screen.
+MEASURE = """() => {
+    const bottom = s => { const e = document.querySelector(s); return e ? e.getBoundingClientRect().bottom : null; };
+    const expl = document.querySelector('.ag-explanation-text');
+    const range = document.createRange();
+    range.selectNodeContents(expl);
+    const first = range.getClientRects()[0];
+    return {
+        verdict: bottom('.ag-back .ag-verdict'),
+        pick: bottom('.ag-back .ag-choices li[data-picked="true"]'),
+        correct: Math.max(...[...document.querySelectorAll('.ag-back .ag-choices li[data-correct="true"]')]
+            .map(e => e.getBoundingClientRect().bottom)),
+        explanation: first ? first.bottom : null,
+        question: bottom('.ag-back .ag-question'),
+        screen: innerHeight,
+    };
+}"""
+
+
+@pytest.fixture(scope="module")
+def shipped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
+    """Every shipped card's sides served as pages; yields the base URL and the card keys
+    (ITEM.LANGUAGE), each deck's first card first."""
+    from click.testing import CliRunner
+
+    from tests.conftest import invoke
+
+    root = tmp_path_factory.mktemp("shipped-layout")
+    shutil.copytree(REPO / "banks", root / "banks")
+    import os
+
+    old = Path.cwd()
+    os.chdir(root)
+    try:
+        result = invoke(CliRunner(), "build")
+        assert result.exit_code == 0, result.output
+    finally:
+        os.chdir(old)
+    collection = AnkiCollection(root / "anki")
+    sides: dict[str, tuple[str, str]] = {}
+    firsts: list[str] = []
+    try:
+        for package in sorted((root / "out").glob("*.apkg")):
+            collection.import_package(package)
+        for card_id in sorted(collection.col.find_cards("")):
+            card = collection.col.get_card(card_id)
+            note = card.note()
+            key = f"{note['ItemId']}.{note['Language']}.{card.did}"
+            if not any(k.endswith(f".{card.did}") for k in sides):
+                firsts.append(key)
+            sides[key] = (card.question(), card.answer())
+    finally:
+        collection.close()
+    keys = firsts + [k for k in sides if k not in firsts]
+    with serve_cards(root / "web", sides, []) as base:
+        yield base, keys
+
+
+@pytest.fixture(scope="module")
+def phone() -> Iterator[Any]:
+    with headless_chromium() as chromium:
+        context = chromium.new_context(
+            viewport={"width": 360, "height": 740},
+            device_scale_factor=3,
+            is_mobile=True,
+            has_touch=True,
+        )
+        yield context
+        context.close()
+
+
+def back_after_a_wrong_pick(page: Any, base: str, key: str) -> dict[str, float]:
+    page.goto(f"{base}/front-{key}.html")
+    wrong = page.eval_on_selector_all(
+        ".ag-front button.ag-choice",
+        "els => els.map(e => e.dataset.choice)",
+    )
+    correct = page.evaluate(
+        "() => [...document.querySelectorAll('.ag-static li[data-correct=\"true\"]')]"
+        ".map(e => e.dataset.choice)"
+    )
+    choice = next(n for n in wrong if n not in correct)
+    if page.is_visible(".ag-front .ag-reveal"):  # recall first: the choices behind a button
+        page.tap(".ag-front .ag-reveal")
+    page.tap(f'.ag-front button.ag-choice[data-choice="{choice}"]')
+    page.goto(f"{base}/back-{key}.html")
+    page.wait_for_selector(".ag-back[data-ag-ready] .ag-verdict:not([hidden])")
+    measured: dict[str, float] = page.evaluate(MEASURE)
+    return measured
+
+
+def test_every_shipped_back_shows_the_result_on_the_first_phone_screen(
+    shipped: tuple[str, list[str]], phone: Any
+) -> None:
+    base, keys = shipped
+    page = phone.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    ARTIFACTS.mkdir(exist_ok=True)
+    late: dict[str, list[str]] = {}
+    long: list[str] = []
+    decks_seen: set[str] = set()
+    for key in keys:
+        seen = back_after_a_wrong_pick(page, base, key)
+        deck = key.rsplit(".", 1)[1]
+        if deck not in decks_seen:
+            decks_seen.add(deck)
+            page.screenshot(path=str(ARTIFACTS / f"phone-back-{key}.png"))
+        # an item whose question alone fills 40% of the screen is simply too long: the
+        # verdict and the pick must still be there
+        parts = ("verdict", "pick") if seen["question"] > 0.4 * seen["screen"] else PARTS
+        off = [part for part in parts if seen[part] is None or seen[part] > seen["screen"]]
+        if off:
+            late[key] = off + [f"{part}={seen[part]:.0f}" for part in ("question", *PARTS)]
+        if parts != PARTS:
+            long.append(key)
+    page.close()
+    assert errors == []
+    assert late == {}, f"{len(late)} of {len(keys)} backs put these below the first screen"
+    assert len(long) <= len(keys) // 10, long  # the rule, not the exception
