@@ -12,7 +12,7 @@ import http.server
 import re
 import shutil
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -91,9 +91,12 @@ def site(
         yield base, sides
 
 
-def anki_rendered_sides(project: Path, anki_dir: Path) -> dict[str, tuple[str, str]]:
+def anki_rendered_sides(
+    project: Path, anki_dir: Path, key: Callable[[Any], str] = lambda card: card.note()["ItemId"]
+) -> dict[str, tuple[str, str]]:
     """Build the project's banks, import the packages into real Anki and return each
-    card's question and answer HTML as Anki renders them, by item id."""
+    card's question and answer HTML as Anki renders them, by `key` (the item id), in
+    the order of the cards' ids."""
     import os
 
     old = Path.cwd()
@@ -108,9 +111,9 @@ def anki_rendered_sides(project: Path, anki_dir: Path) -> dict[str, tuple[str, s
     try:
         for package in sorted((project / "out").glob("*.apkg")):
             collection.import_package(package)
-        for card_id in collection.col.find_cards(""):
+        for card_id in sorted(collection.col.find_cards("")):
             card = collection.col.get_card(card_id)
-            sides[card.note()["ItemId"]] = (card.question(), card.answer())
+            sides[key(card)] = (card.question(), card.answer())
     finally:
         collection.close()
     return sides

@@ -17,8 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.helpers import AnkiCollection
-from tests.test_card import ARTIFACTS, headless_chromium, serve_cards
+from tests.test_card import ARTIFACTS, anki_rendered_sides, headless_chromium, serve_cards
 
 REPO = Path(__file__).resolve().parent.parent
 PARTS = ("verdict", "pick", "correct", "explanation")
@@ -46,38 +45,18 @@ MEASURE = """() => {
 @pytest.fixture(scope="module")
 def shipped(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[str, list[str]]]:
     """Every shipped card's sides served as pages; yields the base URL and the card keys
-    (ITEM.LANGUAGE), each deck's first card first."""
-    from click.testing import CliRunner
-
-    from tests.conftest import invoke
-
+    (ITEM.LANGUAGE.DECK), each deck's first card first."""
     root = tmp_path_factory.mktemp("shipped-layout")
-    shutil.copytree(REPO / "banks", root / "banks")
-    import os
-
-    old = Path.cwd()
-    os.chdir(root)
-    try:
-        result = invoke(CliRunner(), "build")
-        assert result.exit_code == 0, result.output
-    finally:
-        os.chdir(old)
-    collection = AnkiCollection(root / "anki")
-    sides: dict[str, tuple[str, str]] = {}
-    firsts: list[str] = []
-    try:
-        for package in sorted((root / "out").glob("*.apkg")):
-            collection.import_package(package)
-        for card_id in sorted(collection.col.find_cards("")):
-            card = collection.col.get_card(card_id)
-            note = card.note()
-            key = f"{note['ItemId']}.{note['Language']}.{card.did}"
-            if not any(k.endswith(f".{card.did}") for k in sides):
-                firsts.append(key)
-            sides[key] = (card.question(), card.answer())
-    finally:
-        collection.close()
-    keys = firsts + [k for k in sides if k not in firsts]
+    shutil.copytree(REPO / "banks", root / "project" / "banks")
+    sides = anki_rendered_sides(
+        root / "project",
+        root / "anki",
+        lambda card: f"{card.note()['ItemId']}.{card.note()['Language']}.{card.did}",
+    )
+    firsts: dict[str, str] = {}
+    for key in sides:
+        firsts.setdefault(key.rsplit(".", 1)[1], key)
+    keys = list(firsts.values()) + [k for k in sides if k not in firsts.values()]
     with serve_cards(root / "web", sides, []) as base:
         yield base, keys
 
