@@ -609,3 +609,99 @@ def test_scripts_leak_no_globals_and_run_safely_many_times(client: Client) -> No
         assert client.verdict() == "correct:✓ Correct"
     assert client.page.evaluate("Object.keys(window)") == before
     assert client.page.evaluate("window.onload") is None
+
+
+def _luminance(css: str) -> float:
+    """WCAG's relative luminance of an `rgb(...)` colour."""
+    channels = [int(v) / 255 for v in re.findall(r"[0-9.]+", css)[:3]]
+    linear = [c / 12.92 if c <= 0.04045 else ((c + 0.055) / 1.055) ** 2.4 for c in channels]
+    return 0.2126 * linear[0] + 0.7152 * linear[1] + 0.0722 * linear[2]
+
+
+def _contrast(a: str, b: str) -> float:
+    light, dark = sorted((_luminance(a), _luminance(b)), reverse=True)
+    return (light + 0.05) / (dark + 0.05)
+
+
+@pytest.mark.parametrize("night", [False, True], ids=["light", "night"])
+def test_boundaries_stand_out_three_to_one(client: Client, night: bool) -> None:
+    """WCAG 1.4.11: a choice's edge and its radio or checkbox, against the choice's
+    surface and the page, measured from the computed colours."""
+    client.load_front("multi")
+    if night:
+        client.page.evaluate("document.body.classList.add('nightMode')")
+    seen = client.page.evaluate(
+        """() => { const b = document.querySelector('.ag-front button.ag-choice');
+            const s = getComputedStyle(b), m = getComputedStyle(b.querySelector('.ag-marker'));
+            return [s.borderTopColor, s.backgroundColor, m.borderTopColor,
+                    getComputedStyle(document.body).backgroundColor]; }"""
+    )
+    edge, surface, marker, page = seen
+    for boundary in (edge, marker):
+        assert _contrast(boundary, surface) >= 3, (boundary, surface)
+        assert _contrast(boundary, page) >= 3, (boundary, page)
+
+
+def test_picking_and_flipping_move_nothing(client: Client) -> None:
+    """No jitter: a pick changes no box, the question stays put on the flip, and the
+    mark, the text and the note under it start at one edge."""
+    client.desktop()
+    client.show_question("single")
+    boxes = "() => [...document.querySelectorAll('.ag-front button.ag-choice')].map(b => { const r = b.getBoundingClientRect(); return [r.x, r.y, r.width, r.height]; })"
+    before = client.page.evaluate(boxes)
+    question = "() => document.querySelector('.ag-question').getBoundingClientRect().top"
+    top = client.page.evaluate(question)
+    client.pick(3)
+    assert client.page.evaluate(boxes) == before
+    client.show_answer("single")
+    assert client.page.evaluate(question) == top
+    edges = client.page.evaluate(
+        """() => [...document.querySelectorAll('.ag-back .ag-choices li.ag-choice')].map(li => {
+            const start = e => { const r = e.getBoundingClientRect(); return r.left; };
+            const note = li.querySelector('.ag-note');
+            const pad = note ? parseFloat(getComputedStyle(note).paddingLeft) : 0;
+            return [start(li.querySelector('.ag-text')), note ? start(note) + pad : null]; })"""
+    )
+    texts = {round(e[0], 1) for e in edges}
+    notes = {round(e[1], 1) for e in edges if e[1] is not None}
+    assert len(texts) == 1 and notes <= texts, edges
+
+
+def test_a_long_press_crosses_a_choice_out_on_a_phone(
+    browser: Any, site: tuple[str, dict[str, tuple[str, str]]]
+) -> None:
+    """A touch held on a choice (CDP touch events, as a finger) crosses it out without
+    picking it; a tap then does nothing; another long press undoes it. The back says
+    which choice was ruled out."""
+    base, sides = site
+    tab = Client(browser, base, sides, has_touch=True, is_mobile=True, device_scale_factor=3)
+    try:
+        tab.load_front("single")
+        cdp = tab.context.new_cdp_session(tab.page)
+        target = '.ag-front button.ag-choice[data-choice="3"]'
+        crossed = f"document.querySelector('{target}').getAttribute('data-crossed') === 'true'"
+
+        def long_press() -> None:
+            box = tab.page.locator(target).bounding_box()
+            point = [{"x": box["x"] + box["width"] / 2, "y": box["y"] + box["height"] / 2}]
+            before = tab.page.evaluate(crossed)
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchStart", "touchPoints": point})
+            # held until the card has acted: the press is as long as it needs to be
+            tab.page.wait_for_function(f"({crossed}) !== {str(before).lower()}")
+            cdp.send("Input.dispatchTouchEvent", {"type": "touchEnd", "touchPoints": []})
+
+        long_press()
+        assert tab.page.get_attribute(target, "aria-checked") == "false"
+        tab.page.tap(target, force=True)  # aria-disabled: Playwright would wait for it
+        assert tab.page.get_attribute(target, "aria-checked") == "false"  # not pickable
+        long_press()  # undone
+        assert tab.page.get_attribute(target, "data-crossed") is None
+        long_press()  # out again, for the back
+        tab.page.tap('.ag-front button.ag-choice[data-choice="2"]')
+        tab.load_back("single")
+        li = tab.page.locator('.ag-back .ag-choices li[data-choice="3"]')
+        assert li.get_attribute("data-crossed") == "true"
+        assert li.locator(".ag-status").inner_text() == "Ruled out"
+        assert tab.verdict() == "correct:✓ Correct"
+    finally:
+        tab.close()

@@ -514,3 +514,42 @@ def test_the_preview_shows_whys_code_and_recall(
     finally:
         page.close()
     assert errors == []
+
+
+CUE = """sel => { const block = document.querySelector(sel), pre = block.querySelector('pre');
+    const after = getComputedStyle(block, '::after'), before = getComputedStyle(block, '::before');
+    const box = block.getBoundingClientRect();
+    return {more: block.dataset.more || null, fits: block.hasAttribute('data-fits'),
+            after: after.content !== 'none' && after.boxShadow !== 'none',
+            before: before.content !== 'none' && before.boxShadow !== 'none',
+            overflow: getComputedStyle(pre).overflowX, inView: box.right <= innerWidth}; }"""
+
+
+def test_code_that_scrolls_shows_its_cut_edge_on_a_phone(client: Client) -> None:
+    """Seen without touching: a shadow at the cut edge; scrolled to the end, the shadow
+    moves to the start. An overflow of two pixels does not scroll."""
+    client.load_front("code")
+    sel = ".ag-question .ag-code"
+    assert client.page.evaluate(CUE, sel) == {
+        "more": "right", "fits": False, "after": True, "before": False,
+        "overflow": "auto", "inView": True,
+    }  # fmt: skip
+    client.page.evaluate(
+        "sel => { const p = document.querySelector(sel + ' pre'); p.scrollLeft = p.scrollWidth; }",
+        sel,
+    )
+    client.page.wait_for_function(
+        "sel => document.querySelector(sel).dataset.more === 'left'", arg=sel
+    )
+    assert client.page.evaluate(CUE, sel)["before"]
+    # the same code in a box two pixels narrower than it: no scrollbar, no cue
+    client.page.evaluate(
+        """sel => { const block = document.querySelector(sel), pre = block.querySelector('pre');
+            const s = getComputedStyle(pre), pad = parseFloat(s.paddingLeft) + parseFloat(s.paddingRight);
+            pre.scrollLeft = 0; block.style.maxWidth = 'none';
+            pre.style.width = (pre.scrollWidth - 2 - pad) + 'px';
+            window.dispatchEvent(new Event('resize')); }""",
+        sel,
+    )
+    seen = client.page.evaluate(CUE, sel)
+    assert (seen["more"], seen["fits"], seen["overflow"]) == (None, True, "hidden")

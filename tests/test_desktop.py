@@ -314,3 +314,52 @@ def test_an_anki_that_does_not_start_fails_in_time_with_its_log(tmp_path: Path) 
     with pytest.raises(AnkiDesktopError, match="exited with status 3") as error:
         AnkiDesktop(tmp_path / "base2", program=crashes).start()
     assert "no display for Qt" in str(error.value)
+
+
+def test_a_right_click_or_delete_crosses_a_choice_out(anki: AnkiDesktop) -> None:
+    order = review(anki, "single")
+    first, second = (f'.ag-front button.ag-choice[data-choice="{n}"]' for n in order[:2])
+    crossed = "document.querySelector({}).getAttribute('data-crossed') === 'true'"
+    anki.move_to(first)
+    anki.xdotool("click", "3")
+    anki.wait_for(crossed.format(json.dumps(first)), what="the right-clicked choice crossed out")
+    assert anki.call("popup") is None  # the card's gesture, not Anki's context menu
+    struck = anki.eval(
+        f"getComputedStyle(document.querySelector({json.dumps(first)} + ' .ag-text')).textDecorationLine"
+    )
+    assert struck == "line-through"
+    anki.xdotool("click", "1")  # a crossed-out choice is not pickable
+    anki.move_to(second)
+    anki.xdotool("click", "1")
+    anki.wait_for(
+        f"document.querySelector({json.dumps(second)}).getAttribute('aria-checked') === 'true'",
+        what="the second choice picked",
+    )
+    assert (
+        anki.eval(f"document.querySelector({json.dumps(first)}).getAttribute('aria-checked')")
+        == "false"
+    )
+    anki.move_to(first)
+    anki.xdotool("click", "3")  # again: undone
+    anki.wait_for(f"!({crossed.format(json.dumps(first))})", what="the cross-out undone")
+    anki.key("Down")  # keyboard focus, then Delete crosses the focused choice out
+    focused = anki.eval("+document.activeElement.dataset.choice")
+    anki.key("Delete")
+    target = f'.ag-front button.ag-choice[data-choice="{focused}"]'
+    anki.wait_for(
+        crossed.format(json.dumps(target)), what="the focused choice crossed out by Delete"
+    )
+    picked = anki.eval(
+        "[].map.call(document.querySelectorAll('.ag-front [aria-checked=\"true\"]'), function (e) { return +e.dataset.choice; })"
+    )
+    anki.key("Return")
+    anki.wait_for(
+        "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what="the back after Enter"
+    )
+    back = anki.eval(
+        f"""(function () {{ var li = document.querySelector('.ag-back .ag-choices li[data-choice="{focused}"]');
+            return [li.dataset.crossed, li.querySelector('.ag-status').innerText]; }})()"""
+    )
+    assert back[0] == "true" and back[1].endswith("Ruled out")
+    assert focused not in picked
+    assert_no_console_errors(anki)

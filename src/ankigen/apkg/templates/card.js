@@ -9,6 +9,8 @@
   var QT = /QtWebEngine/.test(navigator.userAgent || "");
   var refocusing = false;
   var BACK_REUSE_MS = 60 * 1000;
+  var LONG_PRESS_MS = 650;
+  var GESTURE_MS = 700;  // a click this soon after a cross-out ends the same gesture
 
   var scripts = document.getElementsByTagName("script");
   var me = document.currentScript || scripts[scripts.length - 1];
@@ -180,6 +182,7 @@
       if (hint && hintShown) { hint.hidden = false; }
       reveal.setAttribute("aria-expanded", "true");
       reveal.hidden = true;
+      markScrolling(list);
       typeset(list);
       return true;
     };
@@ -223,6 +226,8 @@
       card.pickAt(parseInt(digit[1], 10));
     } else if (own && (k === " " || k === "Enter" || k === "Spacebar")) {
       card.activate(target, k === "Enter");
+    } else if (own && (k === "Delete" || k === "Backspace")) {
+      card.cross(target);
     } else {
       var rtl = card.root.getAttribute("dir") === "rtl";
       if (k === "ArrowDown" || k === (rtl ? "ArrowLeft" : "ArrowRight")) { card.move(1); }
@@ -259,6 +264,31 @@
     }
   }
 
+  // A code block that scrolls sideways says so at the edge where it is cut; one that
+  // overflows by a few pixels (a rounding, a italic overhang) does not scroll at all.
+  var SLACK = 4;
+  function markScrolling(element) {
+    var blocks = element.querySelectorAll(".ag-code");
+    for (var c = 0; c < blocks.length; c++) {
+      var pre = blocks[c].querySelector("pre");
+      if (!pre) { continue; }
+      var update = function (block, pre) {
+        var over = pre.scrollWidth - pre.clientWidth;
+        block.toggleAttribute("data-fits", over > 0 && over <= SLACK);
+        if (over <= SLACK) { block.removeAttribute("data-more"); return; }
+        var start = Math.abs(pre.scrollLeft) > 1;
+        var end = Math.abs(pre.scrollLeft) < over - 1;
+        var more = (start ? "left " : "") + (end ? "right" : "");
+        if (more) { block.setAttribute("data-more", more.trim()); } else { block.removeAttribute("data-more"); }
+      };
+      var again = update.bind(null, blocks[c], pre);
+      again();
+      pre.addEventListener("scroll", again, { passive: true });
+      window.addEventListener("resize", again);
+      if (document.fonts && document.fonts.ready) { document.fonts.ready.then(again); }
+    }
+  }
+
   var list = root.querySelector(".ag-choices");
   var staticList = root.querySelector(".ag-static");
   root.classList.add("ag-js");
@@ -266,7 +296,7 @@
   if (!isBack) {
     var order = shuffle ? shuffled(choices.map(function (c) { return c.number; }))
                         : choices.map(function (c) { return c.number; });
-    var state = { order: order, picked: [], front: Date.now(), back: 0 };
+    var state = { order: order, picked: [], crossed: [], front: Date.now(), back: 0 };
     save(state);
     list.setAttribute("role", multi ? "group" : "radiogroup");
     var question = root.querySelector(".ag-question");
@@ -295,12 +325,60 @@
       button.addEventListener("click", function (event) {
         event.preventDefault();
         event.stopPropagation();
+        if (justCrossed(n)) { return; }  // the end of the long press that crossed it out
         pick(n);
+      });
+      // Cross out: a right-click, a long press or Delete on the focused choice; again to
+      // undo. A long press makes a contextmenu on Android, and none on iOS: there a timer,
+      // longer than Android's, does it
+      var pressed = null;
+      button.addEventListener("contextmenu", function (event) {
+        event.preventDefault();
+        var touch = pressed !== null;  // a long press, not a right-click
+        if (pressed) { clearTimeout(pressed); pressed = null; }
+        if (!justCrossed(n)) { cross(n, touch); }
+      });
+      button.addEventListener("touchstart", function () {
+        pressed = setTimeout(function () { pressed = null; cross(n, true); }, LONG_PRESS_MS);
+      }, { passive: true });
+      var release = function () { if (pressed) { clearTimeout(pressed); pressed = null; } };
+      ["touchend", "touchmove", "touchcancel"].forEach(function (type) {
+        button.addEventListener(type, release, { passive: true });
       });
       buttons.push(button);
       list.appendChild(button);
     });
+    // the last cross-out, so that the click ending its long press, or a contextmenu
+    // after the timer's, does not act a second time
+    var lastCross = { choice: 0, at: 0, touch: false };
+    var justCrossed = function (n) {
+      return lastCross.choice === n && lastCross.touch && Date.now() - lastCross.at < GESTURE_MS;
+    };
+    var cross = function (n, byTouch) {
+      lastCross = { choice: n, at: Date.now(), touch: !!byTouch };
+      var crossed = (state.crossed || []).slice();
+      var at = crossed.indexOf(n);
+      if (at >= 0) { crossed.splice(at, 1); } else { crossed.push(n); }
+      state.crossed = crossed;
+      if (at < 0 && state.picked.indexOf(n) >= 0) {
+        state.picked = state.picked.filter(function (p) { return p !== n; });
+      }
+      save(state);
+      render();
+    };
+    var render = function () {
+      buttons.forEach(function (b) {
+        var n = parseInt(b.getAttribute("data-choice"), 10);
+        var on = state.picked.indexOf(n) >= 0;
+        var out = (state.crossed || []).indexOf(n) >= 0;
+        b.setAttribute("aria-checked", on ? "true" : "false");
+        b.setAttribute("data-picked", on ? "true" : "false");
+        if (out) { b.setAttribute("data-crossed", "true"); } else { b.removeAttribute("data-crossed"); }
+        if (out) { b.setAttribute("aria-disabled", "true"); } else { b.removeAttribute("aria-disabled"); }
+      });
+    };
     var pick = function (n) {
+      if ((state.crossed || []).indexOf(n) >= 0) { return; }  // ruled out: not pickable
       var picked = state.picked.slice();
       var at = picked.indexOf(n);
       if (multi) {
@@ -310,11 +388,7 @@
       }
       state.picked = picked;
       save(state);
-      buttons.forEach(function (b) {
-        var on = picked.indexOf(parseInt(b.getAttribute("data-choice"), 10)) >= 0;
-        b.setAttribute("aria-checked", on ? "true" : "false");
-        b.setAttribute("data-picked", on ? "true" : "false");
-      });
+      render();
     };
     var move = function (step) {
       var at = buttons.indexOf(document.activeElement);
@@ -349,7 +423,14 @@
         pick(parseInt(buttons[position - 1].getAttribute("data-choice"), 10));
       }
     };
-    shared.current = { root: root, move: move, toggle: toggleFocused, activate: activate, pickAt: pickAt };
+    var crossFocused = function (target) {
+      var control = target.closest(".ag-choice");
+      if (control) { cross(parseInt(control.getAttribute("data-choice"), 10)); }
+    };
+    shared.current = {
+      root: root, move: move, toggle: toggleFocused, activate: activate, pickAt: pickAt,
+      cross: crossFocused
+    };
     if (multi) {
       var hint = root.querySelector(".ag-hint");
       if (hint) { hint.hidden = false; }
@@ -357,6 +438,7 @@
     staticList.hidden = true;
     list.hidden = false;
     settleDirections(root);
+    markScrolling(root);
     if (recall) { setUpRecall(shared.current); }
     typeset(root);
 
@@ -406,6 +488,7 @@
   if (saved && !saved.back) { saved.back = now; save(saved); }
   var answered = !!(saved && saved.picked && saved.picked.length);
   var picks = answered ? saved.picked : [];
+  var ruledOut = saved && Array.isArray(saved.crossed) ? saved.crossed : [];
   var shownOrder = saved ? saved.order : choices.map(function (c) { return c.number; });
 
   var ol = document.createElement("ol");
@@ -420,6 +503,8 @@
     li.setAttribute("data-correct", choice.correct ? "true" : "false");
     li.setAttribute("data-picked", picked ? "true" : "false");
     if (missed) { li.setAttribute("data-missed", "true"); }
+    var out = ruledOut.indexOf(n) >= 0;
+    if (out) { li.setAttribute("data-crossed", "true"); }
     // neither picked nor correct: quieter, its why one line until tapped
     if (!choice.correct && !picked) { li.setAttribute("data-quiet", "true"); }
     var mark = document.createElement("span");
@@ -436,6 +521,7 @@
     if (choice.correct) { words.push("correct_answer"); }
     if (picked) { words.push("your_answer"); }
     if (choice.correct && !picked && multi && answered) { words.push("missed"); }
+    if (out) { words.push("ruled_out"); }
     words.forEach(function (w, index) {
       if (index) { status.appendChild(document.createTextNode(" \u00b7 ")); }
       status.appendChild(text(w));
@@ -482,5 +568,6 @@
     if (outcome === "verdict_incorrect" || outcome === "verdict_partial") { gradeHint(verdict); }
   }
   settleDirections(root);
+  markScrolling(root);
   typeset(root);
 })();

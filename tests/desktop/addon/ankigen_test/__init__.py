@@ -82,6 +82,16 @@ def cmd_import(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     done({"new": len(log.new), "updated": len(log.updated)})
 
 
+def cmd_popup(args: dict[str, Any], done: Callable[[Any], None]) -> None:
+    """The class of the popup (a context menu) open now, or None."""
+    from aqt.qt import QApplication
+
+    popup = QApplication.activePopupWidget()
+    if popup is not None and args.get("close"):
+        popup.close()
+    done(type(popup).__name__ if popup is not None else None)
+
+
 def cmd_set_field(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     """Change one field of the note whose ItemId is `item`, as Anki's editor would."""
     assert mw is not None and mw.col is not None
