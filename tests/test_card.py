@@ -658,9 +658,12 @@ def test_picking_and_flipping_move_nothing(client: Client) -> None:
     edges = client.page.evaluate(
         """() => [...document.querySelectorAll('.ag-back .ag-choices li.ag-choice')].map(li => {
             const start = e => { const r = e.getBoundingClientRect(); return r.left; };
-            const note = li.querySelector('.ag-note');
-            const pad = note ? parseFloat(getComputedStyle(note).paddingLeft) : 0;
-            return [start(li.querySelector('.ag-text')), note ? start(note) + pad : null]; })"""
+            const text = li.querySelector('.ag-text'), note = li.querySelector('.ag-note');
+            // a note on a row of its own starts where the text does; a status that
+            // fits sits at the end of the text's row
+            const own = note && note.getBoundingClientRect().top >= text.getBoundingClientRect().bottom - 1;
+            const pad = own ? parseFloat(getComputedStyle(note).paddingLeft) : 0;
+            return [start(text), own ? start(note) + pad : null]; })"""
     )
     texts = {round(e[0], 1) for e in edges}
     notes = {round(e[1], 1) for e in edges if e[1] is not None}

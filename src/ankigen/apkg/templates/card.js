@@ -546,6 +546,7 @@
       }
     }
     if (note.firstChild) { li.appendChild(note); }
+    if (words.length && !choice.why) { li.setAttribute("data-note", "status"); }
     ol.appendChild(li);
   });
   list.appendChild(ol);

@@ -92,6 +92,13 @@ def cmd_popup(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     done(type(popup).__name__ if popup is not None else None)
 
 
+def cmd_decks(args: dict[str, Any], done: Callable[[Any], None]) -> None:
+    """The decks that hold cards of their own, by name."""
+    assert mw is not None and mw.col is not None
+    names = [d.name for d in mw.col.decks.all_names_and_ids()]
+    done(sorted(n for n in names if mw.col.decks.card_count(mw.col.decks.id_for_name(n), False)))
+
+
 def cmd_set_field(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     """Change one field of the note whose ItemId is `item`, as Anki's editor would."""
     assert mw is not None and mw.col is not None
