@@ -8,16 +8,13 @@ Screenshots of each back go to tests/artifacts/ for a person to look at.
 
 from __future__ import annotations
 
-import os
 import shutil
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
-from click.testing import CliRunner
 
-from tests.conftest import invoke
 from tests.test_card import ARTIFACTS
 from tests.test_card_layout import MEASURE, PARTS
 
@@ -31,21 +28,9 @@ WRONG_WAY = """[].filter.call(document.querySelectorAll('.ag-back [data-ag-dir]'
 
 @pytest.fixture(scope="module")
 def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    harness.require()
     root = tmp_path_factory.mktemp("desktop-shipped")
-    shutil.copytree(REPO / "banks", root / "banks")
-    old = Path.cwd()
-    os.chdir(root)
-    try:
-        assert invoke(CliRunner(), "build").exit_code == 0
-    finally:
-        os.chdir(old)
-    with harness.AnkiDesktop(root / "base") as desktop:
-        desktop.wait_for("document.readyState === 'complete'", what="Anki's first page")
-        for package in sorted((root / "out").glob("*.apkg")):
-            assert desktop.import_package(package)["new"] > 0
-        desktop.window(800, 560)
-        yield desktop
+    shutil.copytree(REPO / "banks", root / "project" / "banks")
+    yield from harness.with_project(root, root / "project", 800, 560)
 
 
 def test_every_shipped_decks_first_back_leads_with_the_result(anki: Any) -> None:

@@ -362,15 +362,22 @@ def with_decks(
 ) -> Iterator[AnkiDesktop]:
     """A running Anki with one imported deck per bank (topic: (language, item)), built by
     ankigen's own CLI; its main window width x height. For a module's fixture."""
-    from click.testing import CliRunner
-
-    from tests.conftest import invoke
     from tests.helpers import write_bank
 
-    require()
     project = root / "project"
     for topic, (language, data) in decks.items():
         write_bank(project / "banks", topic, language, items=[data])
+    yield from with_project(root, project, width, height)
+
+
+def with_project(root: Path, project: Path, width: int, height: int) -> Iterator[AnkiDesktop]:
+    """A running Anki with every deck of a project's banks (in `project`/banks), built by
+    ankigen's own CLI; its main window width x height. For a module's fixture."""
+    from click.testing import CliRunner
+
+    from tests.conftest import invoke
+
+    require()
     old = Path.cwd()
     os.chdir(project)
     try:
@@ -383,6 +390,6 @@ def with_decks(
         # loaded, and Anki made its calls into that page instead of the reviewer's
         desktop.wait_for("document.readyState === 'complete'", what="Anki's first page")
         for package in sorted((project / "out").glob("*.apkg")):
-            assert desktop.import_package(package)["new"] == 1
+            assert desktop.import_package(package)["new"] > 0
         desktop.window(width, height)
         yield desktop
