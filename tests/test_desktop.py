@@ -352,9 +352,11 @@ def test_a_right_click_or_delete_crosses_a_choice_out(anki: AnkiDesktop) -> None
     picked = anki.eval(
         "[].map.call(document.querySelectorAll('.ag-front [aria-checked=\"true\"]'), function (e) { return +e.dataset.choice; })"
     )
-    anki.key("Return")
+    anki.key("Escape")  # the keyboard back to Anki: Space shows the answer again
+    anki.wait_for("document.activeElement === document.body", what="the focus given back")
+    anki.key("space")
     anki.wait_for(
-        "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what="the back after Enter"
+        "!!document.querySelector('.ag-card.ag-back[data-ag-ready]')", what="the back after Space"
     )
     back = anki.eval(
         f"""(function () {{ var li = document.querySelector('.ag-back .ag-choices li[data-choice="{focused}"]');

@@ -228,6 +228,8 @@
       card.activate(target, k === "Enter");
     } else if (own && (k === "Delete" || k === "Backspace")) {
       card.cross(target);
+    } else if (own && k === "Escape" && target.isContentEditable) {
+      target.blur();  // the keyboard back to the reviewer, its letter shortcuts included
     } else {
       var rtl = card.root.getAttribute("dir") === "rtl";
       if (k === "ArrowDown" || k === (rtl ? "ArrowLeft" : "ArrowRight")) { card.move(1); }
