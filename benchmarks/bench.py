@@ -145,7 +145,21 @@ def sentence(rng: random.Random, words: int) -> str:
     return " ".join(rng.choice(WORDS) for _ in range(words)).capitalize()
 
 
-def write_banks(folder: Path, items: int, seed: int = 1) -> None:
+# English grammar words: text still in the reference language, as a translation holds
+# it while half done (started with `translate`, then touched)
+GRAMMAR = "the of to in is are that which for with from on by this and".split()
+
+
+def english(rng: random.Random, words: int) -> str:
+    """Reference-language prose that is not the reference's text."""
+    return " ".join(
+        rng.choice(GRAMMAR) if n % 2 else rng.choice(WORDS) for n in range(words)
+    ).capitalize()
+
+
+def write_banks(folder: Path, items: int, seed: int = 1, partial: bool = False) -> None:
+    """The banks; `partial`: in every translation, half of the items' questions and
+    explanations are English prose that differs from the reference."""
     rng = random.Random(seed)
     for language in LANGUAGES:
         lines = [
@@ -156,13 +170,15 @@ def write_banks(folder: Path, items: int, seed: int = 1) -> None:
             "items:",
         ]
         for n in range(items):
+            untouched = partial and language != "en" and n % 2 == 0
+            prose = english if untouched else sentence
             lines += [
                 f"  - id: item-{n}",
-                f'    question: "{sentence(rng, 12)}?"',
+                f'    question: "{prose(rng, 12)}?"',
                 "    choices:",
                 *(f'      - "{sentence(rng, 6)} {k}"' for k in range(4)),
                 f"    answer: {n * 7 % 4 + 1}",  # the same in every language, as translations are
-                f'    explanation: "{sentence(rng, 30)}."',
+                f'    explanation: "{prose(rng, 30)}."',
             ]
         path = folder / "synthetic" / f"{language}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -273,15 +289,24 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("*.apkg"))
 
 
-def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
-    banks = work / f"banks-{items}"
+def bench(items: int, repeat: int, work: Path, partial: bool = False) -> dict[str, object]:
+    banks = work / f"banks-{items}{'-partial' if partial else ''}"
     if banks.exists():
         shutil.rmtree(banks)
-    write_banks(banks, items)
+    write_banks(banks, items, partial=partial)
     ankigen = [sys.executable, "-m", "ankigen"]
     times: dict[str, list[float]] = {
         name: []
-        for name in ("baseline", "cold", "noop", "noop_known", "floor_noop", "edit", "floor_edit")
+        for name in (
+            "baseline",
+            "cold",
+            "lint",
+            "noop",
+            "noop_known",
+            "floor_noop",
+            "edit",
+            "floor_edit",
+        )
     }
     cpu: dict[str, list[float]] = {name: [] for name in times}
     rss: dict[str, int] = {}
@@ -316,6 +341,10 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
             times[name].append(elapsed)
             cpu[name].append(used)
             rss[name] = max(rss.get(name, 0), peak)
+        elapsed, peak, used = run([*ankigen, "lint"], project)
+        times["lint"].append(elapsed)
+        cpu["lint"].append(used)
+        rss["lint"] = max(rss.get("lint", 0), peak)
         # as an author's banks are, saved more than a moment before: a bank whose status is
         # younger than ankigen's 3 s is read (and was, every other round, when the cold
         # build ran first, a second after the copy)
@@ -347,7 +376,14 @@ def bench(items: int, repeat: int, work: Path) -> dict[str, object]:
             rss[name] = max(rss.get(name, 0), peak)
     medians = {name: statistics.median(values) for name, values in times.items()}
     cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
-    return {"items": items, "medians": medians, "cpu": cpu_medians, "rss": rss, "sizes": sizes}
+    return {
+        "items": items,
+        "partial": partial,
+        "medians": medians,
+        "cpu": cpu_medians,
+        "rss": rss,
+        "sizes": sizes,
+    }
 
 
 def startup(work: Path, repeat: int) -> float:
@@ -367,12 +403,13 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
         cpu: dict[str, float] = result["cpu"]  # type: ignore[assignment]
         rss: dict[str, int] = result["rss"]  # type: ignore[assignment]
         sizes: dict[str, int] = result["sizes"]  # type: ignore[assignment]
-        label = f"10 × {result['items']:,}"
+        label = f"10 × {result['items']:,}" + (", half untranslated" if result["partial"] else "")
         base = medians["baseline"]
         cold = medians["cold"]
         for name, title in (
             ("baseline", "genanki script"),
             ("cold", "ankigen cold"),
+            ("lint", "ankigen lint"),
             ("noop", "ankigen no change"),
             ("noop_known", "ankigen no change, banks known"),
             ("floor_noop", "floor: no change"),
@@ -380,7 +417,7 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
             ("floor_edit", "floor: one edit"),
         ):
             size = sizes["baseline"] if name == "baseline" else sizes["ankigen"]
-            shown = "" if name.startswith("floor") else f"{size / 2**20:.1f}"
+            shown = "" if name.startswith("floor") or name == "lint" else f"{size / 2**20:.1f}"
             lines.append(
                 f"| {label} | {title} | {medians[name]:.3f} | {medians[name] / base:.3f} | "
                 f"{medians[name] / cold:.3f} | {cpu[name]:.2f} | "
@@ -403,12 +440,20 @@ def main() -> None:
     parser.add_argument("--scale", choices=["small", "large", "both"], default="small")
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--work", type=Path, help="keep the generated files here")
+    parser.add_argument(
+        "--banks",
+        choices=["plain", "partial", "both"],
+        default="both",
+        help="plain: every translation translated; partial: half of each translation's "
+        "texts still English prose (the untranslated check's slow path)",
+    )
     args = parser.parse_args()
     scales = {"small": [1000], "large": [10_000], "both": [1000, 10_000]}[args.scale]
     work = args.work or Path(tempfile.mkdtemp(prefix="ankigen-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     use_bytecode()
-    results = [bench(items, args.repeat, work) for items in scales]
+    kinds = {"plain": [False], "partial": [True], "both": [False, True]}[args.banks]
+    results = [bench(items, args.repeat, work, partial) for items in scales for partial in kinds]
     print(report(results, startup(work, args.repeat)))
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

@@ -137,3 +137,66 @@ def test_lint_warns_at_the_item_and_status_counts_it(project: Path, runner: CliR
     assert "item 'a'" not in out
     status = invoke(runner, "status").output.splitlines()
     assert status[-1].split() == ["demo", "wo", "2", "1", "1", "0", "0"]
+
+
+# Sentences in the languages ankigen has function words for, and English ones of the
+# kind a half-translated bank holds: what the identifier is spared for must be what
+# it would have said.
+OWN_SENTENCES = {
+    "de": "Jeder Rang speichert nur einen Teil der Parameter, und die Gradienten werden "
+    "nach dem Rückwärtsdurchlauf zwischen allen Rängen gemittelt.",
+    "fr": "Chaque rang garde une partie des paramètres, et les gradients sont moyennés "
+    "entre tous les rangs après la passe arrière.",
+    "es": "Cada rango guarda una parte de los parámetros, y los gradientes se promedian "
+    "entre todos los rangos después del paso hacia atrás.",
+    "pt": "Cada rank guarda uma parte dos parâmetros, e os gradientes são calculados em "
+    "média entre todos os ranks depois da passagem para trás.",
+    "it": "Ogni rank conserva solo una parte dei parametri, e i gradienti sono mediati tra "
+    "tutti i rank dopo il passaggio all'indietro.",
+    "nl": "Elke rank bewaart maar een deel van de parameters, en de gradiënten worden na de "
+    "achterwaartse stap tussen alle ranks gemiddeld.",
+    "sv": "Varje rank sparar bara en del av parametrarna, och gradienterna medelvärdesbildas "
+    "mellan alla ranks efter bakåtpasset.",
+    "pl": "Każdy rank przechowuje tylko część parametrów, a gradienty są uśredniane między "
+    "wszystkimi rankami po przejściu wstecz.",
+    "tr": "Her rank parametrelerin yalnızca bir kısmını saklar ve gradyanlar geri geçişten "
+    "sonra tüm ranklar arasında ortalanır.",
+}
+ENGLISH_SENTENCES = [
+    "Each rank stores a shard of the model state instead of a full copy.",
+    "The gradients are averaged across all ranks after the backward pass, so every "
+    "replica takes the same step.",
+    "Which collective leaves every rank with the sum of all the tensors?",
+    "It is the optimizer state that takes most of the memory in mixed precision.",
+    "ZeRO removes the redundancy of the optimizer state, the gradients and the parameters.",
+]
+
+
+def _shipped_texts() -> list[tuple[str, str]]:
+    checked = check_paths(find_bank_paths(REPO / "banks"))
+    return [
+        (text, bank.language)
+        for bank in checked.banks
+        for item in bank.items
+        for text in (item.question, item.explanation, *item.choices, *item.whys)
+        if text
+    ]
+
+
+def test_a_decision_without_the_identifier_is_the_identifiers() -> None:
+    cases = _shipped_texts()
+    cases += [(text, own) for own in OWN_SENTENCES for text in ENGLISH_SENTENCES]
+    cases += [(text, own) for own, text in OWN_SENTENCES.items()]
+    cases += [(text, other) for text in OWN_SENTENCES.values() for other in OWN_SENTENCES]
+    decided = 0
+    for text, own in cases:
+        own = langid.primary(own)
+        candidates = langid._candidates(own, ("en",))
+        tokens = langid.words(langid.mask(text))[: langid.MAX_WORDS]
+        if not candidates or len(tokens) < langid.MIN_WORDS:
+            continue
+        found = langid.decisive(tokens, own, candidates)
+        if found is not None:
+            decided += 1
+            assert langid._judge(" ".join(tokens), own, candidates) == found, (text, own)
+    assert decided >= len(OWN_SENTENCES) * len(ENGLISH_SENTENCES)  # the shortcut is taken
