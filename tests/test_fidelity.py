@@ -282,3 +282,14 @@ def test_what_the_teacher_wrote_reaches_anki(
     assert 'data-correct="true"' in opening("Nazareth")
     assert "50% in the source: You need to be more specific." in home["Choices"]
     assert collection.note_by_item("old-picture")["Image"].startswith('<img src="')
+
+
+def test_kahoots_template_with_its_title_rows_and_numbering() -> None:
+    bank = imported("kahoot-template.csv")
+    assert [(i.question, i.answer) for i in bank.items] == [
+        ("Which collective sums across ranks?", (1,)),
+        ("Which of these are collectives?", (1, 3)),
+    ]
+    found = diagnostics("kahoot-template.csv")
+    assert found[0] == "1: warning: 4 row(s) before the header, on line 6, were skipped"
+    assert not any("has no name" in line for line in found)  # Kahoot's numbering column

@@ -151,6 +151,19 @@ def _suggestion(cell: str) -> str:
     return f"; the columns are {known}, or map it with --columns '{cell.strip()}=COLUMN'"
 
 
+_HEADER_WITHIN = 30
+"""Rows read, at most, looking for the header."""
+
+
+def _names_a_question(cells: list[str], mapped: dict[str, str]) -> bool:
+    """Whether a row is a header: it names the question column, ours or a known layout's,
+    or one `--columns` maps to it."""
+    given = {_loose(key) for key, column in mapped.items() if column == "question"}
+    names = {_loose(cell) for cell in cells if cell.strip()}
+    plain = {re.sub(r"[\s-]+", "_", cell.strip().lower()) for cell in cells}
+    return "question" in plain or bool(given & names) or bool(_layout(cells)[0])
+
+
 def _header(
     cells: list[str], problems: Problems, line: int, mapped: dict[str, str]
 ) -> dict[str, int] | None:
@@ -173,6 +186,8 @@ def _header(
         else:
             name = re.sub(r"[\s-]+", "_", cell.strip().lower())
         if not name:
+            if layout:  # a known layout's own unnamed column (Kahoot numbers its rows)
+                columns[f"{_IGNORED}{index}"] = index
             continue
         extra = _EXTRA_CHOICE.fullmatch(name)
         if extra and int(extra[2]) > MAX_CHOICES:
@@ -208,20 +223,50 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     reader = csv.reader(io.StringIO(text, newline=""), delimiter=delimiter, strict=True)
     questions: list[Question] = []
     columns: dict[str, int] | None = None
-    try:
-        for row in reader:
-            start, line = line, reader.line_num + 1
-            if not any(cell.strip() for cell in row):
-                continue
+    mapped = dict(options.columns)
+    # rows before the header (a template's title and instructions, as Kahoot's has):
+    # the header is the first row that names a question column, within the first rows
+    before: list[tuple[int, list[str]]] = []
+    width = 0
+
+    def take(rows: list[tuple[int, list[str]]]) -> bool:
+        """The header and the rows after it; False once the header is refused."""
+        nonlocal columns, width
+        for start, row in rows:
             if columns is None:
-                columns = _header(row, problems, start, dict(options.columns))
+                columns = _header(row, problems, start, mapped)
                 if columns is None:
-                    break
+                    return False
                 width = len(row)
                 continue
             question = _row(row, columns, width, start, problems)
             if question is not None:
                 questions.append(question)
+        return True
+
+    try:
+        for row in reader:
+            start, line = line, reader.line_num + 1
+            if not any(cell.strip() for cell in row):
+                continue
+            if columns is None and not _names_a_question(row, mapped):
+                before.append((start, row))
+                if len(before) < _HEADER_WITHIN:
+                    continue
+                rows, before = before, []
+                if not take(rows):
+                    break
+                continue
+            if columns is None and before:
+                problems.warn(
+                    before[0][0],
+                    f"{len(before)} row(s) before the header, on line {start}, were skipped",
+                )
+                before = []
+            if not take([(start, row)]):
+                break
+        if before and not take(before):  # no header found: the first row is taken as one
+            pass
     except csv.Error as error:
         problems.add(reader.line_num or line, f"not valid CSV: {error}")
     if columns is not None and not questions and not problems.found:
