@@ -191,7 +191,10 @@ def test_single_answer_wrong_pick_with_space_keeps_the_question_in_view(anki: An
 def test_single_answer_right_pick_with_enter(anki: AnkiDesktop) -> None:
     review(anki, "single")
     pick(anki, 2)
+    where = "(function () { var q = document.querySelector('.ag-question').getBoundingClientRect(); return [q.left, q.top + scrollY, q.width]; })()"
+    before = anki.eval(where)
     show_answer(anki, "Return")
+    assert anki.eval(where) == before  # the flip moves nothing
     shown = back(anki)
     assert shown["verdict"] == "correct"
     assert {c[0]: c[2] for c in shown["choices"]} == {1: "false", 2: "true", 3: "false", 4: "false"}
