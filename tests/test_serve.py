@@ -1,0 +1,124 @@
+"""`ankigen serve`: a live preview in headless Chromium, the bank edited on disk."""
+
+from __future__ import annotations
+
+import os
+import queue
+import re
+import signal
+import subprocess
+import sys
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from tests.helpers import item, write_bank
+from tests.test_card import headless_chromium
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
+    """`ankigen serve` on a free port of a project with one bank; the process, its URL
+    and the bank."""
+    bank = write_bank(tmp_path / "banks", items=[item("one"), item("two", 2)])
+    process = subprocess.Popen(
+        [sys.executable, "-m", "ankigen", "serve", "banks", "--port", "0"],
+        cwd=tmp_path,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    lines: queue.Queue[str] = queue.Queue()
+    reader = threading.Thread(
+        target=lambda: [lines.put(line) for line in process.stdout or ()], daemon=True
+    )
+    reader.start()
+    try:
+        first = lines.get(timeout=60)
+        found = re.match(r"serving (http://127\.0\.0\.1:\d+/) \(Ctrl-C stops\)", first)
+        assert found, first
+        yield process, found[1], bank
+    finally:
+        if process.poll() is None:
+            process.kill()
+        process.wait(10)
+        reader.join(10)  # at the end of the output, once the process is gone
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+
+
+def listening(pid: int) -> list[str]:
+    """The local addresses of the TCP sockets a process listens on (Linux /proc)."""
+    inodes = set()
+    for fd in Path(f"/proc/{pid}/fd").iterdir():
+        target = os.readlink(fd) if fd.is_symlink() else ""
+        if target.startswith("socket:["):
+            inodes.add(target[8:-1])
+    found = []
+    for table in ("tcp", "tcp6"):
+        for row in Path(f"/proc/{pid}/net/{table}").read_text().splitlines()[1:]:
+            fields = row.split()
+            if fields[3] == "0A" and fields[9] in inodes:  # LISTEN
+                found.append(fields[1])
+    return found
+
+
+def test_pages_follow_the_banks_and_show_their_problems(
+    served: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    process, url, bank = served
+    assert listening(process.pid) and all(
+        address.startswith("0100007F:") for address in listening(process.pid)
+    )  # 127.0.0.1 alone
+    with headless_chromium() as chromium:
+        page = chromium.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url + "demo.en.html")
+        page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
+        page.click('.pv-card[data-item="one"] .pv-flip')  # turned: it stays turned
+        page.evaluate("window.scrollTo(0, 40)")
+        text = bank.read_text(encoding="utf-8")
+        bank.write_text(text.replace("Question one?", "Question one, edited?"), encoding="utf-8")
+        page.wait_for_function(
+            "() => document.body.innerText.includes('Question one, edited?')", timeout=15000
+        )
+        assert page.is_visible('.pv-card[data-item="one"] .ag-back')
+        # broken: the problem at its line, and the last good cards still there
+        bank.write_text(text.replace("items:", "items: [", 1), encoding="utf-8")
+        page.wait_for_selector(".pv-problems", timeout=15000)
+        shown = page.inner_text(".pv-problems")
+        assert re.search(r"banks/demo/en\.yaml:\d+: error: ", shown), shown
+        assert page.is_visible('.pv-card[data-item="two"]')
+        bank.write_text(text, encoding="utf-8")  # fixed: the problems go
+        page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
+        assert page.is_visible('.pv-card[data-item="two"]')
+        assert errors == []
+    assert not (bank.parent.parent.parent / "out").exists()  # nothing written
+    process.send_signal(signal.SIGINT)
+    assert process.wait(20) == 130
+    stderr = process.stderr.read() if process.stderr else ""
+    assert "Traceback" not in stderr and "interrupted" in stderr
+
+
+def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
+    import socket
+
+    write_bank(tmp_path / "banks")
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = subprocess.run(
+            [sys.executable, "-m", "ankigen", "serve", "banks", "--port", str(port)],
+            cwd=tmp_path,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+    assert done.returncode == 1
+    assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
+    assert "Traceback" not in done.stderr
