@@ -132,23 +132,35 @@ def index_page(banks: Sequence[Bank], matrix_html: str = "") -> str:
     )
 
 
-def write_preview(
-    banks: Sequence[Bank],
-    out_dir: Path,
-    matrix_html: str = "",
-    images: Prepared | None = None,
-) -> list[Path]:
-    written = []
-    for bank in sorted(banks, key=lambda b: b.key):
-        path = out_dir / page_name(bank)
-        write_atomic(path, deck_page(bank, images).encode("utf-8"))
-        written.append(path)
-        for name, data in images.for_bank(bank) if images else ():
-            write_atomic(out_dir / name, data)
-    index = out_dir / "index.html"
-    write_atomic(index, index_page(banks, matrix_html).encode("utf-8"))
-    written.append(index)
-    return written
+@dataclass(frozen=True)
+class Pages:
+    """A preview's files by name (its pages and their images), made in memory."""
+
+    files: dict[str, bytes]
+    warnings: int
+    """Warnings in the banks (lint lists them)."""
+
+
+def preview_pages(banks_dir: Path, media: Path | None, image_cache: Path) -> Pages:
+    """Every bank of the folder checked, its images prepared as the build prepares them
+    (cached in `image_cache`), and a page per deck, with the translation matrix on the
+    index, which comes last; InvalidBanks with every problem."""
+    checked = checked_banks(banks_dir)
+    images = prepare(
+        image_refs(map(outline, checked.banks)),
+        media or default_media_dir(banks_dir),
+        Settings(),
+        cache_dir=image_cache,
+    )
+    if images.diagnostics:
+        raise InvalidBanks(checked.diagnostics + images.diagnostics)
+    files: dict[str, bytes] = {}
+    for bank in sorted(checked.banks, key=lambda b: b.key):
+        files[page_name(bank)] = deck_page(bank, images).encode("utf-8")
+        files.update(images.for_bank(bank))
+    matrix = matrix_html(coverage(checked))
+    files["index.html"] = index_page(checked.banks, matrix).encode("utf-8")
+    return Pages(files, checked.warnings)
 
 
 @dataclass(frozen=True)
@@ -159,16 +171,9 @@ class Previewed:
 
 
 def make_preview(banks_dir: Path, out_dir: Path, media: Path | None = None) -> Previewed:
-    """Every bank of the folder checked, its images prepared as the build prepares them,
-    and a page per deck written, with the translation matrix on the index."""
-    checked = checked_banks(banks_dir)
-    images = prepare(
-        image_refs(map(outline, checked.banks)),
-        media or default_media_dir(banks_dir),
-        Settings(),
-        cache_dir=out_dir / IMAGE_CACHE,
-    )
-    if images.diagnostics:
-        raise InvalidBanks(checked.diagnostics + images.diagnostics)
-    pages = write_preview(checked.banks, out_dir, matrix_html(coverage(checked)), images)
-    return Previewed(tuple(pages), checked.warnings)
+    """The preview's pages and images written into `out_dir`."""
+    made = preview_pages(banks_dir, media, out_dir / IMAGE_CACHE)
+    for name, data in made.files.items():
+        write_atomic(out_dir / name, data)
+    pages = tuple(out_dir / name for name in made.files if name.endswith(".html"))
+    return Previewed(pages, made.warnings)

@@ -18,14 +18,9 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ankigen.bank.model import outline
 from ankigen.bank.workspace import default_media_dir
-from ankigen.checks.run import checked_banks
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
-from ankigen.images.process import image_refs, prepare
-from ankigen.images.settings import Settings
-from ankigen.preview import deck_page, index_page, page_name
-from ankigen.translation.coverage import coverage, matrix_html
+from ankigen.preview import preview_pages
 
 POLL_SECONDS = 0.25
 """How often the watch looks at the files."""
@@ -113,25 +108,6 @@ class Site:
         with self.changed:
             self.changed.wait_for(lambda: self.version != seen, timeout)
             return self.version
-
-
-def make_pages(banks_dir: Path, media: Path | None, cache: Path) -> dict[str, bytes]:
-    """Every page of the preview, and its images, by name; InvalidBanks with every problem."""
-    checked = checked_banks(banks_dir)
-    images = prepare(
-        image_refs(map(outline, checked.banks)),
-        media or default_media_dir(banks_dir),
-        Settings(),
-        cache_dir=cache,
-    )
-    if images.diagnostics:
-        raise InvalidBanks(checked.diagnostics + images.diagnostics)
-    pages: dict[str, bytes] = {}
-    for bank in checked.banks:
-        pages[page_name(bank)] = deck_page(bank, images).encode("utf-8")
-        pages.update(images.for_bank(bank))
-    pages["index.html"] = index_page(checked.banks, matrix_html(coverage(checked))).encode()
-    return pages
 
 
 def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
@@ -222,7 +198,7 @@ def serve(
 
         def make() -> None:
             try:
-                site.publish(make_pages(banks_dir, media, Path(cache)), ())
+                site.publish(preview_pages(banks_dir, media, Path(cache)).files, ())
             except InvalidBanks as problems:
                 site.publish(None, tuple(problems.diagnostics))
             report(site.problems)
