@@ -3,7 +3,7 @@
   // One namespace for the whole page, under a symbol: no named globals. It holds
   // the fallback state store and the card that the keyboard handler acts on.
   var NS = typeof Symbol === "function" ? Symbol.for("ankigen") : "__ankigen";
-  var shared = window[NS] || (window[NS] = { states: {}, current: null, keys: false });
+  var shared = window[NS] || (window[NS] = { states: {}, current: null, keys: false, scrolling: false });
   var STATE_PREFIX = "ankigen:v1:";
   // Anki desktop's web view: Qt takes some keys before the page sees them
   var QT = /QtWebEngine/.test(navigator.userAgent || "");
@@ -69,10 +69,12 @@
     for (var w = 0; w < whys.length; w++) { whys[w].parentNode.removeChild(whys[w]); }
     return copy.innerHTML;
   }
+  // the number in the bank of a choice element (an <li> of the field, a button, a back row)
+  function choiceOf(element) { return parseInt(element.getAttribute("data-choice"), 10); }
   var choices = [];
   for (var i = 0; i < source.length; i++) {
     choices.push({
-      number: parseInt(source[i].getAttribute("data-choice"), 10),
+      number: choiceOf(source[i]),
       correct: source[i].getAttribute("data-correct") === "true",
       html: choiceHtml(source[i]),
       why: whyOf(source[i])
@@ -269,25 +271,34 @@
   // A code block that scrolls sideways says so at the edge where it is cut; one that
   // overflows by a few pixels (a rounding, a italic overhang) does not scroll at all.
   var SLACK = 4;
+  function showScrolling(block) {
+    var pre = block.querySelector("pre");
+    if (!pre) { return; }
+    var over = pre.scrollWidth - pre.clientWidth;
+    block.toggleAttribute("data-fits", over > 0 && over <= SLACK);
+    var start = over > SLACK && Math.abs(pre.scrollLeft) > 1;
+    var end = over > SLACK && Math.abs(pre.scrollLeft) < over - 1;
+    var more = ((start ? "left " : "") + (end ? "right" : "")).trim();
+    if (more) { block.setAttribute("data-more", more); } else { block.removeAttribute("data-more"); }
+  }
+  function showAllScrolling() {
+    [].forEach.call(document.querySelectorAll(".ag-card .ag-code"), showScrolling);
+  }
   function markScrolling(element) {
     var blocks = element.querySelectorAll(".ag-code");
     for (var c = 0; c < blocks.length; c++) {
       var pre = blocks[c].querySelector("pre");
       if (!pre) { continue; }
-      var update = function (block, pre) {
-        var over = pre.scrollWidth - pre.clientWidth;
-        block.toggleAttribute("data-fits", over > 0 && over <= SLACK);
-        if (over <= SLACK) { block.removeAttribute("data-more"); return; }
-        var start = Math.abs(pre.scrollLeft) > 1;
-        var end = Math.abs(pre.scrollLeft) < over - 1;
-        var more = (start ? "left " : "") + (end ? "right" : "");
-        if (more) { block.setAttribute("data-more", more.trim()); } else { block.removeAttribute("data-more"); }
-      };
-      var again = update.bind(null, blocks[c], pre);
-      again();
-      pre.addEventListener("scroll", again, { passive: true });
-      window.addEventListener("resize", again);
-      if (document.fonts && document.fonts.ready) { document.fonts.ready.then(again); }
+      showScrolling(blocks[c]);
+      pre.addEventListener("scroll", showScrolling.bind(null, blocks[c]), { passive: true });
+    }
+    // one listener for the page, whatever card is on it (Anki desktop keeps the page)
+    if (!shared.scrolling) {
+      shared.scrolling = true;
+      window.addEventListener("resize", showAllScrolling);
+    }
+    if (blocks.length && document.fonts && document.fonts.ready) {
+      document.fonts.ready.then(showAllScrolling);
     }
   }
 
@@ -358,7 +369,7 @@
     };
     var cross = function (n, byTouch) {
       lastCross = { choice: n, at: Date.now(), touch: !!byTouch };
-      var crossed = (state.crossed || []).slice();
+      var crossed = state.crossed.slice();
       var at = crossed.indexOf(n);
       if (at >= 0) { crossed.splice(at, 1); } else { crossed.push(n); }
       state.crossed = crossed;
@@ -370,9 +381,9 @@
     };
     var render = function () {
       buttons.forEach(function (b) {
-        var n = parseInt(b.getAttribute("data-choice"), 10);
+        var n = choiceOf(b);
         var on = state.picked.indexOf(n) >= 0;
-        var out = (state.crossed || []).indexOf(n) >= 0;
+        var out = state.crossed.indexOf(n) >= 0;
         b.setAttribute("aria-checked", on ? "true" : "false");
         b.setAttribute("data-picked", on ? "true" : "false");
         if (out) { b.setAttribute("data-crossed", "true"); } else { b.removeAttribute("data-crossed"); }
@@ -380,7 +391,7 @@
       });
     };
     var pick = function (n) {
-      if ((state.crossed || []).indexOf(n) >= 0) { return; }  // ruled out: not pickable
+      if (state.crossed.indexOf(n) >= 0) { return; }  // ruled out: not pickable
       var picked = state.picked.slice();
       var at = picked.indexOf(n);
       if (multi) {
@@ -397,13 +408,16 @@
       var next = at < 0 ? (step > 0 ? 0 : buttons.length - 1)
                         : (at + step + buttons.length) % buttons.length;
       buttons[next].focus();
-      if (!multi) { pick(parseInt(buttons[next].getAttribute("data-choice"), 10)); }
+      if (!multi) { pick(choiceOf(buttons[next])); }
+    };
+    // focus a choice and pick it (or unpick it, on a multi-answer item)
+    var press = function (button) {
+      button.focus();
+      pick(choiceOf(button));
     };
     var toggleFocused = function () {
       var at = buttons.indexOf(document.activeElement);
-      var button = buttons[at < 0 ? 0 : at];
-      button.focus();
-      pick(parseInt(button.getAttribute("data-choice"), 10));
+      press(buttons[at < 0 ? 0 : at]);
     };
     var activate = function (target, submit) {
       var control = target.closest(".ag-choice, .ag-reveal");
@@ -416,18 +430,15 @@
       if (submit && choice) {
         control.blur();
         // Anki desktop's own way to show the answer, as its typed-answer box does on Enter
-        if (QT && typeof window.pycmd === "function") { window.pycmd("ans"); }
+        if (typeof window.pycmd === "function") { window.pycmd("ans"); }
       }
     };
     var pickAt = function (position) {
-      if (position <= buttons.length) {
-        buttons[position - 1].focus();
-        pick(parseInt(buttons[position - 1].getAttribute("data-choice"), 10));
-      }
+      if (position <= buttons.length) { press(buttons[position - 1]); }
     };
     var crossFocused = function (target) {
       var control = target.closest(".ag-choice");
-      if (control) { cross(parseInt(control.getAttribute("data-choice"), 10)); }
+      if (control) { cross(choiceOf(control)); }
     };
     shared.current = {
       root: root, move: move, toggle: toggleFocused, activate: activate, pickAt: pickAt,
@@ -522,7 +533,7 @@
     var words = [];
     if (choice.correct) { words.push("correct_answer"); }
     if (picked) { words.push("your_answer"); }
-    if (choice.correct && !picked && multi && answered) { words.push("missed"); }
+    if (missed && multi) { words.push("missed"); }
     if (out) { words.push("ruled_out"); }
     words.forEach(function (w, index) {
       if (index) { status.appendChild(document.createTextNode(" \u00b7 ")); }
