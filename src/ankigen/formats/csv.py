@@ -265,8 +265,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
                 before = []
             if not take([(start, row)]):
                 break
-        if before and not take(before):  # no header found: the first row is taken as one
-            pass
+        if before:  # no header found in a short file: its first row is taken as one
+            take(before)
     except csv.Error as error:
         problems.add(reader.line_num or line, f"not valid CSV: {error}")
     if columns is not None and not questions and not problems.found:
