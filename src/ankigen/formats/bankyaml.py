@@ -7,6 +7,7 @@ What the source does not say is left for the author: a missing answer is
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 
 import yaml
@@ -132,6 +133,21 @@ def bank_yaml(
     for item_id, question in zip(ids, source.questions, strict=True):
         out.extend(item_lines(question, item_id, source))
     return "\n".join(out) + "\n"
+
+
+# the places `item_lines` leaves to the author, and a value that fills each
+_LEFT_TO_AUTHOR = (
+    (re.compile(rf"^(\s*)answer: ~  {TODO}.*$", re.MULTILINE), r"\1answer: 1"),
+    (re.compile(rf'^(\s*)explanation: ""  {TODO}.*$', re.MULTILINE), r'\1explanation: "-"'),
+)
+
+
+def filled_in(text: str) -> str:
+    """A written bank with its TODO places filled in, so that it can be checked as the
+    author's bank will be: a first choice as the answer, an explanation of one dash."""
+    for pattern, value in _LEFT_TO_AUTHOR:
+        text = pattern.sub(value, text)
+    return text
 
 
 def loads_as_bank(shown: str) -> Callable[[bytes], None]:

@@ -12,7 +12,7 @@ from ankigen.bank.reader import load_bank, parse_bank
 from ankigen.checks.rules import content_checks
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.userfile import STDOUT, Target, write, write_all
-from ankigen.formats.bankyaml import TODO, bank_yaml, reads_as_yaml
+from ankigen.formats.bankyaml import TODO, bank_yaml, filled_in, reads_as_yaml
 from ankigen.formats.model import (
     Format,
     FormatError,
@@ -83,11 +83,6 @@ def import_file(
     return Imported(source, fmt, chosen_by, text, found)
 
 
-# what the bank writer puts where the source says nothing; checked as if filled in
-_FILLED = (
-    (re.compile(r"^(\s*)answer: ~  # TODO.*$", re.MULTILINE), r"\1answer: 1"),
-    (re.compile(r'^(\s*)explanation: ""  # TODO.*$', re.MULTILINE), r'\1explanation: "-"'),
-)
 _ITEM_START = re.compile(r"^  - id: ", re.MULTILINE)
 _BANK_LINE = re.compile(r" \(first used at line \d+\)| at line \d+|,? line \d+")
 
@@ -97,13 +92,18 @@ def as_checked(text: str, source: Source, ids: list[str]) -> list[Diagnostic]:
     language right and the other banks), each problem a warning at its question's line
     in the source file: what `build` would refuse, the teacher hears of at once. Its
     TODOs are the author's to fill in and are not problems here."""
-    filled = text
-    for pattern, replacement in _FILLED:
-        filled = pattern.sub(replacement, filled)
+    filled = filled_in(text)
     bank, problems = parse_bank(source.path, filled.encode("utf-8"))
     if bank is not None:
         problems.extend(content_checks(bank))
-    starts = [filled.count("\n", 0, m.start()) + 1 for m in _ITEM_START.finditer(filled)]
+    # each item's first line, counted on from the one before (not from the top each time:
+    # 100,000 questions make a file that size)
+    starts: list[int] = []
+    number, counted = 1, 0
+    for item in _ITEM_START.finditer(filled):
+        number += filled.count("\n", counted, item.start())
+        counted = item.start()
+        starts.append(number)
     found = []
     for problem in problems:
         at = bisect.bisect_right(starts, problem.line) - 1
