@@ -1908,3 +1908,11 @@ def test_any_reply_to_push_is_taken_or_refused_with_a_message(status: int, body:
             ask()
         except PushError as error:
             assert str(error)
+
+
+@SETTINGS
+@given(st.text(alphabet=st.sampled_from(list("ab \t\n\r\x0b\x0c\u00a0>;#é")), max_size=40))
+def test_html_without_tags_or_entities_takes_the_short_way_to_the_same_text(text: str) -> None:
+    from ankigen.formats.htmltext import html_to_text, reduced
+
+    assert html_to_text(text) == reduced(text)
