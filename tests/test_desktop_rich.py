@@ -7,6 +7,7 @@ X input through xdotool); see tests/test_desktop.py for how it works.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -71,8 +72,13 @@ HOSTILE_EXPLANATION = r"\(\cssId{answer}{y}\) \(\require{html}\href{javascript:4
 
 
 @pytest.fixture(scope="module")
-def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    yield from harness.with_decks(tmp_path_factory.mktemp("desktop-rich"), DECKS, 800, 700)
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("desktop-rich")
+
+
+@pytest.fixture(scope="module")
+def anki(root: Path) -> Iterator[Any]:
+    yield from harness.with_decks(root, DECKS, 800, 700)
 
 
 def review(anki: Any, topic: str) -> None:
@@ -257,3 +263,77 @@ def test_the_keyboard_does_what_the_focus_says(anki: Any) -> None:
         " function (e) { return +e.dataset.choice; })"
     )
     assert picked == [shown[1][0]]
+
+
+# A side as a reader meets it, in any page: its text, its choices by number (the order is
+# shuffled), the elements outside formulas by tag and class, and each typeset formula as
+# the glyphs MathJax drew (CHTML draws a character as an mjx-c of a class named after it).
+SIDE_FACTS = """(function () {
+    function text(e) { return e ? e.textContent.replace(/\\s+/g, ' ').trim() : null; }
+    function glyphs(m) {
+        return [].map.call(m.querySelectorAll('mjx-c'), function (c) { return c.className; }).join(' ');
+    }
+    var card = document.querySelector('.ag-card');
+    return {
+        side: card.className,
+        question: text(card.querySelector('.ag-question')),
+        verdict: text(card.querySelector('.ag-verdict')),
+        explanation: text(card.querySelector('.ag-explanation')),
+        choices: [].map.call(card.querySelectorAll('.ag-choices [data-choice], button.ag-choice'),
+            function (c) { return [c.dataset.choice, c.className, text(c)]; }).sort(),
+        elements: [].filter.call(card.querySelectorAll('*'), function (e) {
+            return !e.closest('mjx-container'); }).map(function (e) {
+            return e.tagName.toLowerCase() + '.' + [].slice.call(e.classList).sort().join('.');
+        }).sort(),
+        formulas: [].map.call(card.querySelectorAll('mjx-container'), function (m) {
+            return (m.getAttribute("display") || "inline") + " " + glyphs(m); }).sort()
+    };
+})()"""
+
+
+def test_the_preview_shows_what_anki_shows(anki: Any, root: Path) -> None:
+    """One card, both sides, in the real Anki desktop and in `ankigen preview` opened in
+    Chromium offline: the same text, the same elements, the same typeset formulas."""
+    sync_api = pytest.importorskip("playwright.sync_api")
+    from ankigen.preview.pages import make_preview
+    from tests.test_card import CHROMIUM, CHROMIUM_ARGS
+
+    wait_typeset = (
+        "document.querySelectorAll('.ag-card mjx-container').length >= 5 && "
+        "!document.querySelector('.ag-card .ag-text:not(:has(mjx-container))')"
+    )
+    anki.theme(dark=False)
+    review(anki, "math")
+    anki.wait_for(wait_typeset, what="the front typeset")
+    in_anki = [anki.eval(SIDE_FACTS)]
+    anki.click('.ag-front button.ag-choice[data-choice="2"]')
+    show_answer(anki)
+    anki.wait_for(wait_typeset, what="the back typeset")
+    in_anki.append(anki.eval(SIDE_FACTS))
+
+    make_preview(root / "project" / "banks", root / "preview")
+    errors: list[Any] = []
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+        try:
+            page = browser.new_page(viewport={"width": 800, "height": 700})
+            page.route("http*://**", lambda route: route.abort())
+            page.on("pageerror", lambda error: errors.append(error))
+            page.goto((root / "preview" / "math.en.html").as_uri())
+            page.wait_for_function(f"() => {wait_typeset}")
+            in_preview = [page.evaluate(SIDE_FACTS)]
+            page.click('.ag-front button.ag-choice[data-choice="2"]')
+            page.click(".pv-flip")
+            page.wait_for_function(
+                f"() => document.querySelector('.ag-back[data-ag-ready]') && {wait_typeset}"
+            )
+            in_preview.append(page.evaluate(SIDE_FACTS))
+        finally:
+            browser.close()
+    assert errors == []
+    front, back = in_anki
+    assert "ag-front" in front["side"] and "ag-back" in back["side"]
+    assert back["verdict"] and back["verdict"] == in_preview[1]["verdict"]
+    # the choices, the why of choice 1 and the explanation's display formula
+    assert len(back["formulas"]) == 12 and back["formulas"][-1].startswith("true mjx-c32 ")
+    assert in_preview == in_anki

@@ -80,13 +80,25 @@ def test_pages_follow_the_banks_and_show_their_problems(
         page.goto(url + "demo.en.html")
         page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
         page.click('.pv-card[data-item="one"] .pv-flip')  # turned: it stays turned
-        page.evaluate("window.scrollTo(0, 40)")
+        page.click('.pv-card[data-item="two"] .pv-flip')
+        # marks that a reload, or a card made again, would lose
+        page.evaluate(
+            """() => { window.pvSameDocument = true;
+            document.querySelector('.pv-card[data-item="two"]').pvMark = 'kept'; }"""
+        )
+        page.set_viewport_size({"width": 800, "height": 300})
+        page.evaluate("window.scrollTo(0, 120)")
         text = bank.read_text(encoding="utf-8")
         bank.write_text(text.replace("Question one?", "Question one, edited?"), encoding="utf-8")
         page.wait_for_function(
             "() => document.body.innerText.includes('Question one, edited?')", timeout=15000
         )
         assert page.is_visible('.pv-card[data-item="one"] .ag-back')
+        assert page.evaluate(
+            """() => [window.pvSameDocument, window.scrollY,
+            document.querySelector('.pv-card[data-item="two"]').pvMark,
+            !!document.querySelector('.pv-card[data-item="two"] .ag-back')]"""
+        ) == [True, 120, "kept", True]
         # broken: the problem at its line, and the last good cards still there
         bank.write_text(text.replace("items:", "items: [", 1), encoding="utf-8")
         page.wait_for_selector(".pv-problems", timeout=15000)
@@ -122,3 +134,34 @@ def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert f"cannot listen on 127.0.0.1:{port}" in done.stderr
     assert "Traceback" not in done.stderr
+
+
+def test_a_save_checks_and_renders_only_the_deck_it_changed(tmp_path: Path) -> None:
+    """What serve keeps between saves: an unchanged bank's check and page are the very
+    objects made before, and its open pages are not told of a change."""
+    from ankigen.preview.pages import Memo, preview_pages
+    from ankigen.serve import Site
+
+    banks = tmp_path / "banks"
+    write_bank(banks, "demo", "en", items=[item("one"), item("two", 2)])
+    fr = write_bank(banks, "demo", "fr", items=[item("one"), item("two", 2)])
+    memo, site = Memo(), Site()
+    first = preview_pages(banks, None, tmp_path / "cache", memo)
+    site.publish(first, ())
+    checks = dict(memo.checks)
+    stamps = {name: site.stamp(name) for name in ("demo.en.html", "demo.fr.html")}
+    fr.write_text(fr.read_text(encoding="utf-8").replace("Question one?", "Une?"), "utf-8")
+    second = preview_pages(banks, None, tmp_path / "cache", memo)
+    site.publish(second, ())
+    en_path, fr_path = str(banks / "demo" / "en.yaml"), str(fr)
+    assert memo.checks[en_path] is checks[en_path]
+    assert memo.checks[fr_path] is not checks[fr_path]
+    assert second.decks["demo.en.html"] is first.decks["demo.en.html"]
+    assert second.decks["demo.fr.html"] != first.decks["demo.fr.html"]
+    assert site.stamp("demo.en.html") == stamps["demo.en.html"]
+    assert site.stamp("demo.fr.html") != stamps["demo.fr.html"]
+    # the project file's settings reach every deck: a change to it is a change to all
+    (banks / "ankigen.toml").write_text('deck = "{topic} — {language}"\n', "utf-8")
+    third = preview_pages(banks, None, tmp_path / "cache", memo)
+    assert third.decks["demo.en.html"] is not second.decks["demo.en.html"]
+    assert third.decks["demo.en.html"].title == "demo — en"

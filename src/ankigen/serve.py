@@ -3,7 +3,7 @@
 follows, keeping its place and the cards it had turned.
 
 Standard library only: a threaded HTTP server, Server-Sent Events for the pages, and a
-watch that compares the files' sizes and times four times a second. A few hundred
+watch that compares the files' sizes and times ten times a second. A few hundred
 `stat` calls cost far less than that, work the same on every system and in every
 container, and need no native watcher. Nothing is written: not a package, not a page.
 """
@@ -12,102 +12,121 @@ from __future__ import annotations
 
 import html
 import http.server
+import json
+import mimetypes
 import tempfile
 import threading
+import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ankigen.bank.workspace import default_media_dir
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
-from ankigen.preview import preview_pages
+from ankigen.preview.pages import (
+    DeckPage,
+    Memo,
+    Pages,
+    mathjax_files,
+    preview_pages,
+    site_asset,
+)
 
-POLL_SECONDS = 0.25
+MATHJAX = dict(mathjax_files())
+_LIVE = site_asset("live.js")
+
+POLL_SECONDS = 0.1
 """How often the watch looks at the files."""
 
-# What each page gets: the problems (as `lint` prints them), and a script that reloads
-# the page when the site changes, with its scroll position and turned cards kept.
-_LIVE = """
-<style>
-.pv-problems { margin: 0; padding: 0.8rem 1rem; background: #fbe9e7; color: #7a1c14;
-  font: 14px/1.5 ui-monospace, Menlo, Consolas, monospace; white-space: pre-wrap; }
-</style>
-<script>
-(function () {
-  var KEY = "ankigen-serve:" + location.pathname;
-  var kept = null;
-  try {
-    kept = JSON.parse(sessionStorage.getItem(KEY));
-    sessionStorage.removeItem(KEY);
-  } catch (e) { kept = null; }
-  if (kept) {
-    (kept.turned || []).forEach(function (item) {
-      var button = document.querySelector('.pv-card[data-item="' + item + '"] .pv-flip');
-      if (button) { button.click(); }
-    });
-    window.scrollTo(0, kept.y || 0);
-  }
-  var events = new EventSource("/__events");
-  events.onmessage = function (event) {
-    if (event.data === String(VERSION)) { return; }
-    var turned = [].filter.call(document.querySelectorAll(".pv-card"), function (card) {
-      return card.querySelector(".ag-back");
-    }).map(function (card) { return card.getAttribute("data-item"); });
-    var place = JSON.stringify({ y: window.scrollY, turned: turned });
-    try { sessionStorage.setItem(KEY, place); } catch (e) { /* the place is lost, not the page */ }
-    events.close();
-    location.reload();
-  };
-})();
-</script>
-"""
-
-
-_EMPTY = b'<!doctype html><html><head><meta charset="utf-8"></head><body class="pv"></body></html>'
+_EMPTY = '<!doctype html><html><head><meta charset="utf-8"></head><body class="pv"></body></html>'
 
 
 @dataclass
 class Site:
-    """The pages as last made, and the problems of the last attempt to make them."""
+    """The pages as last made, and the problems of the last attempt to make them. Each
+    page has a stamp that changes when it or the problems change: its open copies wait
+    for that (`/__events?page=NAME`), then ask what changed (`/__cards`) and put it in."""
 
-    pages: dict[str, bytes] = field(default_factory=dict)
+    decks: dict[str, DeckPage] = field(default_factory=dict)
+    files: dict[str, bytes] = field(default_factory=dict)
     problems: tuple[Diagnostic, ...] = ()
     version: int = 0
+    made: dict[str, int] = field(default_factory=dict)
+    """The version in which each page last changed."""
+    problems_made: int = 0
     changed: threading.Condition = field(default_factory=threading.Condition)
 
-    def publish(self, pages: dict[str, bytes] | None, problems: tuple[Diagnostic, ...]) -> None:
+    def publish(self, pages: Pages | None, problems: tuple[Diagnostic, ...]) -> None:
         """New pages (None: keep the last good ones) and problems; wakes every page."""
         with self.changed:
-            if pages is not None:
-                self.pages = pages
-            self.problems = problems
             self.version += 1
+            if pages is not None:
+                for name, deck in pages.decks.items():
+                    if self.decks.get(name) != deck:
+                        self.made[name] = self.version
+                for name, body in pages.files.items():
+                    if self.files.get(name) != body:
+                        self.made[name] = self.version
+                self.decks, self.files = pages.decks, pages.files
+            if problems != self.problems:
+                self.problems, self.problems_made = problems, self.version
             self.changed.notify_all()
 
-    def page(self, name: str) -> bytes | None:
+    def stamp(self, name: str) -> str:
         with self.changed:
-            body, problems, version = self.pages.get(name), self.problems, self.version
-        if body is None and name == "index.html":  # nothing good made yet: the problems
-            body = _EMPTY
-        if body is None or not name.endswith(".html"):
+            return f"{self.made.get(name, 0)}.{self.problems_made}"
+
+    def banner(self) -> str:
+        with self.changed:
+            problems = self.problems
+        if not problems:
+            return ""
+        lines = "\n".join(html.escape(str(p)) for p in problems)
+        return f'<pre class="pv-problems" role="alert">{lines}</pre>'
+
+    def page(self, name: str) -> bytes | None:
+        """A file of the site; a page with the problems and the script that follows them."""
+        with self.changed:
+            deck, body, stamp = self.decks.get(name), self.files.get(name), self.stamp(name)
+        if deck is not None:
+            text = deck.html()
+        elif body is None and name == "index.html":  # nothing good made yet: the problems
+            text = _EMPTY
+        elif body is None or not name.endswith(".html"):
             return body
-        banner = ""
-        if problems:
-            lines = "\n".join(html.escape(str(p)) for p in problems)
-            banner = f'<pre class="pv-problems" role="alert">{lines}</pre>'
-        live = _LIVE.replace("VERSION", str(version))
-        text = body.decode("utf-8")
+        else:
+            text = body.decode("utf-8")
+        banner = self.banner()
         text = text.replace(
             '<body class="card card1 pv">', f'<body class="card card1 pv">{banner}', 1
         )
         text = text.replace('<body class="pv">', f'<body class="pv">{banner}', 1)
-        return text.replace("</body>", f"{live}</body>", 1).encode("utf-8")
+        live = _LIVE.replace('"STAMP"', f'"{stamp}"')
+        return text.replace("</body>", f"<script>{live}</script></body>", 1).encode("utf-8")
 
-    def wait(self, seen: int, timeout: float) -> int:
-        """The version, once it is not `seen` (or after `timeout`)."""
+    def cards(self, name: str, items: list[str] | None) -> dict[str, object] | None:
+        """What a deck's open page needs to follow it (None: no such deck): its stamp,
+        problems, header and cards by item and digest; with `items`, those cards whole."""
         with self.changed:
-            self.changed.wait_for(lambda: self.version != seen, timeout)
-            return self.version
+            deck, stamp = self.decks.get(name), self.stamp(name)
+        if deck is None:
+            return None
+        if items is not None:
+            wanted = set(items)
+            return {"sections": {c.item: c.html for c in deck.cards if c.item in wanted}}
+        return {
+            "stamp": stamp,
+            "title": deck.title,
+            "problems": self.banner(),
+            "header": deck.header,
+            "cards": [[card.item, card.digest] for card in deck.cards],
+        }
+
+    def wait(self, name: str, seen: str, timeout: float) -> str:
+        """The page's stamp, once it is not `seen` (or after `timeout`)."""
+        with self.changed:
+            self.changed.wait_for(lambda: self.stamp(name) != seen, timeout)
+            return self.stamp(name)
 
 
 def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
@@ -133,40 +152,66 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         pass  # the terminal shows problems, not every request
 
     def do_GET(self) -> None:
-        path = self.path.split("?", 1)[0].lstrip("/") or "index.html"
+        path, _, query = self.path.partition("?")
+        path = urllib.parse.unquote(path.lstrip("/")) or "index.html"
+        asked = urllib.parse.parse_qs(query)
+        page = asked.get("page", ["index.html"])[0]
         if path == "__events":
-            self._events()
+            self._events(page)
+            return
+        if path == "__cards":
+            self._cards(page, asked.get("items"))
+            return
+        if path in MATHJAX:  # the same for as long as this ankigen is installed
+            self._send(MATHJAX[path].read_bytes(), _media_type(path), "max-age=86400")
             return
         body = self.site.page(path)
         if body is None:
             self.send_error(404, "no such page")
             return
-        kind = "text/html; charset=utf-8" if path.endswith(".html") else _image_type(path)
+        self._send(body, _media_type(path), "no-store")
+
+    def _send(self, body: bytes, kind: str, caching: str) -> None:
         self.send_response(200)
         self.send_header("Content-Type", kind)
         self.send_header("Content-Length", str(len(body)))
-        self.send_header("Cache-Control", "no-store")
+        self.send_header("Cache-Control", caching)
         self.end_headers()
         self.wfile.write(body)
 
-    def _events(self) -> None:
+    def _cards(self, page: str, items: list[str] | None) -> None:
+        try:
+            wanted = None if items is None else [str(i) for i in json.loads(items[0])]
+        except (ValueError, TypeError):
+            self.send_error(400, "items: a JSON list of item ids")
+            return
+        found = self.site.cards(page, wanted)
+        if found is None:
+            self.send_error(404, "no such deck")
+            return
+        body = json.dumps(found, ensure_ascii=False).encode("utf-8")
+        self._send(body, "application/json", "no-store")
+
+    def _events(self, page: str) -> None:
         self.send_response(200)
         self.send_header("Content-Type", "text/event-stream")
         self.send_header("Cache-Control", "no-store")
         self.end_headers()
-        version = -1
+        stamp = ""
         try:
             while not self.stopping.is_set():
-                version = self.site.wait(version, 15)
-                self.wfile.write(f"data: {version}\n\n".encode())
+                stamp = self.site.wait(page, stamp, 15)
+                self.wfile.write(f"data: {stamp}\n\n".encode())
                 self.wfile.flush()
         except (BrokenPipeError, ConnectionResetError):
             pass  # the page went away
 
 
-def _image_type(name: str) -> str:
-    import mimetypes
-
+def _media_type(name: str) -> str:
+    if name.endswith(".html"):
+        return "text/html; charset=utf-8"
+    if name.endswith(".js"):
+        return "text/javascript; charset=utf-8"
     return mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
@@ -194,11 +239,12 @@ def serve(
     server.daemon_threads = True
     media_dir = media or default_media_dir(banks_dir)
     watched = [banks_dir, media_dir]
+    memo = Memo()
     with tempfile.TemporaryDirectory(prefix="ankigen-serve-") as cache:
 
         def make() -> None:
             try:
-                site.publish(preview_pages(banks_dir, media, Path(cache)).files, ())
+                site.publish(preview_pages(banks_dir, media, Path(cache), memo), ())
             except InvalidBanks as problems:
                 site.publish(None, tuple(problems.diagnostics))
             report(site.problems)

@@ -16,6 +16,7 @@ from ankigen.checks.across import (
 )
 from ankigen.checks.incremental import (
     _check_each,
+    _Result,
     broken_headers,
 )
 from ankigen.core.errors import Diagnostic, InvalidBanks
@@ -57,17 +58,34 @@ def check_paths(
     return replace(checked, diagnostics=tuple(sorted([*checked.diagnostics, *unreadable])))
 
 
+class Known(dict[str, tuple[str, "_Result"]]):
+    """Each bank's own check by its path, with the digest of the bytes it checked: what
+    `serve` keeps between two checks, so that only the banks that changed are checked
+    again (the checks across banks always run). For one project's settings."""
+
+
 def check_sources(
     sources: Sequence[Source],
     media_dir: Path | None = None,
     pool: Pool | None = None,
     reference: str = "",
     deck_name: Callable[[Bank], str] | None = None,
+    known: Known | None = None,
 ) -> Checked:
     """Load and check banks from the bytes already read; with `media_dir`, also verify
     every image they name. `reference` is the project's reference language (by
-    default English where a topic has it)."""
-    results = _check_each(sources, pool, None, reference)
+    default English where a topic has it). With `known`, a bank whose bytes it knows is
+    not checked again, and it learns the others."""
+    if known is None:
+        results = _check_each(sources, pool, None, reference)
+    else:
+        fresh = [s for s in sources if known.get(s.shown, ("",))[0] != s.digest]
+        checked_now = _check_each(fresh, pool, None, reference)
+        kept = {s.shown: known[s.shown] for s in sources if s.shown in known}
+        known.clear()
+        known.update(kept)
+        known.update((s.shown, (s.digest, checked_now[s.shown])) for s in fresh)
+        results = {s.shown: known[s.shown][1] for s in sources}
     banks = {path: bank for path, (bank, _, _) in results.items() if bank is not None}
     outlines = [found for _, found, _ in results.values() if found is not None]
     diagnostics = [d for _, _, found in results.values() for d in found]
@@ -92,14 +110,15 @@ def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnosti
     return check(image_refs(outlines), media_dir)
 
 
-def checked_banks(banks_dir: Path) -> Checked:
+def checked_banks(banks_dir: Path, known: Known | None = None) -> Checked:
     """Every bank and its warnings, or InvalidBanks with all the errors (for preview).
+    `known`: as `check_sources` has it.
 
     The project file's settings (deck names, tags) are applied to the banks."""
 
     sources, problems = read_sources(banks_dir)
     project, project_problems = load_project(banks_dir)
-    checked = check_sources(sources, reference=project.reference)
+    checked = check_sources(sources, reference=project.reference, known=known)
     if checked.errors or problems or project_problems:
         raise InvalidBanks([*checked.diagnostics, *problems, *project_problems])
     return replace(checked, banks=project.apply_all(checked.banks))

@@ -4,6 +4,7 @@ topic's reference."""
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable, Iterator, Mapping, Sequence
@@ -117,36 +118,53 @@ def untranslated_parts(
     The choices are judged together: one choice is often a name ("Apache
     Spark RDDs") that stays as it is in every language.
     """
+    verdicts = _verdicts(
+        bank.language, item.question, item.choices, item.explanation, item.whys, tuple(sources)
+    )
+    return [
+        Untranslated(label, item.line_at("choices" if label == "whys" else label), reason)
+        for label, reason in verdicts
+    ]
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _verdicts(
+    language: str,
+    question: str,
+    choices: tuple[str, ...],
+    explanation: str,
+    whys: tuple[str, ...],
+    sources: tuple[str, ...],
+) -> tuple[tuple[str, str], ...]:
+    """`untranslated_parts` by the texts alone, remembered: the same texts are judged
+    again by every check across banks, by the coverage matrix, and by `serve` on each
+    save, and language identification is the slow part of it all. A Python string
+    keeps its hash, so a text judged before is found again for the cost of a lookup."""
     # code and formulas are not in any language
     units = [
-        ("question", markup.prose(item.question), item.line_at("question")),
-        (
-            "choices",
-            "\n".join(markup.prose(c) for c in item.choices),
-            item.line_at("choices"),
-        ),
-        ("explanation", markup.prose(item.explanation), item.line_at("explanation")),
+        ("question", markup.prose(question)),
+        ("choices", "\n".join(markup.prose(c) for c in choices)),
+        ("explanation", markup.prose(explanation)),
     ]
-    whys = [markup.prose(w) for w in item.whys if w]
-    if whys:
-        units.append(("whys", "\n".join(whys), item.line_at("choices")))
-    found: list[Untranslated] = []
-    for label, text, line in units:
+    prose_whys = [markup.prose(w) for w in whys if w]
+    if prose_whys:
+        units.append(("whys", "\n".join(prose_whys)))
+    found: list[tuple[str, str]] = []
+    for label, text in units:
         # masking only removes words of other scripts' terms: own-script text stays own-script
-        if foreign_script(text, bank.language) is None:
+        if foreign_script(text, language) is None:
             continue
-        script = foreign_script(langid.mask(text), bank.language)
+        script = foreign_script(langid.mask(text), language)
         if script:
-            expected = EXPECTED_SCRIPT[lang.primary_language(bank.language)].split()[0]
-            reason = f"in {script.title()} script, not {expected.title()}"
-            found.append(Untranslated(label, line, reason))
+            expected = EXPECTED_SCRIPT[lang.primary_language(language)].split()[0]
+            found.append((label, f"in {script.title()} script, not {expected.title()}"))
     if found:
-        return found
-    for label, text, line in units:
-        code = langid.identify(text, bank.language, tuple(sources))
+        return tuple(found)
+    for label, text in units:
+        code = langid.identify(text, language, sources)
         if code:
-            found.append(Untranslated(label, line, f"in {langid.language_name(code)}"))
-    return found
+            found.append((label, f"in {langid.language_name(code)}"))
+    return tuple(found)
 
 
 def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslated]:
@@ -156,33 +174,46 @@ def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslate
     unless it has no words at all (code, numbers): that is how `ankigen
     translate` leaves the texts for the translator.
     """
-    if _normal(item.question) != _normal(ref.question) and (
-        _normal(item.explanation) != _normal(ref.explanation)
-    ):
-        return []  # the common case, decided without looking further
-    texts = (item.question, *item.choices, item.explanation)
-    ref_texts = (ref.question, *ref.choices, ref.explanation)
-    identical = len(texts) == len(ref_texts) and all(
-        _normal(a) == _normal(b) for a, b in zip(texts, ref_texts, strict=True)
+    texts = (item.question, item.choices, item.explanation)
+    labels = _same_as_reference(texts, (ref.question, ref.choices, ref.explanation))
+    reason = f"the same as in {reference!r}"
+    return [Untranslated(label, item.line_at(label), reason) for label in labels]
+
+
+@functools.lru_cache(maxsize=1 << 15)
+def _same_as_reference(
+    texts: tuple[str, tuple[str, ...], str], ref_texts: tuple[str, tuple[str, ...], str]
+) -> tuple[str, ...]:
+    """The labels `same_as_reference` names, by the texts alone, remembered as
+    `_verdicts` is."""
+    (question, choices, explanation), (ref_question, ref_choices, ref_explanation) = (
+        texts,
+        ref_texts,
     )
-    if identical and any(langid.words(langid.mask(text)) for text in texts):
-        reason = f"the same as in {reference!r}"
-        return [
-            Untranslated("question", item.line_at("question"), reason),
-            Untranslated("choices", item.line_at("choices"), reason),
-            Untranslated("explanation", item.line_at("explanation"), reason),
-        ]
+    if _normal(question) != _normal(ref_question) and (
+        _normal(explanation) != _normal(ref_explanation)
+    ):
+        return ()  # the common case, decided without looking further
+    flat = (question, *choices, explanation)
+    ref_flat = (ref_question, *ref_choices, ref_explanation)
+    identical = len(flat) == len(ref_flat) and all(
+        _normal(a) == _normal(b) for a, b in zip(flat, ref_flat, strict=True)
+    )
+    if identical and any(langid.words(langid.mask(text)) for text in flat):
+        return ("question", "choices", "explanation")
     found = []
-    for label in ("question", "explanation"):
-        text, ref_text = getattr(item, label), getattr(ref, label)
+    for label, text, ref_text in (
+        ("question", question, ref_question),
+        ("explanation", explanation, ref_explanation),
+    ):
         if _normal(text) != _normal(ref_text):
             continue
         if len(langid.words(langid.mask(text))) >= langid.MIN_WORDS:
-            line = item.line_at(label)
-            found.append(Untranslated(label, line, f"the same as in {reference!r}"))
-    return found
+            found.append(label)
+    return tuple(found)
 
 
+@functools.lru_cache(maxsize=1 << 15)
 def _normal(text: str) -> str:
     return " ".join(text.casefold().split())
 

@@ -168,7 +168,7 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
 @MEDIA_OPTION
 def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
-    from ankigen.preview import make_preview
+    from ankigen.preview.pages import make_preview
 
     echo(preview_lines(make_preview(banks, out, media)))
 

@@ -14,7 +14,7 @@ if TYPE_CHECKING:
     from ankigen.build.result import BuildResult
     from ankigen.checks.run import Linted
     from ankigen.formats.convert import ExportWritten, ImportWritten
-    from ankigen.preview import Previewed
+    from ankigen.preview.pages import Previewed
     from ankigen.push import PushReport
     from ankigen.translation.po import PoImported, PoWritten
     from ankigen.translation.start import Started
