@@ -1896,7 +1896,7 @@ def test_any_reply_to_push_is_taken_or_refused_with_a_message(status: int, body:
     wrong: never an internal error."""
     from pathlib import Path
 
-    from ankigen.push import AnkiConnect, PushError
+    from ankigen.ankiconnect import AnkiConnect, AnkiConnectError
 
     class Answering(AnkiConnect):
         def _post(self, body_sent: bytes, timeout: float) -> tuple[int, str, bytes]:
@@ -1906,7 +1906,7 @@ def test_any_reply_to_push_is_taken_or_refused_with_a_message(status: int, body:
     for ask in (client.version, lambda: client.import_package(Path("x.apkg"))):
         try:
             ask()
-        except PushError as error:
+        except AnkiConnectError as error:
             assert str(error)
 
 

@@ -138,7 +138,7 @@ def test_nothing_listening(project: Path, runner: CliRunner) -> None:
     assert result.output == (
         f"error: nothing answers at {url}: Anki is not running, or AnkiConnect (add-on code "
         "2055492159, Tools > Add-ons > Get Add-ons in Anki) is not installed. Start Anki with "
-        "the add-on and push again\n"
+        "the add-on and try again\n"
     )
     assert not (project / "out").exists()
 
@@ -324,9 +324,9 @@ def test_a_server_that_trickles_is_given_up_on_at_one_deadline(
     request has one deadline instead. The server stops by itself after 20 s."""
     import time
 
-    import ankigen.push
+    import ankigen.ankiconnect
 
-    monkeypatch.setattr(ankigen.push, "CHECK_TIMEOUT", 1.0)
+    monkeypatch.setattr(ankigen.ankiconnect, "CHECK_TIMEOUT", 1.0)
     write_bank(project / "banks")
     listener = socket.socket()
     listener.bind(("127.0.0.1", 0))

@@ -24,7 +24,7 @@ from tests.test_push import free_port
 
 
 def ask(url: str, action: str, **params: Any) -> Any:
-    from ankigen.push import AnkiConnect
+    from ankigen.ankiconnect import AnkiConnect
 
     reply = AnkiConnect(url).call(action, 30, **params)
     assert reply["error"] is None, reply

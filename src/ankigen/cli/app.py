@@ -424,7 +424,8 @@ def push(
 ) -> None:
     """Build, then import each changed package into a running Anki (AnkiConnect)."""
     from ankigen.build.pipeline import build as run_build
-    from ankigen.push import AnkiConnect, push_changed
+    from ankigen.ankiconnect import AnkiConnect
+    from ankigen.push import push_changed
 
     client = AnkiConnect(url, api_key, allow_remote)
     version = client.version()
