@@ -82,3 +82,19 @@ def test_push_into_the_real_ankiconnect_in_anki_desktop(
         notes = ask(url, "notesInfo", notes=ask(url, "findNotes", query="ItemId:one Language:ur"))
         assert [n["fields"]["Question"]["value"] for n in notes] == ["Question one, edited?"]
         assert len(ask(url, "findNotes", query="ItemId:*")) == 4
+
+        # a fix made in Anki comes back: Anki exports the decks itself, on request
+        note = ask(url, "findNotes", query="ItemId:two Language:ur")[0]
+        ask(
+            url,
+            "updateNoteFields",
+            note={"id": note, "fields": {"Explanation": "Fixed <i>here</i>."}},
+        )
+        result = invoke(runner, "pull", "anki", "--url", url)
+        assert result.exit_code == 0, result.output
+        assert result.stdout.splitlines() == ["pulled 1 text into banks/other/ur.yaml (two)"]
+        assert f"AnkiConnect 6 at {url}" in result.stderr
+        bank = (project / "banks" / "other" / "ur.yaml").read_text(encoding="utf-8")
+        assert 'explanation: "Fixed <i>here</i>."' in bank
+        result = invoke(runner, "pull", "anki", "--url", url)
+        assert result.stdout.splitlines() == ["nothing to pull: 4 notes in step"], result.output

@@ -71,6 +71,7 @@ class AnkiConnect:
                 "the API key and every package's path there. Pass --allow-remote if you mean it"
             )
         self.scheme, self.host, self.port = parts.scheme.lower(), parts.hostname, port
+        self.local = is_loopback(parts.hostname)
         self.path = parts.path or "/"
         self.url = _without_credentials(url)
         """The URL as shown and recorded: never with a user name or password."""
@@ -166,6 +167,25 @@ class AnkiConnect:
                 "pass it with --api-key (AnkiConnect's apiKey setting)"
             )
         return AnkiConnectError(f"AnkiConnect refused {what}: {text}")
+
+    def result(self, action: str, timeout: float, **params: Any) -> Any:
+        """The result of one request; an AnkiConnectError if AnkiConnect refused it."""
+        reply = self.call(action, timeout, **params)
+        if reply["error"] is not None:
+            raise self.refused(reply["error"], f"the {action} request")
+        return reply["result"]
+
+    def export_package(self, deck: str, path: Path) -> None:
+        """The deck (its notes, without scheduling) exported by Anki to `path`, which
+        must be on this machine: Anki writes it."""
+        done = self.result(
+            "exportPackage", IMPORT_TIMEOUT, deck=deck, path=str(path.resolve()), includeSched=False
+        )
+        if done is not True:
+            raise AnkiConnectError(
+                f"Anki did not export the deck {deck!r} (AnkiConnect replied {done!r}): "
+                "is a profile open? Open your profile in Anki and try again"
+            )
 
     def import_package(self, path: Path) -> dict[str, Any]:
         absolute = path.resolve()

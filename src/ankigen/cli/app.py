@@ -10,17 +10,24 @@ import gc
 import os
 import signal
 import sys
-from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
 from ankigen import __version__
+from ankigen.cli.anki import pull, push
+from ankigen.cli.options import (
+    BANKS_ARGUMENT,
+    FORCE_OPTION,
+    MEDIA_OPTION,
+    echo,
+    out_option,
+    output_option,
+    terminal_progress,
+)
 from ankigen.cli.output import (
-    Line,
     build_lines,
-    connected_line,
     detected_line,
     export_lines,
     import_lines,
@@ -29,50 +36,10 @@ from ankigen.cli.output import (
     po_export_lines,
     po_import_lines,
     preview_lines,
-    progress_text,
-    push_lines,
     release_notes_lines,
     translate_lines,
-    warning_lines,
 )
 from ankigen.core.errors import AnkigenError
-
-BANKS_ARGUMENT = click.argument(
-    "banks", default="banks", type=click.Path(path_type=Path, file_okay=False)
-)
-
-
-def out_option(default: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    return click.option(
-        "-o",
-        "--out",
-        default=default,
-        type=click.Path(path_type=Path, file_okay=False),
-        help=f"Output folder (default: {default}).",
-    )
-
-
-MEDIA_OPTION = click.option(
-    "--media",
-    type=click.Path(path_type=Path, file_okay=False),
-    help="Folder that image paths are relative to (default: media beside BANKS).",
-)
-
-
-FORCE_OPTION = click.option(
-    "--force",
-    is_flag=True,
-    help="Replace an existing file that this command did not write from the same source.",
-)
-
-
-def output_option(what: str) -> Callable[[Callable[..., None]], Callable[..., None]]:
-    return click.option(
-        "-o",
-        "--out",
-        type=click.Path(path_type=Path, dir_okay=False, allow_dash=True),
-        help=f"Write {what} here (- or none: standard output).",
-    )
 
 
 class Commands(click.Group):
@@ -92,11 +59,6 @@ class Commands(click.Group):
 @click.version_option(__version__, prog_name="ankigen")
 def cli() -> None:
     """Turn multiple-choice quiz banks into Anki decks."""
-
-
-def echo(lines: Iterable[Line]) -> None:
-    for line in lines:
-        click.echo(line.text, err=line.to_stderr)
 
 
 @cli.command()
@@ -129,23 +91,12 @@ def build(
     result = run_build(
         banks,
         out,
-        progress=_terminal_progress(),
+        progress=terminal_progress(),
         media_dir=media,
         image_settings=Settings(max_side=max_image_size),
         prune=prune,
     )
     echo(build_lines(result, out, as_json))
-
-
-def _terminal_progress() -> Callable[[int, int], None] | None:
-    """A counter on standard error, only when it is a terminal."""
-    if not sys.stderr.isatty():
-        return None
-
-    def show(done: int, total: int) -> None:
-        click.echo(progress_text(done, total), err=True, nl=False)
-
-    return show
 
 
 @cli.command()
@@ -396,44 +347,8 @@ def export(bank: Path, format_name: str, out: Path | None, force: bool, media: P
     echo(export_lines(export_to(bank, format_name, out, media_dir, force)))
 
 
-@cli.command()
-@BANKS_ARGUMENT
-@out_option("out")
-@click.option(
-    "--url",
-    default="http://127.0.0.1:8765",
-    show_default=True,
-    help="Where AnkiConnect listens.",
-)
-@click.option("--api-key", help="AnkiConnect's API key, if it is set up with one.")
-@click.option("--all", "push_all", is_flag=True, help="Push every package, changed or not.")
-@click.option(
-    "--allow-remote",
-    is_flag=True,
-    help="Push to an AnkiConnect on another machine (it is sent the API key and paths).",
-)
-@MEDIA_OPTION
-def push(
-    banks: Path,
-    out: Path,
-    url: str,
-    api_key: str | None,
-    push_all: bool,
-    allow_remote: bool,
-    media: Path | None,
-) -> None:
-    """Build, then import each changed package into a running Anki (AnkiConnect)."""
-    from ankigen.build.pipeline import build as run_build
-    from ankigen.ankiconnect import AnkiConnect
-    from ankigen.push import push_changed
-
-    client = AnkiConnect(url, api_key, allow_remote)
-    version = client.version()
-    result = run_build(banks, out, progress=_terminal_progress(), media_dir=media)
-    echo(warning_lines(len(result.warnings)))
-    packages = [out / deck.path for deck in result.decks]
-    echo([connected_line(version, client.url)])
-    echo(push_lines(push_changed(client, out, packages, push_all)))
+cli.add_command(push)
+cli.add_command(pull)
 
 
 def _interrupted() -> None:

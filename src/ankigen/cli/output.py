@@ -11,10 +11,13 @@ from pathlib import Path
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from ankigen.build.result import BuildResult
     from ankigen.checks.run import Linted
     from ankigen.formats.convert import ExportWritten, ImportWritten
     from ankigen.preview.pages import Previewed
+    from ankigen.pull.pull import Pulled
     from ankigen.push import PushReport
     from ankigen.translation.po import PoImported, PoWritten
     from ankigen.translation.start import Started
@@ -168,3 +171,73 @@ def connected_line(version: object, url: str) -> Line:
 
 def media_line(media: Path) -> Line:
     return Line(f"reading images from {media}, outside the project (--media)", True)
+
+
+def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) -> list[Line]:
+    """What a pull found (standard error), then what it wrote or would write; `wrote` is
+    None for a dry run, or when conflicts kept it from writing."""
+    lines = [Line(f"Anki has no deck {name!r}: nothing pulled from it", True) for name in missing]
+    lines += [Line(str(warning), True) for warning in pulled.warnings]
+    for c in pulled.conflicts:
+        lines += [
+            Line(
+                f"{c.path}:{c.line}: error: item {c.item!r}: {c.context} changed in Anki and "
+                "in the bank since the last build",
+                True,
+            ),
+            Line(f"    in Anki:     {c.anki!r}", True),
+            Line(f"    in the bank: {c.bank!r}", True),
+        ]
+    if pulled.conflicts:
+        items = sorted({c.item for c in pulled.conflicts})
+        lines.append(
+            Line(
+                f"{count(len(pulled.conflicts), 'conflict')} in {count(len(items), 'item')}: "
+                "nothing was written. Choose with --take anki or --take bank (all), or "
+                f"--take anki:ITEM / --take bank:ITEM (say, --take anki:{items[0]})",
+                True,
+            )
+        )
+    if pulled.strangers:
+        lines.append(
+            Line(
+                f"{count(len(pulled.strangers), 'note')} of ankigen's note type that these banks' "
+                "lock never issued (not imported; notes are matched by GUID only):",
+                True,
+            )
+        )
+        lines += [
+            Line(f"    {note.guid}  {note.deck or '(no deck)'}  {note.fields[6]!r}", True)
+            for note in pulled.strangers[:20]
+        ]
+        if len(pulled.strangers) > 20:
+            lines.append(Line(f"    and {len(pulled.strangers) - 20} more", True))
+    if pulled.kept:
+        lines.append(
+            Line(
+                f"kept the bank's text for {count(len(pulled.kept), 'text')} (--take bank): "
+                "the next build sends it to Anki",
+                True,
+            )
+        )
+    if pulled.other_build:
+        lines.append(
+            Line(
+                f"{count(pulled.other_build, 'note')} in Anki hold another build's text, not "
+                "an edit: import the latest build there",
+                True,
+            )
+        )
+    by_bank: dict[str, list[str]] = {}
+    for change in pulled.changes:
+        by_bank.setdefault(change.path, []).append(change.item)
+    verb = "would pull" if wrote is None and not pulled.conflicts else "pulled"
+    for path, items in sorted(by_bank.items()):
+        if wrote is None and pulled.conflicts:
+            break
+        done = verb if wrote is None or path in wrote else "unchanged"
+        names = ", ".join(dict.fromkeys(items))
+        lines.append(Line(f"{done} {count(len(items), 'text')} into {path} ({names})"))
+    if not pulled.changes and not pulled.conflicts:
+        lines.append(Line(f"nothing to pull: {count(pulled.in_step, 'note')} in step"))
+    return lines

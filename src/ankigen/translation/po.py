@@ -24,17 +24,16 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 import polib
-import yaml
 
 from ankigen import __version__
-from ankigen.bank.model import Bank, Item
+from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.workspace import find_bank_paths
-from ankigen.bank.yamltree import compose_file
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
-from ankigen.formats.bankyaml import loads_as_bank, yaml_string
+from ankigen.formats.banktexts import bank_contexts, replace_texts
+from ankigen.formats.bankyaml import loads_as_bank
 from ankigen.text import lang
 from ankigen.translation.start import (
     add_missing,
@@ -46,8 +45,6 @@ from ankigen.translation.start import (
 
 TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"
-ITEM_TEXTS = ("question", "explanation", "image_alt", "explanation_image_alt")
-BANK_TEXTS = ("title", "description", "level")
 CORRECT = "the correct choice"
 BANK_TEXT = "bank text: "
 """The extracted comment that records the digest of the bank's text."""
@@ -63,32 +60,11 @@ def digest(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
-def _texts(bank: Bank) -> dict[str, str]:
-    """Every translatable text of a bank by its msgctxt, in file order."""
-    out = {f"|{key}": getattr(bank, key) for key in BANK_TEXTS if getattr(bank, key)}
-    for item in bank.items:
-        out.update(_item_texts(item))
-    return out
-
-
-def _item_texts(item: Item) -> dict[str, str]:
-    out = {f"{item.id}|question": item.question}
-    for number, choice in enumerate(item.choices, start=1):
-        out[f"{item.id}|choice {number}"] = choice
-        if item.why(number):
-            out[f"{item.id}|why {number}"] = item.why(number)
-    out[f"{item.id}|explanation"] = item.explanation
-    for key in ("image_alt", "explanation_image_alt"):
-        if getattr(item, key):
-            out[f"{item.id}|{key}"] = getattr(item, key)
-    return out
-
-
 def bank_texts(reference: Bank, target: Bank | None) -> dict[str, str]:
     """What the translation's bank says for each text of the reference: its own text,
     or the reference's where it has none yet (as `translate` and an import start it)."""
-    known = _texts(target) if target is not None else {}
-    return {context: known.get(context, text) for context, text in _texts(reference).items()}
+    known = bank_contexts(target) if target is not None else {}
+    return {context: known.get(context, text) for context, text in bank_contexts(reference).items()}
 
 
 def recorded_digest(entry: polib.POEntry) -> str | None:
@@ -113,7 +89,7 @@ def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile
     }
     current = bank_texts(reference, target)
     correct = {f"{i.id}|choice {n}" for i in reference.items for n in i.answer}
-    for context, text in _texts(reference).items():
+    for context, text in bank_contexts(reference).items():
         mine = current[context]
         comments = [CORRECT] if context in correct else []
         comments.append(BANK_TEXT + digest(mine))
@@ -276,7 +252,7 @@ def import_po(
         text, _ = add_missing(before.decode("utf-8"), str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language)
-    known = _texts(reference)
+    known = bank_contexts(reference)
     now = bank_texts(reference, target)
     wanted: dict[str, str] = {}
     warnings: list[Diagnostic] = []
@@ -316,83 +292,6 @@ def import_po(
     if bank is None:
         raise InvalidBanks(found)
     return PoImport(target_path, before, text, reference.topic, language, replaced, tuple(warnings))
-
-
-def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, int]:
-    """`text` with the scalars named by msgctxt replaced where they differ, and how many
-    texts changed; nothing else moves. A choice's `why` the bank lacks is added to it."""
-    root = compose_file(path, text.encode("utf-8"))
-    if not isinstance(root, yaml.MappingNode):
-        return text, 0
-    line_starts = [0]
-    for line in text.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
-    spans: list[tuple[int, int, str]] = []
-    changed = 0
-    q = yaml_string
-
-    def span(node: yaml.Node) -> tuple[int, int]:
-        start = line_starts[node.start_mark.line] + node.start_mark.column
-        end = line_starts[node.end_mark.line] + node.end_mark.column
-        # a block scalar's span runs to the next key: keep its line breaks
-        return start, start + len(text[start:end].rstrip())
-
-    def differs(context: str, node: yaml.ScalarNode) -> bool:
-        return context in wanted and str(node.value).strip() != wanted[context]
-
-    def visit(context: str, node: yaml.Node | None) -> None:
-        nonlocal changed
-        if isinstance(node, yaml.ScalarNode) and differs(context, node):
-            spans.append((*span(node), q(wanted[context])))
-            changed += 1
-
-    def visit_choice(item_id: str, number: int, node: yaml.Node) -> None:
-        nonlocal changed
-        choice, why = f"{item_id}|choice {number}", f"{item_id}|why {number}"
-        if isinstance(node, yaml.ScalarNode):
-            if why not in wanted:
-                visit(choice, node)
-                return
-            # a plain choice given a why becomes `{text: ..., why: ...}`
-            now = wanted.get(choice, str(node.value).strip())
-            spans.append((*span(node), f"{{text: {q(now)}, why: {q(wanted[why])}}}"))
-            changed += 1 + differs(choice, node)
-            return
-        if not isinstance(node, yaml.MappingNode):
-            return
-        keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
-        visit(choice, keys.get("text", (None, None))[1])
-        if "why" in keys:
-            visit(why, keys["why"][1])
-        elif why in wanted and "text" in keys:
-            key, value = keys["text"]
-            end = span(value)[1]
-            # after the text, as the mapping's next key: in its flow or at its column
-            before = ", " if node.flow_style else "\n" + " " * key.start_mark.column
-            spans.append((end, end, f"{before}why: {q(wanted[why])}"))
-            changed += 1
-
-    for key, value in root.value:
-        if key.value in BANK_TEXTS:
-            visit(f"|{key.value}", value)
-        if key.value == "items" and isinstance(value, yaml.SequenceNode):
-            for item in value.value:
-                if not isinstance(item, yaml.MappingNode):
-                    continue
-                fields = {k.value: v for k, v in item.value}
-                item_id = fields.get("id")
-                if not isinstance(item_id, yaml.ScalarNode):
-                    continue
-                for name in ITEM_TEXTS:
-                    if name in fields:
-                        visit(f"{item_id.value}|{name}", fields[name])
-                choices = fields.get("choices")
-                if isinstance(choices, yaml.SequenceNode):
-                    for n, choice in enumerate(choices.value, start=1):
-                        visit_choice(item_id.value, n, choice)
-    for start, end, new in sorted(spans, reverse=True):
-        text = text[:start] + new + text[end:]
-    return text, changed
 
 
 @dataclass(frozen=True)

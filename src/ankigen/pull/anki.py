@@ -1,0 +1,32 @@
+"""The notes of a running Anki, through AnkiConnect: each deck the lock names is exported
+by Anki itself into a temporary package (AnkiConnect's `exportPackage`), then read like
+any exported package. AnkiConnect's note requests do not tell a note's GUID, and notes
+are matched by nothing else."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from ankigen.ankiconnect import CHECK_TIMEOUT, AnkiConnect, AnkiConnectError
+from ankigen.bank.files import LOCK_NAME
+from ankigen.collection.exported import Exported, read_exported
+from ankigen.identity.lockfile import read_lock
+
+
+def from_anki(client: AnkiConnect, banks_dir: Path) -> tuple[list[Exported], list[str]]:
+    """The exported decks the lock names that Anki has, and the names it lacks."""
+    if not client.local:
+        raise AnkiConnectError(
+            f"pull asks Anki to export the decks into a file on this machine, and {client.url} "
+            "is another one: export the decks there (File > Export, .apkg) and pull that file"
+        )
+    wanted = sorted({deck.name for deck in read_lock(banks_dir / LOCK_NAME).decks.values()})
+    present = set(client.result("deckNames", CHECK_TIMEOUT))
+    found = []
+    with tempfile.TemporaryDirectory(prefix="ankigen-pull-") as folder:
+        for number, name in enumerate(n for n in wanted if n in present):
+            path = Path(folder) / f"deck-{number}.apkg"
+            client.export_package(name, path)
+            found.append(read_exported(path))
+    return found, [name for name in wanted if name not in present]
