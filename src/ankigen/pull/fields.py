@@ -55,7 +55,7 @@ def text_of(markup: str, now: str) -> tuple[str, list[str]]:
 
 
 _KEPT_BREAK = "\x02"
-_BREAK_BY_CODE = re.compile(r'(?<=</pre></div>)(?:<br>)+|(?:<br>)+(?=<div class="ag-code">)')
+_BREAK_BY_CODE = re.compile(r'(?<=</pre></div>)(?:\s*<br>)+|(?:<br>\s*)+(?=<div class="ag-code">)')
 
 
 def _losses(converted: Converted) -> list[str]:
