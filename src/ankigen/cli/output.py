@@ -231,11 +231,8 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
     by_bank: dict[str, list[str]] = {}
     for change in pulled.changes:
         by_bank.setdefault(change.path, []).append(change.item)
-    verb = "would pull" if wrote is None and not pulled.conflicts else "pulled"
-    for path, items in sorted(by_bank.items()):
-        if wrote is None and pulled.conflicts:
-            break
-        done = verb if wrote is None or path in wrote else "unchanged"
+    for path, items in sorted(by_bank.items()) if not pulled.conflicts else ():
+        done = "would pull" if wrote is None else "pulled" if path in wrote else "unchanged"
         names = ", ".join(dict.fromkeys(items))
         lines.append(Line(f"{done} {count(len(items), 'text')} into {path} ({names})"))
     if not pulled.changes and not pulled.conflicts:

@@ -80,6 +80,18 @@ def with_card_version(fields: tuple[str, ...], version: str) -> tuple[str, ...]:
     return (*fields[:CHOICES_FIELD], tagged, *fields[CHOICES_FIELD + 1 :])
 
 
+_TAGGED = re.compile(r'<ol data-version="([^"]*)">')
+
+
+def card_version(choices: str) -> tuple[str, str]:
+    """The version `with_card_version` put on a Choices field ("" if it has none), and
+    the field as it was before."""
+    tagged = _TAGGED.match(choices)
+    if tagged is None:
+        return "", choices
+    return html.unescape(tagged[1]), "<ol>" + choices[tagged.end() :]
+
+
 def sort_key(version: str) -> tuple[str, str]:
     """Versions compare by date, then hash; anything else sorts first."""
     match = _VERSION.fullmatch(version)

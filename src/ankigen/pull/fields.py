@@ -169,8 +169,9 @@ _VOID = frozenset("br img hr wbr input meta link source area col embed track".sp
 
 
 def read_note(bank: Bank, item: Item, fields: dict[str, str], images: dict[str, str]) -> Read:
-    """What the note's fields say that the item does not; `images` maps "image" and
-    "explanation_image" to the media file names the build gave the item's images."""
+    """What the note's fields (its Choices without the card's version, `card_version`) say
+    that the item does not; `images` maps "image" and "explanation_image" to the media
+    file names the build gave the item's images."""
     texts: dict[str, str] = {}
     lost: list[str] = []
 
@@ -194,7 +195,7 @@ def read_note(bank: Bank, item: Item, fields: dict[str, str], images: dict[str, 
 
 def _read_choices(item: Item, markup: str, take: _Take, lost: list[str]) -> None:
     parser = _Choices()
-    parser.feed(re.sub(r'^<ol data-version="[^"]*">', "<ol>", markup))
+    parser.feed(markup)
     parser.close()
     found = parser.choices
     numbers = [c.number for c in found]

@@ -24,7 +24,6 @@ holds what was read, and only if every text placed; with a conflict left, nothin
 from __future__ import annotations
 
 import difflib
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -46,12 +45,12 @@ from ankigen.formats.banktexts import item_contexts, replace_texts
 from ankigen.formats.bankyaml import loads_as_bank
 from ankigen.identity.guid import note_guid, split_deck_key
 from ankigen.identity.lockfile import read_lock
+from ankigen.identity.versions import card_version, is_version
 from ankigen.images.process import image_refs, prepare
 from ankigen.images.settings import Settings
 from ankigen.pull.fields import read_note
 
 SIDES = ("anki", "bank")
-_VERSION = re.compile(r'^<ol data-version="\d{4}\.\d{2}\.\d{2}\+([0-9a-f]{8})">')
 
 
 class PullError(AnkigenError):
@@ -159,25 +158,21 @@ def plan_pull(
     )
     if images.diagnostics:
         raise InvalidBanks(images.diagnostics)
-    notes = [(e, n) for e in sources for n in e.notes]
+    items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
     issued_fields = _packages(out_dir)
     found = _Found()
-    for exported, note in notes:
+    for exported, note in ((e, n) for e in sources for n in e.notes):
         if not is_ours(exported, note):
             found.other_types += 1
             continue
-        where = issued_as.get(note.guid)
-        bank = banks.get(where[0]) if where else None
-        item = next((i for i in bank.items if i.id == where[1]), None) if bank and where else None
-        if bank is None or item is None:
+        key, item_id = issued_as.get(note.guid, ("", ""))
+        item = items.get(key, {}).get(item_id)
+        if item is None:
             found.strangers.append(note)
             continue
-        fields = exported.fields_of(note)
-        fields["Choices"] = fields.get("Choices", "")
-        version = _VERSION.match(fields["Choices"])
-        stamp = lock.decks[bank.key].items[item.id]
-        issued = version[1] if version else stamp.hash[:8]
-        fields["Choices"] = _VERSION.sub("<ol>", fields["Choices"], count=1)
+        bank = banks[key]
+        version, fields = _as_issued(exported, note)
+        issued = version or lock.decks[key].items[item_id].hash[:8]
         base = issued_fields.get((note.guid, issued))
         names = images.names(bank, item.id)
         _decide(found, bank, item, (fields, base), issued, names, note.guid, take)
@@ -254,12 +249,18 @@ def _packages(out_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
             continue  # not the build's own: it only helps to tell who changed what
         for note in package.notes:
             if is_ours(package, note):
-                fields = package.fields_of(note)
-                version = _VERSION.match(fields.get("Choices", ""))
+                version, fields = _as_issued(package, note)
                 if version:
-                    fields["Choices"] = _VERSION.sub("<ol>", fields["Choices"], count=1)
-                    found[(note.guid, version[1])] = fields
+                    found[(note.guid, version)] = fields
     return found
+
+
+def _as_issued(exported: Exported, note: AnkiNote) -> tuple[str, dict[str, str]]:
+    """The content hash in a note's version (the first 8 digits; "" if it has none), and
+    its fields without the version: the note's content, as its hash was made."""
+    fields = exported.fields_of(note)
+    version, fields["Choices"] = card_version(fields.get("Choices", ""))
+    return (version.partition("+")[2] if is_version(version) else ""), fields
 
 
 def _decide(
