@@ -88,21 +88,18 @@ class Site:
         """A file of the site; a page with the problems and the script that follows them."""
         with self.changed:
             deck, body, stamp = self.decks.get(name), self.files.get(name), self.stamp(name)
+        banner = self.banner()
+        live = "<script>" + _LIVE.replace('"STAMP"', f'"{stamp}"') + "</script>"
         if deck is not None:
-            text = deck.html()
-        elif body is None and name == "index.html":  # nothing good made yet: the problems
+            return deck.html(banner, live).encode("utf-8")
+        if body is None and name == "index.html":  # nothing good made yet: the problems
             text = _EMPTY
         elif body is None or not name.endswith(".html"):
             return body
         else:
             text = body.decode("utf-8")
-        banner = self.banner()
-        text = text.replace(
-            '<body class="card card1 pv">', f'<body class="card card1 pv">{banner}', 1
-        )
         text = text.replace('<body class="pv">', f'<body class="pv">{banner}', 1)
-        live = _LIVE.replace('"STAMP"', f'"{stamp}"')
-        return text.replace("</body>", f"<script>{live}</script></body>", 1).encode("utf-8")
+        return text.replace("</body>", f"{live}</body>", 1).encode("utf-8")
 
     def cards(self, name: str, items: list[str] | None) -> dict[str, object] | None:
         """What a deck's open page needs to follow it (None: no such deck): its stamp,

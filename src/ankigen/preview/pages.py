@@ -119,17 +119,19 @@ class DeckPage:
     header: str
     cards: tuple[Card, ...]
 
-    def html(self) -> str:
+    def html(self, top: str = "", end: str = "") -> str:
+        """The page; `top` goes first in its body, `end` last (`serve`'s problems and
+        script), put in place rather than searched for in megabytes of cards."""
         common = shared()
         return (
             "<!doctype html>\n"
             f'<html lang="{self.language}"><head>{_head(self.title)}{common.style}'
             f"<script>{site_asset('mathjax-config.js')}</script>"
             f'<script src="{MATHJAX_URL}/tex-chtml-full.js"></script></head>'
-            f'<body class="card card1 pv">{self.header}'
+            f'<body class="card card1 pv">{top}{self.header}'
             f'<main class="pv-main">{"".join(card.html for card in self.cards)}</main>'
             f'<script type="application/json" id="pv-shared">{common.json()}</script>'
-            f"<script>{site_asset('controller.js')}</script></body></html>\n"
+            f"<script>{site_asset('controller.js')}</script>{end}</body></html>\n"
         )
 
 

@@ -54,12 +54,18 @@
     made.forEach(function (change) { window.ankigenPreview.adopt(change[0], change[2]); });
   }
 
+  // Each card's digest by its item, as the page has them now.
+  function digests(main) {
+    var have = {};
+    [].forEach.call(main.children, function (card) {
+      have[card.getAttribute("data-item")] = card.getAttribute("data-digest");
+    });
+    return have;
+  }
+
   function changedCards(main) {
     return json("/__cards?page=" + encodeURIComponent(page)).then(function (now) {
-      var have = {};
-      [].forEach.call(main.children, function (card) {
-        have[card.getAttribute("data-item")] = card.getAttribute("data-digest");
-      });
+      var have = digests(main);
       var changed = now.cards.filter(function (card) { return have[card[0]] !== card[1]; })
         .map(function (card) { return card[0]; });
       if (changed.length > FEW) { return wholePage(); }
@@ -97,10 +103,7 @@
       var problems = fresh.querySelector(".pv-problems");
       swap(".pv-problems", problems ? problems.outerHTML : "");
       swap(".pv-header", fresh.querySelector(".pv-header").outerHTML);
-      var have = {};
-      [].forEach.call(main.children, function (card) {
-        have[card.getAttribute("data-item")] = card.getAttribute("data-digest");
-      });
+      var have = digests(main);
       place(main, [].map.call(freshMain.children, function (card) {
         var item = card.getAttribute("data-item");
         var kept = have[item] === card.getAttribute("data-digest");
