@@ -174,11 +174,29 @@ def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
     entry.write_bytes(json.dumps(header).encode() + b"\n" + new_payload)
 
 
-def with_build_cache_mac(cache: dict[str, Any]) -> dict[str, Any]:
-    """A build cache changed by a test, its MAC made again with this user's key, as if
-    ankigen had written it: only what it holds can tell."""
-    from ankigen.core.secret import json_mac
+def read_build_cache(path: Path) -> dict[str, Any]:
+    """The record in a build cache (`OUT/.ankigen-cache.json`), its MAC checked."""
+    from ankigen.build.cache import verified_record
 
-    cache.pop("mac", None)
-    cache["mac"] = json_mac(cache)
-    return cache
+    record = verified_record(path.read_bytes())
+    assert record, f"{path} is not a build cache this user's ankigen wrote"
+    return record
+
+
+def write_build_cache(path: Path, record: object, *, key: bytes | None = None) -> None:
+    """A build cache holding `record`, as ankigen writes it with this user's key, or as
+    someone without it would forge it with another `key`."""
+    import hashlib
+
+    from ankigen import __version__
+    from ankigen.build.cache import signed_record
+
+    data = signed_record(record)
+    if key is not None:
+        _, _, body = data.partition(b"\n")
+        forged = hashlib.blake2b(key=key, digest_size=32)
+        forged.update(len(body).to_bytes(8, "big"))
+        forged.update(body)
+        header = {"mac": forged.hexdigest(), "version": __version__}
+        data = json.dumps(header, sort_keys=True).encode() + b"\n" + body
+    path.write_bytes(data)

@@ -4,7 +4,6 @@ bank whose status changed is read again, and no change to a bank's bytes goes un
 from __future__ import annotations
 
 import hashlib
-import json
 import os
 from pathlib import Path
 
@@ -14,7 +13,7 @@ from click.testing import CliRunner
 import ankigen.bank.files
 from ankigen.bank.files import Source, parse_known
 from tests.conftest import invoke
-from tests.helpers import item, with_build_cache_mac, without_versions, write_bank
+from tests.helpers import item, read_build_cache, without_versions, write_bank, write_build_cache
 
 
 def build(runner: CliRunner) -> str:
@@ -24,7 +23,7 @@ def build(runner: CliRunner) -> str:
 
 
 def recorded(project: Path) -> dict[str, object]:
-    cache = json.loads((project / "out" / ".ankigen-cache.json").read_text(encoding="utf-8"))
+    cache = read_build_cache(project / "out" / ".ankigen-cache.json")
     banks = cache["banks"]
     assert isinstance(banks, dict)
     return banks
@@ -139,10 +138,10 @@ def test_a_damaged_record_costs_a_read_not_a_wrong_build(
     build(runner)
     package = (project / "out" / "demo.en.apkg").read_bytes()
     cache_path = project / "out" / ".ankigen-cache.json"
-    cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    cache = read_build_cache(cache_path)
     status = cache["banks"]["banks/demo/en.yaml"][:5]
     cache["banks"]["banks/demo/en.yaml"] = [*status, "0" * 64]
-    cache_path.write_text(json.dumps(with_build_cache_mac(cache)), encoding="utf-8")
+    write_build_cache(cache_path, cache)
     reads.clear()
     assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
     assert reads == ["demo/en.yaml"]

@@ -25,6 +25,7 @@ from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.resolve import DeckIdentity, _items_one_by_one, resolve
 from ankigen.identity.stamp import Stamp
 from ankigen.text.html import INLINE_TAGS, inline_html, plain_text
+from tests.helpers import write_build_cache
 
 VALID_BANK = """\
 topic: demo
@@ -402,14 +403,13 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
     import tempfile
     from pathlib import Path
 
-    from ankigen import __version__
     from ankigen.build.cache import BuildCache
     from ankigen.build.result import CACHE_NAME
     from ankigen.identity.issued import ISSUED_NAME, Issued
 
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
-        (out / CACHE_NAME).write_text(json.dumps({"version": "x", "last": content}))
+        write_build_cache(out / CACHE_NAME, {"last": content})
         (out / ISSUED_NAME).write_text(json.dumps({"version": 1, "notes": content, "blobs": []}))
         assert all(isinstance(s.mtime, int) for s in Issued(out / ISSUED_NAME).notes.values())
         columns = {"guids": content, "hashes": content, "mtimes": content, "blobs": []}
@@ -419,12 +419,16 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
         assert cache.key_if_fresh(out / "x.apkg") is None
         (out / CACHE_NAME).write_text(json.dumps(content))
         BuildCache(out).unchanged("fingerprint", out)
+        write_build_cache(out / CACHE_NAME, content)
+        BuildCache(out).unchanged("fingerprint", out)
         # the inputs match: every other part of the record is read
         fields = ("media", "decks", "warnings", "standing", "images")
         last = {"inputs": "fingerprint"} | dict.fromkeys(fields, content)
-        (out / CACHE_NAME).write_text(json.dumps({"version": __version__, "last": last}))
+        write_build_cache(out / CACHE_NAME, {"last": last})
         found = BuildCache(out).unchanged("fingerprint", out)
         assert found is None or all(d.path.endswith(".apkg") for d in found.decks)
+        # the warnings, made into diagnostics only when read, are diagnostics too
+        assert found is None or all(isinstance(w, Diagnostic) for w in found.warnings)
         issued = Issued(out / ISSUED_NAME)
         assert all(isinstance(s.mtime, int) for s in issued.notes.values())
 

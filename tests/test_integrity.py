@@ -18,7 +18,14 @@ from click.testing import CliRunner, Result
 from PIL import Image
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, rewrite_entry, with_build_cache_mac, write_bank
+from tests.helpers import (
+    AnkiCollection,
+    item,
+    read_build_cache,
+    rewrite_entry,
+    write_bank,
+    write_build_cache,
+)
 
 
 def package_text(path: Path) -> bytes:
@@ -250,7 +257,8 @@ def test_build_caches_of_the_wrong_shape_are_ignored(
 ) -> None:
     write_bank(project / "banks")
     assert invoke(runner, "build").exit_code == 0
-    (project / "out" / ".ankigen-cache.json").write_text(json.dumps(content))
+    # signed with this user's key: only its shape can stop it
+    write_build_cache(project / "out" / ".ankigen-cache.json", content)
     result = invoke(runner, "build")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith(("wrote out/demo.en.apkg", "up to date out/demo.en.apkg"))
@@ -599,21 +607,21 @@ def test_a_build_cache_made_elsewhere_cannot_pass_a_package_for_up_to_date(
     good = package.read_bytes()
     package.write_bytes(b"PK forged")
     cache_path = project / "out" / ".ankigen-cache.json"
-    cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    cache = read_build_cache(cache_path)
     info = package.stat()
     cache["packages"]["demo.en.apkg"].update(
         size=info.st_size, mtime_ns=info.st_mtime_ns, inode=info.st_ino
     )
-    cache_path.write_text(json.dumps(cache), encoding="utf-8")
+    write_build_cache(cache_path, cache, key=b"someone else's key".ljust(32))
     result = invoke(runner, "build")
     assert result.exit_code == 0, result.output
     assert package.read_bytes() == good
     # the control: the same forgery with this user's key is taken, as it must be
     package.write_bytes(b"PK forged")
-    cache = json.loads(cache_path.read_text(encoding="utf-8"))
+    cache = read_build_cache(cache_path)
     info = package.stat()
     cache["packages"]["demo.en.apkg"].update(
         size=info.st_size, mtime_ns=info.st_mtime_ns, inode=info.st_ino
     )
-    cache_path.write_text(json.dumps(with_build_cache_mac(cache)), encoding="utf-8")
+    write_build_cache(cache_path, cache)
     assert invoke(runner, "build").stdout.startswith("up to date out/demo.en.apkg")

@@ -13,7 +13,7 @@ from click.testing import CliRunner
 from PIL import Image
 
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, without_versions, write_bank
+from tests.helpers import AnkiCollection, item, read_build_cache, without_versions, write_bank
 
 NAME = re.compile(r"^[0-9a-f]{20}\.(png|jpg|webp)$")
 
@@ -232,7 +232,7 @@ def test_an_image_written_seconds_ago_is_hashed_by_the_next_build(
     image = line_art(media / "a.png")
     write_bank(project / "banks", items=[item("a", image="a.png", image_alt="x")])
     assert invoke(runner, "build").exit_code == 0
-    cache = json.loads((project / "out" / ".ankigen-cache.json").read_text(encoding="utf-8"))
+    cache = read_build_cache(project / "out" / ".ankigen-cache.json")
     [recorded] = cache["last"]["images"]
     info = image.stat()
     times = [info.st_mtime_ns, info.st_ctime_ns] if settled else [None, None]

@@ -105,3 +105,11 @@ def test_every_token_the_highlighter_marks_has_a_colour() -> None:
         # Pygments leaves white space ("w") uncoloured
         missing = {c for c in classes - {"w"} if f".ag-code .{c} " not in css}
         assert not missing, (language, missing)
+
+
+def test_a_build_with_nothing_to_do_knows_the_templates_by_every_file_they_are_made_of() -> None:
+    """`sources_digest` stands for `schema_hash` in the build's fingerprint: a template file
+    it did not read could change while builds report the decks up to date."""
+    from ankigen.apkg import notetype
+
+    assert set(notetype._SOURCES) == {path.name for path in notetype._TEMPLATES.iterdir()}

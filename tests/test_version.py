@@ -11,7 +11,7 @@ from click.testing import CliRunner
 
 from ankigen.identity.versions import deck_version, sort_key, version_string
 from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, with_build_cache_mac, write_bank
+from tests.helpers import AnkiCollection, item, read_build_cache, write_bank, write_build_cache
 
 VERSION = r"\d{4}\.\d\d\.\d\d\+[0-9a-f]{8}"
 DAY = 86400
@@ -102,12 +102,12 @@ def test_an_unchanged_deck_keeps_its_version_through_other_decks_edits(
     write_bank(banks, language="de", items=[item("a", question="Frage?"), item("b", 2)])
     first = build_json(runner, monkeypatch, 1_790_000_000)
     cache = project / "out" / ".ankigen-cache.json"
-    data = json.loads(cache.read_text(encoding="utf-8"))
+    data = read_build_cache(cache)
     assert data["packages"]["demo.de.apkg"]["deck_version"] == first["de"]
     if record != "kept":
         forged = {"missing": None, "forged": "<b>9999.99.99+</b>"}[record]
         data["packages"]["demo.de.apkg"]["deck_version"] = forged
-        cache.write_text(json.dumps(with_build_cache_mac(data)), encoding="utf-8")
+        write_build_cache(cache, data)
     import ankigen.build.plan
 
     made: list[str] = []

@@ -60,16 +60,24 @@ def build(
     lock_path = banks_dir / LOCK_NAME
     # read without the folder's lock: what a file's status vouched for holds whichever
     # build recorded it
-    has_cache = (out_dir / CACHE_NAME).is_file()
-    known = BuildCache(out_dir).banks if has_cache else None
-    sources, problems = read_sources(banks_dir, bank_paths, known)
+    last_cache = BuildCache(out_dir) if (out_dir / CACHE_NAME).is_file() else None
+    sources, problems = read_sources(
+        banks_dir, bank_paths, last_cache.banks if last_cache is not None else None
+    )
     project_bytes = read_project_bytes(banks_dir)
     if problems:
         raise InvalidBanks([*problems, *_parsed_project(banks_dir, project_bytes)[1]])
     lock_bytes = read_lock_bytes(lock_path)
-    if has_cache:
+    if last_cache is not None:
         unchanged = _last_result(
-            banks_dir, out_dir, sources, lock_bytes, project_bytes, media_dir, image_settings, prune
+            last_cache,
+            banks_dir,
+            sources,
+            lock_bytes,
+            project_bytes,
+            media_dir,
+            image_settings,
+            prune,
         )
         if unchanged is not None:
             return unchanged
@@ -149,19 +157,20 @@ def unchanged_build(banks_dir: Path, out_dir: Path) -> BuildResult | None:
         return None
     build_time()  # a time asked for that `build` refuses is refused here too
     paths, problems = find_banks(banks_dir)
-    sources = None if problems else unchanged_sources(paths, BuildCache(out_dir).banks)
+    cache = BuildCache(out_dir)
+    sources = None if problems else unchanged_sources(paths, cache.banks)
     if sources is None:
         return None
     lock_bytes = read_lock_bytes(banks_dir / LOCK_NAME)
     project_bytes = read_project_bytes(banks_dir)
     return _last_result(
-        banks_dir, out_dir, sources, lock_bytes, project_bytes, None, Settings(), False
+        cache, banks_dir, sources, lock_bytes, project_bytes, None, Settings(), False
     )
 
 
 def _last_result(
+    read: BuildCache,
     banks_dir: Path,
-    out_dir: Path,
     sources: Sequence[Source],
     lock_bytes: bytes | None,
     project_bytes: bytes | None,
@@ -173,7 +182,8 @@ def _last_result(
 
     Banks whose statuses settled since are then recorded by them (as git refreshes its
     index), so that the next build need not read them: once, under the folder's lock,
-    and only a cache (a build that cannot write it is still done)."""
+    and only a cache (a build that cannot write it is still done). `read`: the cache as
+    read before the folder was locked, read again only if it changed since."""
     # the project file is not parsed yet: its bytes, with the folders asked for, decide
     # the media folder the last build recorded
     fingerprint = inputs_fingerprint(
@@ -185,8 +195,9 @@ def _last_result(
         prune,
         project_bytes,
     )
+    out_dir = read.path.parent
     with exclusive(out_dir):
-        cache = BuildCache(out_dir)
+        cache = read.current()
         result = cache.unchanged(fingerprint, out_dir)
         if result is None:
             return None

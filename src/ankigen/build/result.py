@@ -3,7 +3,7 @@ package as they travel between processes, and the names ankigen keeps in OUT."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from ankigen.core.errors import Diagnostic
@@ -63,8 +63,9 @@ class DeckReport:
 @dataclass(frozen=True)
 class BuildResult:
     decks: tuple[DeckReport, ...]
-    warnings: tuple[Diagnostic, ...]
-    """Problems in the banks that do not stop the build."""
+    warnings: Sequence[Diagnostic]
+    """Problems in the banks that do not stop the build (a build with nothing to do gives
+    them as the cache recorded them, `build.cache.Recorded`)."""
     changes: tuple[Diagnostic, ...] = field(default=())
     """What this build changes for people who already study the decks, with remedies."""
     pruned: tuple[str, ...] = ()

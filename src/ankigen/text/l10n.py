@@ -12,17 +12,20 @@ from __future__ import annotations
 import functools
 import html
 import json
-from importlib import resources
+from pathlib import Path
 
 from ankigen.text.lang import primary_language
 
 FALLBACK = "en"
 """The language of a word a language lacks."""
 
+WORDS_PATH = Path(__file__).with_name("words.json")
+
 
 @functools.cache
 def _words() -> dict[str, dict[str, object]]:
-    text = resources.files("ankigen.text").joinpath("words.json").read_text("utf-8")
+    # beside this module, as setuptools installs package data (see `apkg.notetype._read`)
+    text = WORDS_PATH.read_text("utf-8")
     found: dict[str, dict[str, object]] = json.loads(text)
     return found
 
