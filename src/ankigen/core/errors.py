@@ -19,9 +19,10 @@ else:  # what the name stands for at run time, where it may be imported
     Severity = str
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class Diagnostic:
-    """One problem at one line of one file."""
+    """One problem at one line of one file. With slots: a bank half translated has a
+    warning for every other text, and a build holds them all."""
 
     path: str
     line: int
