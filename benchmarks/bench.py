@@ -289,6 +289,15 @@ def size_of(folder: Path) -> int:
     return sum(p.stat().st_size for p in folder.glob("*.apkg"))
 
 
+def caches_size(out: Path) -> int:
+    """OUT's caches: every file ankigen keeps there besides the packages."""
+    return sum(p.stat().st_size for p in out.rglob("*") if p.is_file() and p.suffix != ".apkg")
+
+
+def banks_size(banks: Path) -> int:
+    return sum(p.stat().st_size for p in banks.rglob("*.yaml"))
+
+
 def bench(items: int, repeat: int, work: Path, partial: bool = False) -> dict[str, object]:
     banks = work / f"banks-{items}{'-partial' if partial else ''}"
     if banks.exists():
@@ -338,6 +347,7 @@ def bench(items: int, repeat: int, work: Path, partial: bool = False) -> dict[st
             else:
                 elapsed, peak, used = run([*ankigen, "build"], project)
                 sizes["ankigen"] = size_of(project / "out")
+                sizes["caches"] = max(sizes.get("caches", 0), caches_size(project / "out"))
             times[name].append(elapsed)
             cpu[name].append(used)
             rss[name] = max(rss.get(name, 0), peak)
@@ -374,6 +384,8 @@ def bench(items: int, repeat: int, work: Path, partial: bool = False) -> dict[st
             times[name].append(elapsed)
             cpu[name].append(used)
             rss[name] = max(rss.get(name, 0), peak)
+        sizes["caches"] = max(sizes["caches"], caches_size(project / "out"))
+    sizes["banks"] = banks_size(banks)
     medians = {name: statistics.median(values) for name, values in times.items()}
     cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     return {
@@ -428,6 +440,11 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
         lines.append(
             f"| {label} | size ratio ankigen / genanki | | "
             f"{sizes['ankigen'] / sizes['baseline']:.4f} | | | | | | |"
+        )
+        lines.append(
+            f"| {label} | OUT's caches / banks ({sizes['caches'] / 2**20:.1f} MiB / "
+            f"{sizes['banks'] / 2**20:.1f} MiB) | | {sizes['caches'] / sizes['banks']:.4f} "
+            "| | | | | | |"
         )
     lines.append(f"\n`ankigen --help` starts in {help_time:.3f} s (median).")
     return "\n".join(lines)
