@@ -467,7 +467,7 @@ def test_the_extension_wins_unless_the_content_plainly_disagrees() -> None:
 
 
 def test_the_registry_lists_every_format_once() -> None:
-    assert list(formats()) == ["page", "gift", "aiken", "moodle-xml", "csv"]
+    assert list(formats()) == ["page", "gift", "aiken", "moodle-xml", "csv", "apkg"]
     assert [n for n, f in formats().items() if f.write] == ["gift", "moodle-xml", "csv"]
 
 
@@ -600,7 +600,7 @@ def test_format_names_come_from_the_registry(runner: CliRunner) -> None:
     assert result.exit_code == 2
     assert (
         "Invalid value for '--from': 'docx' is not one of 'page', 'gift', 'aiken', "
-        "'moodle-xml', 'csv', 'po'." in result.output
+        "'moodle-xml', 'csv', 'apkg', 'po'." in result.output
     )
     result = invoke(runner, "export", sample, "--to", "aiken")
     assert result.exit_code == 2

@@ -212,7 +212,7 @@ class FormatName(_TextParam):
     "banks_dir",
     default="banks",
     type=click.Path(path_type=Path, file_okay=False),
-    help="Folder of banks a PO file's translations go into (default: banks).",
+    help="Folder of banks a PO file's translations, or an adopted deck, go into (default: banks).",
 )
 @output_option("the bank")
 @FORCE_OPTION
@@ -239,6 +239,15 @@ class FormatName(_TextParam):
     help="CSV: read a column under another header, such as 'Answer 1=choice1' "
     "('Notes=' ignores one); repeat it for headers with commas.",
 )
+@click.option("--deck", default="", help="Anki packages: the deck to adopt, of several.")
+@click.option(
+    "--fields",
+    "field_spec",
+    default="",
+    metavar="ROLE=FIELD,...",
+    help="Anki packages: which field holds what, such as "
+    "'question=Front,choices=Q_1..Q_5,answer=Answers,explanation=Back'.",
+)
 def import_(
     file: Path,
     format_name: str | None,
@@ -251,9 +260,12 @@ def import_(
     choices: int | None,
     answers: str | None,
     column_specs: tuple[str, ...],
+    deck: str,
+    field_spec: str,
 ) -> None:
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
-    or write a PO file's translations (from `translate --po`) back into its bank."""
+    adopt a multiple-choice deck from an Anki package, its notes' GUIDs kept in the
+    lock; or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen.bank.model import SLUG
     from ankigen.formats.convert import import_into
     from ankigen.formats.page import AnswersError
@@ -284,6 +296,15 @@ def import_(
         echo([detected_line(file, format_name, chosen_by)])
     if columns and format_name != "csv":
         raise click.UsageError(f"--columns is for CSV files, not {format_name}")
+    if (deck or field_spec) and format_name != "apkg":
+        raise click.UsageError(f"--deck and --fields are for Anki packages, not {format_name}")
+    from ankigen.formats.apkg import parse_fields
+    from ankigen.formats.model import FormatError
+
+    try:
+        fields = tuple(parse_fields(field_spec).items()) if field_spec else ()
+    except FormatError as error:
+        raise click.BadParameter(str(error), param_hint="--fields") from None
     try:
         written = import_into(
             file,
@@ -296,6 +317,9 @@ def import_(
             answers=answers,
             columns=columns,
             force=force,
+            deck=deck,
+            fields=fields,
+            banks_dir=banks_dir,
         )
     except AnswersError as exc:
         raise click.BadParameter(str(exc), param_hint="--answers") from None

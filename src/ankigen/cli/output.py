@@ -105,7 +105,18 @@ def import_lines(path: Path, written: ImportWritten) -> list[Line]:
         more = f"; fill in the {count(todo, 'place')} marked TODO" if todo else ""
         lines.append(Line(f"{_done(written.wrote)} {written.bank}{more}", True))
     count_line = f"{len(source.questions)} items imported, {source.skipped} skipped"
+    if written.lock is not None:
+        lines += [Line(f"{_done(written.lock[1])} {written.lock[0]}", True), Line(ADOPTED, True)]
     return [*lines, Line(count_line, True)]
+
+
+ADOPTED = (
+    "the notes' GUIDs are in the lock: new learners get ankigen's cards, and no build adds "
+    "those notes twice. Anki's importer does not change the note type of notes learners "
+    "already have: by default it skips them, and their cards and reviews stay as they "
+    "were; with 'Merge note types' ticked, each gets a new card, unreviewed, beside its old "
+    "one (docs/round-trip.md, 'Adopting a deck')"
+)
 
 
 def export_lines(done: ExportWritten) -> list[Line]:

@@ -11,6 +11,7 @@ larger than the largest collection AnkiWeb syncs is read.
 
 from __future__ import annotations
 
+import io
 import json
 import sqlite3
 import zipfile
@@ -62,10 +63,11 @@ class Exported:
         return dict(zip(names, note.fields, strict=False))
 
 
-def read_exported(path: Path) -> Exported:
-    """What `path` holds; an ExportedError saying why it cannot be read."""
+def read_exported(path: Path, data: bytes | None = None) -> Exported:
+    """What `path` holds, or `data` read from it; an ExportedError saying why it cannot
+    be read."""
     try:
-        archive = zipfile.ZipFile(path)
+        archive = zipfile.ZipFile(path if data is None else io.BytesIO(data))
     except FileNotFoundError:
         raise ExportedError(f"{path}: no such file") from None
     except (zipfile.BadZipFile, OSError) as error:
@@ -88,6 +90,16 @@ def read_exported(path: Path) -> Exported:
         raise ExportedError(f"{path}: its collection cannot be read: {error}") from None
     finally:
         database.close()
+
+
+def media_file(path: Path, data: bytes, member: str, limit: int) -> bytes:
+    """A media file of the package whose bytes are `data`, by its zip member (see
+    `Exported.media`); an ExportedError if it is missing, damaged or over `limit` bytes."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            return _member(archive, path, member, limit)
+    except (KeyError, zipfile.BadZipFile) as error:
+        raise ExportedError(f"{path}: media file {member} cannot be read: {error}") from None
 
 
 def _member(archive: zipfile.ZipFile, path: Path, name: str, limit: int = MAX_COLLECTION) -> bytes:

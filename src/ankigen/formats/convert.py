@@ -56,6 +56,8 @@ def import_file(
     choices: int | None = None,
     answers: str | None = None,
     columns: tuple[tuple[str, str], ...] = (),
+    deck: str = "",
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = (),
 ) -> Imported:
     """Read a file in a quiz format into a bank; raises InvalidBanks if it has errors."""
     data = read_quiz_file(path)
@@ -66,7 +68,14 @@ def import_file(
         fmt, chosen_by = get(format_name), ""
     language = lang.canonical_tag(language)
     options = ReadOptions(
-        topic, language, media_prefix=topic, choices=choices, answers=answers, columns=columns
+        topic,
+        language,
+        media_prefix=topic,
+        choices=choices,
+        answers=answers,
+        columns=columns,
+        deck=deck,
+        fields=fields,
     )
     source = fmt.read(shown, data, options)
     problems = Problems(shown)
@@ -182,6 +191,8 @@ class ImportWritten:
     images: tuple[tuple[Path, bool], ...]
     bank: Path
     wrote: bool
+    lock: tuple[Path, bool] | None = None
+    """The lock an adopted deck's GUIDs went into, and whether it was written."""
 
     @property
     def todo(self) -> int:
@@ -201,10 +212,19 @@ def import_into(
     answers: str | None = None,
     columns: tuple[tuple[str, str], ...] = (),
     force: bool = False,
+    deck: str = "",
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    banks_dir: Path = Path("banks"),
 ) -> ImportWritten:
     """Read a quiz file into a bank and write it, with its images under `media`: nothing
-    is written unless everything may be (`userfile`)."""
-    imported = import_file(path, topic, language, format_name, choices, answers, columns)
+    is written unless everything may be (`userfile`). A deck adopted from Anki goes into
+    `banks_dir`, its notes' GUIDs into the lock beside it."""
+    imported = import_file(
+        path, topic, language, format_name, choices, answers, columns, deck, fields
+    )
+    adopted = any(question.guid for question in imported.source.questions)
+    if adopted and out is None:
+        out = banks_dir / topic / f"{lang.canonical_tag(language)}.yaml"
     bank_path = out or Path(STDOUT)
     # an existing image is replaced only by the same bytes (and then left alone)
     images = [
@@ -214,9 +234,43 @@ def import_into(
     # every problem of the bank is a warning of the import's (`as_checked`): what is
     # written only has to be YAML that reads as a bank
     bank = Target(bank_path, "a bank", force, (path,), check=reads_as_yaml(str(bank_path)))
-    written = write_all([*images, (bank, imported.bank.encode("utf-8"))])
+    writes = [*images, (bank, imported.bank.encode("utf-8"))]
+    if adopted:
+        writes.append(_adopted_lock(imported, bank_path, banks_dir, topic, language))
+    written = write_all(writes)
     shown = tuple((target.path, wrote) for (target, _), wrote in zip(images, written, strict=False))
-    return ImportWritten(imported, shown, bank_path, written[-1])
+    lock = (writes[-1][0].path, written[-1]) if adopted else None
+    return ImportWritten(imported, shown, bank_path, written[len(images)], lock)
+
+
+def _adopted_lock(
+    imported: Imported, bank_path: Path, banks_dir: Path, topic: str, language: str
+) -> tuple[Target, bytes]:
+    """The lock with the adopted deck's notes, by the ids their items got: the bank must be
+    one of the banks the lock is beside, or no build would find them there."""
+    from ankigen.bank.files import LOCK_NAME, read_lock_bytes
+    from ankigen.identity.guid import deck_key
+    from ankigen.identity.lockfile import with_adopted
+
+    try:
+        relative = bank_path.resolve().relative_to(banks_dir.resolve())
+    except ValueError:
+        raise FormatError(
+            f"{bank_path}: an adopted deck's bank goes into the banks folder ({banks_dir}), "
+            "where its lock keeps its notes' GUIDs; choose -o there, or --banks"
+        ) from None
+    ids = re.findall(r"^  - id: (\S+)$", imported.bank, re.MULTILINE)
+    notes = {
+        item: (question.guid, question.modified)
+        for item, question in zip(ids, imported.source.questions, strict=True)
+    }
+    lock_path = banks_dir / LOCK_NAME
+    raw = read_lock_bytes(lock_path)
+    key = deck_key(topic, lang.canonical_tag(language))
+    title = imported.source.title or key
+    data = with_adopted(str(lock_path), raw, key, title, relative.as_posix(), notes)
+    # replaced only while it holds what was read: a build meanwhile is not undone
+    return Target(lock_path, "a lock file", edits=raw), data
 
 
 @dataclass(frozen=True)

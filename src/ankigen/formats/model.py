@@ -60,6 +60,11 @@ class Question:
     retired: bool = False
     formerly: tuple[str, ...] = ()
     """Older ids of the item, oldest first."""
+    guid: str = ""
+    """The GUID of the Anki note it was read from (an adopted deck): the lock keeps it, so
+    the bank's first build updates that note where learners have it."""
+    modified: int = 0
+    """When Anki last changed that note (seconds)."""
 
     @property
     def answer(self) -> tuple[int, ...]:
@@ -120,6 +125,10 @@ class ReadOptions:
     """Page format only: `1,2+3,...`."""
     columns: tuple[tuple[str, str], ...] = ()
     """CSV only: `--columns`, a header as written and the column it is ("" to ignore)."""
+    deck: str = ""
+    """Anki packages only: `--deck`, the deck to adopt."""
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    """Anki packages only: `--fields`, the fields that hold each role (`formats.apkg`)."""
 
 
 Reader = Callable[[str, bytes, ReadOptions], Source]
@@ -337,3 +346,17 @@ def from_bank(bank: Bank) -> Source:
         recall=bank.recall,
         formerly=(bank.formerly_topics, bank.formerly_languages),
     )
+
+
+def store_image(data: bytes, name: str, prefix: str, media: dict[str, bytes]) -> str:
+    """Check and clean an imported image as every image is, keep it for the media folder
+    (`Source.media`) under `prefix`, and give its path there; ImageProblem if it cannot
+    be used."""
+    # Pillow, only for a file that has images
+    from ankigen.images.process import process
+    from ankigen.images.settings import Settings
+
+    processed = process(data, name, Settings())
+    relative = f"{prefix}/{processed.name}" if prefix else processed.name
+    media[relative] = processed.data
+    return relative

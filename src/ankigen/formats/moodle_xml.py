@@ -42,6 +42,7 @@ from ankigen.formats.model import (
     check_choice_count,
     fatal,
     graded,
+    store_image,
     tag_of,
 )
 from ankigen.formats.xmltree import Node, parse_xml
@@ -385,20 +386,13 @@ def _lost_links(links: tuple[Link, ...], line: int, problems: Problems) -> Itera
 
 
 def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
-    """Check and clean the image as every image is, and keep it for the media folder."""
-    # Pillow, only for a file that embeds images
-    from ankigen.images.process import ImageProblem, process
-    from ankigen.images.settings import Settings
+    from ankigen.images.process import ImageProblem
 
     try:
-        processed = process(data, name, Settings())
+        return store_image(data, name, reading.options.media_prefix, reading.media)
     except ImageProblem as problem:
         reading.problems.add(line, str(problem))
         return ""
-    prefix = reading.options.media_prefix
-    relative = f"{prefix}/{processed.name}" if prefix else processed.name
-    reading.media[relative] = processed.data
-    return relative
 
 
 def sniff(text: str) -> int:

@@ -19,6 +19,7 @@ _MODULES = (
     "aiken",
     "moodle_xml",
     "csv",
+    "apkg",
 )
 
 

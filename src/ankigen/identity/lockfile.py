@@ -20,7 +20,7 @@ from typing import cast
 from ankigen.bank.files import read_lock_bytes
 from ankigen.core.errors import Diagnostic, LockError
 from ankigen.core.jsondata import parse_json
-from ankigen.core.times import clock, time_problem
+from ankigen.core.times import build_time, clock, time_problem
 from ankigen.identity.guid import GUID, all_guids, note_guid, split_deck_key
 from ankigen.identity.stamp import Stamp, sane_rows, stamp_columns, stamps, stamps_of
 
@@ -352,3 +352,48 @@ class KeyLines:
 # a JSON string, and whether a colon follows it (then it is a key); strings are matched
 # whole so that a string's content is never mistaken for a key
 _STRING = re.compile(r'("(?:[^"\\]|\\.)*")(\s*:)?')
+
+
+ADOPTED = "adopted"
+"""The content hash of an adopted note's stamp: ankigen never issued its content, so the
+bank's first build gives it a newer time, and Anki's importer takes it as an update."""
+
+
+def with_adopted(
+    shown: str,
+    raw: bytes | None,
+    deck: str,
+    name: str,
+    bank_path: str,
+    notes: Mapping[str, tuple[str, int]],
+) -> bytes:
+    """The lock read from `raw` with a deck adopted from Anki: each item id -> the GUID its
+    note has there and the time Anki last changed it. A LockError if the lock is damaged,
+    already has that deck, or has one of those GUIDs (another deck's note)."""
+    lock, problems = parse_lock(shown, raw)
+    if problems:
+        raise LockError("\n".join(str(p) for p in problems))
+    path = shown
+    if deck in lock.decks:
+        raise LockError(
+            f"{path}: deck {deck!r} is in the lock already: adopting it again would give its "
+            "notes other identities; import into another topic or language"
+        )
+    taken = {guid for entry in lock.decks.values() for guid in entry.guids.values()}
+    clashes = sorted(guid for guid, _ in notes.values() if guid in taken)
+    if clashes:
+        raise LockError(
+            f"{path}: the lock already has the note(s) {', '.join(clashes[:5])}: this deck, "
+            "or part of it, was adopted before"
+        )
+    now = clock()
+    entry = DeckLock(
+        name,
+        build_time(),
+        bank_path,
+        # a time ahead of this clock (another machine's) is not one a lock may hold
+        {item: Stamp(ADOPTED, min(mtime, now)) for item, (_, mtime) in notes.items()},
+        {item: guid for item, (guid, _) in notes.items()},
+    )
+    lock.decks[deck] = entry
+    return lock.to_bytes()

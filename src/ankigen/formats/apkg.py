@@ -1,0 +1,304 @@
+"""Anki packages (`.apkg`, `.colpkg`): adopting a multiple-choice deck that already lives in
+Anki, its notes' GUIDs kept (`Question.guid`), so the adopted bank's first build updates
+those notes in learners' collections instead of adding new ones.
+
+Note types read:
+- the "Multiple Choice for Anki" add-on's (`AllInOne (kprim, mc, sc)`): fields `Question`,
+  `Title`, `QType (0=kprim,1=mc,2=sc)`, `Q_1`...`Q_n`, `Answers` as `1 0 0 1`, `Sources`,
+  `Extra 1`, recognized by those names;
+- any other whose fields are named with `--fields question=Front,choices=Q_1..Q_5,
+  answer=Answers,explanation=Back`: choices as a range (`Q_1..Q_5`) or a list joined by
+  `+`; the answer as bits by position (`1 0 0 1`), choice numbers (`2`, `1 3`) or the
+  correct choice's text.
+
+A package may hold several decks: one is adopted at a time (`--deck`). The "line" of a
+problem is the note's number in the deck, in the order Anki added them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from ankigen.collection.exported import AnkiNote, Exported, ExportedError, media_file, read_exported
+from ankigen.formats.htmltext import html_to_text, tex_delimiters
+from ankigen.formats.model import (
+    Choice,
+    Format,
+    FormatError,
+    Problems,
+    Question,
+    ReadOptions,
+    Source,
+    store_image,
+)
+
+ROLES = ("question", "choices", "answer", "explanation", "title", "sources", "kind")
+"""What `--fields` can name: `kind` is a field like the add-on's QType (0 Kprim, 1 several
+answers, 2 one answer)."""
+
+MAX_IMAGE_BYTES = 32 << 20
+_CHOICE_FIELD = re.compile(r"Q_(\d+)")
+_RANGE = re.compile(r"(.*?)(\d+)\.\.(?:\1)?(\d+)")
+_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])")
+_TAG = re.compile(r"<[^>]*>")
+
+
+@dataclass(frozen=True)
+class FieldMap:
+    """Which field of the note type holds what."""
+
+    question: str
+    choices: tuple[str, ...]
+    answer: str
+    explanation: tuple[str, ...] = ()
+    title: str = ""
+    sources: str = ""
+    kind: str = ""
+
+
+def parse_fields(spec: str) -> dict[str, tuple[str, ...]]:
+    """`--fields question=Front,choices=Q_1..Q_5,...` by role; a FormatError saying what is
+    wrong with it."""
+    found: dict[str, tuple[str, ...]] = {}
+    for part in filter(None, (p.strip() for p in spec.split(","))):
+        role, equals, value = part.partition("=")
+        role = role.strip()
+        if not equals or role not in ROLES or not value.strip():
+            raise FormatError(f"{part!r} is not ROLE=FIELD, ROLE one of {', '.join(ROLES)}")
+        names: list[str] = []
+        for name in (n.strip() for n in value.split("+")):
+            ranged, letters = _RANGE.fullmatch(name), _LETTERS.fullmatch(name)
+            if letters:  # A..D
+                names += [chr(c) for c in range(ord(letters[1]), ord(letters[2]) + 1)]
+            elif ranged:
+                start, end = int(ranged[2]), int(ranged[3])
+                names += [f"{ranged[1]}{n}" for n in range(start, end + 1)]
+            elif name:
+                names.append(name)
+        found[role] = tuple(names)
+    for role in ("question", "choices", "answer"):
+        if role not in found:
+            raise FormatError(f"{role}=FIELD is needed")
+    return found
+
+
+def _mapping(fields: Sequence[str], given: Mapping[str, tuple[str, ...]] | None) -> FieldMap:
+    """The mapping for a note type with these fields: the one given, checked against
+    them, or the add-on's, recognized by its field names."""
+    if given:
+        missing = [name for names in given.values() for name in names if name not in fields]
+        if missing:
+            raise FormatError(
+                f"--fields names {', '.join(map(repr, missing))}, which the note type lacks "
+                f"(its fields: {', '.join(fields)})"
+            )
+        one = {role: names[0] if names else "" for role, names in given.items()}
+        return FieldMap(
+            question=one["question"],
+            choices=given["choices"],
+            answer=one["answer"],
+            explanation=given.get("explanation", ()),
+            title=one.get("title", ""),
+            sources=one.get("sources", ""),
+            kind=one.get("kind", ""),
+        )
+    numbered = sorted(
+        (int(m[1]), name) for name in fields if (m := _CHOICE_FIELD.fullmatch(name)) is not None
+    )
+    kind = next((name for name in fields if name.startswith("QType")), "")
+    if not ({"Question", "Answers"} <= set(fields) and numbered and kind):
+        raise FormatError(
+            f"a note type with the fields {', '.join(fields)} is not the Multiple Choice "
+            "add-on's: say which field holds what with --fields question=FIELD,"
+            "choices=FIELD..FIELD,answer=FIELD[,explanation=FIELD]"
+        )
+    return FieldMap(
+        question="Question",
+        choices=tuple(name for _, name in numbered),
+        answer="Answers",
+        explanation=tuple(name for name in ("Extra 1",) if name in fields),
+        title="Title" if "Title" in fields else "",
+        sources="Sources" if "Sources" in fields else "",
+        kind=kind,
+    )
+
+
+@dataclass
+class _Reading:
+    path: str
+    data: bytes
+    exported: Exported
+    options: ReadOptions
+    problems: Problems
+    media: dict[str, bytes]
+    kprim: list[int]
+    """The notes read as Kprim, by number."""
+
+
+def read(path: str, data: bytes, options: ReadOptions) -> Source:
+    try:
+        exported = read_exported(Path(path), data)
+    except ExportedError as error:
+        raise FormatError(str(error)) from None
+    notes = _deck_notes(exported, options.deck)
+    kinds = {note.notetype for note in notes}
+    if len(kinds) > 1:
+        names = sorted(exported.notetypes[k].name for k in kinds)
+        raise FormatError(
+            f"{path}: the deck mixes note types ({', '.join(map(repr, names))}): adopt one "
+            "deck of one note type at a time"
+        )
+    notetype = exported.notetypes[next(iter(kinds))]
+    mapping = _mapping(notetype.fields, dict(options.fields))
+    reading = _Reading(path, data, exported, options, Problems(path), {}, [])
+    questions = [
+        _question(note, number, mapping, reading) for number, note in enumerate(notes, start=1)
+    ]
+    if reading.kprim:
+        reading.problems.warn(
+            reading.kprim[0],
+            f"{len(reading.kprim)} Kprim note(s) became items with several answers: a "
+            "learner picks the true statements; Kprim's half point for three right of four "
+            "is not carried",
+        )
+    return Source(
+        path=path,
+        questions=tuple(questions),
+        title=notes[0].deck.rsplit("::", 1)[-1],
+        deck=notes[0].deck,  # the name learners have: a build under another moves no card
+        diagnostics=tuple(reading.problems.found),
+        media=tuple(sorted(reading.media.items())),
+        origin=f"Anki deck {notes[0].deck!r}, note type {notetype.name!r}",
+    )
+
+
+def _deck_notes(exported: Exported, deck: str) -> list[AnkiNote]:
+    decks = sorted({note.deck for note in exported.notes})
+    if not decks:
+        raise FormatError(f"{exported.path}: the package holds no notes")
+    if deck:
+        chosen = [d for d in decks if d == deck or d.endswith(f"::{deck}")]
+        if len(chosen) != 1:
+            raise FormatError(
+                f"--deck {deck!r} is not one deck of the package; its decks: "
+                + ", ".join(map(repr, decks))
+            )
+        deck = chosen[0]
+    elif len(decks) > 1:
+        raise FormatError(
+            f"{exported.path} holds several decks: adopt them one at a time with --deck NAME "
+            "(" + ", ".join(map(repr, decks)) + ")"
+        )
+    else:
+        deck = decks[0]
+    return [note for note in exported.notes if note.deck == deck]
+
+
+def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -> Question:
+    fields = reading.exported.fields_of(note)
+    question, image, alt = _text(fields[mapping.question], line, reading, images=True)
+    if mapping.title and _plain(fields[mapping.title]):
+        title, _, _ = _text(fields[mapping.title], line, reading, images=False)
+        question = f"<b>{title}</b>\n{question}"
+    texts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.choices]
+    kind = _plain(fields[mapping.kind]) if mapping.kind else ""
+    correct = _answer(_plain(fields[mapping.answer]), texts, line, reading.problems)
+    if kind == "0":
+        reading.kprim.append(line)
+    choices = tuple(
+        Choice(text, n in (correct or ())) for n, text in enumerate(texts, start=1) if text
+    )
+    if kind == "2" and correct is not None and len(correct) != 1:
+        reading.problems.warn(line, f"a single-answer note with {len(correct)} correct choices")
+    parts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.explanation]
+    if mapping.sources and _plain(fields[mapping.sources]):
+        parts.append(_text(fields[mapping.sources], line, reading, images=False)[0])
+    explanation = "\n\n".join(part for part in parts if part) or None
+    return Question(
+        line=line,
+        question=question,
+        choices=choices,
+        explanation=explanation,
+        answered=correct is not None,
+        tags=note.tags,
+        image=image,
+        image_alt=alt,
+        guid=note.guid,
+        modified=note.modified,
+    )
+
+
+def _answer(
+    value: str, texts: Sequence[str], line: int, problems: Problems
+) -> tuple[int, ...] | None:
+    """The correct choices' numbers, from bits by position, numbers, or a choice's text."""
+    tokens = value.replace(",", " ").split()
+    filled = [n for n, text in enumerate(texts, start=1) if text]
+    if tokens and len(tokens) <= len(texts) and set(tokens) <= {"0", "1"}:
+        correct = tuple(n for n, bit in enumerate(tokens, start=1) if bit == "1")
+        unmarked = [n for n in filled if n > len(tokens)]
+        if not unmarked and set(correct) <= set(filled):
+            return correct
+    elif tokens and all(t.isdigit() and int(t) in filled for t in tokens):
+        return tuple(sorted({int(t) for t in tokens}))
+    by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
+    if value.strip() and len(by_text) == 1:
+        return (by_text[0],)
+    problems.warn(
+        line, f"the answer {value!r} does not say which of the {len(filled)} choices are correct"
+    )
+    return None
+
+
+def _plain(markup: str) -> str:
+    """A field's text without tags, as the add-on's script reads `Answers` and `QType`."""
+    return " ".join(_TAG.sub(" ", markup).replace("&nbsp;", " ").split())
+
+
+def _text(markup: str, line: int, reading: _Reading, *, images: bool) -> tuple[str, str, str]:
+    """Bank text of a field, and its image (stored in the media folder) with its alt."""
+    converted = html_to_text(markup)
+    for loss in converted.losses():
+        reading.problems.warn(line, loss)
+    for link in converted.links:
+        reading.problems.warn(line, link.lost())
+    image, alt = "", ""
+    for number, img in enumerate(converted.images):
+        if not images or number:
+            where = "only one image per question" if images else "only the question has images"
+            reading.problems.warn(line, f"{where}: dropped {img.src!r}")
+            continue
+        image, alt = _store(img.src, line, reading), img.alt
+    return tex_delimiters(converted.text), image, alt
+
+
+def _store(name: str, line: int, reading: _Reading) -> str:
+    """An image of the package, stored as every imported image is (`store_image`)."""
+    from ankigen.images.process import ImageProblem
+
+    member = reading.exported.media.get(name)
+    if member is None:
+        reading.problems.warn(line, f"image {name!r} is not in the package; dropped")
+        return ""
+    try:
+        data = media_file(Path(reading.path), reading.data, member, MAX_IMAGE_BYTES)
+        return store_image(data, name, reading.options.media_prefix, reading.media)
+    except (ExportedError, ImageProblem) as problem:
+        reading.problems.warn(line, f"{problem}; dropped")
+        return ""
+
+
+def sniff(text: str) -> int:
+    return 0  # a zip file: known by its extension
+
+
+FORMAT = Format(
+    name="apkg",
+    title="Anki package",
+    extensions=(".apkg", ".colpkg"),
+    read=read,
+    sniff=sniff,
+)
