@@ -298,13 +298,15 @@ def import_(
         raise click.UsageError(f"--columns is for CSV files, not {format_name}")
     if (deck or field_spec) and format_name != "apkg":
         raise click.UsageError(f"--deck and --fields are for Anki packages, not {format_name}")
-    from ankigen.formats.apkg import parse_fields
-    from ankigen.formats.model import FormatError
+    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
+    if field_spec:
+        from ankigen.formats.apkg import parse_fields
+        from ankigen.formats.model import FormatError
 
-    try:
-        fields = tuple(parse_fields(field_spec).items()) if field_spec else ()
-    except FormatError as error:
-        raise click.BadParameter(str(error), param_hint="--fields") from None
+        try:
+            fields = tuple(parse_fields(field_spec).items())
+        except FormatError as error:
+            raise click.BadParameter(str(error), param_hint="--fields") from None
     try:
         written = import_into(
             file,

@@ -35,6 +35,8 @@ class Imported:
     bank: str
     """The bank's YAML."""
     diagnostics: tuple[Diagnostic, ...]
+    ids: tuple[str, ...] = ()
+    """The id each question got, in order."""
 
 
 def read_quiz_file(path: Path) -> bytes:
@@ -89,7 +91,7 @@ def import_file(
         raise InvalidBanks(diagnostics)
     text = bank_yaml(source, ids, topic, language)
     found = tuple(sorted([*diagnostics, *as_checked(text, source, ids)]))
-    return Imported(source, fmt, chosen_by, text, found)
+    return Imported(source, fmt, chosen_by, text, found, tuple(ids))
 
 
 _ITEM_START = re.compile(r"^  - id: ", re.MULTILINE)
@@ -259,10 +261,9 @@ def _adopted_lock(
             f"{bank_path}: an adopted deck's bank goes into the banks folder ({banks_dir}), "
             "where its lock keeps its notes' GUIDs; choose -o there, or --banks"
         ) from None
-    ids = re.findall(r"^  - id: (\S+)$", imported.bank, re.MULTILINE)
     notes = {
         item: (question.guid, question.modified)
-        for item, question in zip(ids, imported.source.questions, strict=True)
+        for item, question in zip(imported.ids, imported.source.questions, strict=True)
     }
     lock_path = banks_dir / LOCK_NAME
     raw = read_lock_bytes(lock_path)

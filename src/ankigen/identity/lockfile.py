@@ -129,7 +129,12 @@ def deck_text(key: str, deck: DeckLock) -> str:
 
 def read_lock(path: Path) -> Lock:
     """The lock file at `path`; LockError if it is damaged or holds an impossible time."""
-    lock, problems = parse_lock(str(path), read_lock_bytes(path))
+    return checked_lock(str(path), read_lock_bytes(path))
+
+
+def checked_lock(shown: str, raw: bytes | None) -> Lock:
+    """The lock in `raw`, read from `shown`; LockError as `read_lock` raises it."""
+    lock, problems = parse_lock(shown, raw)
     if problems:
         raise LockError("\n".join(str(p) for p in problems))
     return lock
@@ -370,20 +375,17 @@ def with_adopted(
     """The lock read from `raw` with a deck adopted from Anki: each item id -> the GUID its
     note has there and the time Anki last changed it. A LockError if the lock is damaged,
     already has that deck, or has one of those GUIDs (another deck's note)."""
-    lock, problems = parse_lock(shown, raw)
-    if problems:
-        raise LockError("\n".join(str(p) for p in problems))
-    path = shown
+    lock = checked_lock(shown, raw)
     if deck in lock.decks:
         raise LockError(
-            f"{path}: deck {deck!r} is in the lock already: adopting it again would give its "
+            f"{shown}: deck {deck!r} is in the lock already: adopting it again would give its "
             "notes other identities; import into another topic or language"
         )
     taken = {guid for entry in lock.decks.values() for guid in entry.guids.values()}
     clashes = sorted(guid for guid, _ in notes.values() if guid in taken)
     if clashes:
         raise LockError(
-            f"{path}: the lock already has the note(s) {', '.join(clashes[:5])}: this deck, "
+            f"{shown}: the lock already has the note(s) {', '.join(clashes[:5])}: this deck, "
             "or part of it, was adopted before"
         )
     now = clock()
