@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from ankigen.apkg.notetype import NOTETYPE_NAME, TEMPLATE_NAME
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection
+from tests.test_media import line_art
 
 # the add-on's note type as its source makes it (src/multiple_choice/template.py:
 # `aio_model_name`, `aio_card`, `aio_fields`); its templates reduced to the fields they show
@@ -44,9 +45,13 @@ def addon_deck(collection: AnkiCollection, path: Path, deck: str = "Physics") ->
     models.add(model)
     model = models.by_name(ADDON)
     deck_id = collection.col.decks.id(deck)
+    image = collection.col.media.add_file(str(line_art(path.with_name("vector.png"))))
     for question, kind, choices, answers, extra in NOTES:
         note = collection.col.new_note(model)
         note["Question"], note[QTYPE], note["Answers"] = question, kind, answers
+        if kind == "2":  # the question's picture, in the package's media
+            note["Question"] += f'<img src="{image}" alt="an arrow">'
+
         note["Extra 1"] = extra
         for number, choice in enumerate(choices, start=1):
             note[f"Q_{number}"] = choice
@@ -84,6 +89,10 @@ def test_the_addons_deck_becomes_a_bank_with_its_guids_in_the_lock(
     assert [item["answer"] for item in items] == [2, [1, 3], [1, 3]]
     assert [item["choices"] for item in items] == [choices for _, _, choices, _, _ in NOTES]
     assert items[2]["explanation"] == "Sound needs a medium."
+    # the package's picture (zstd inside a modern package), cleaned and named as every
+    # imported image is, under the topic
+    assert items[0]["image"].startswith("physics/") and items[0]["image_alt"] == "an arrow"
+    assert (project / "media" / items[0]["image"]).read_bytes()[:4] == b"\x89PNG"
     assert "1 Kprim note(s) became items with several answers" in said
     assert "wrote banks/ankigen.lock" in said and "Merge note types" in said
     lock = (project / "banks" / "ankigen.lock").read_text("utf-8")

@@ -92,14 +92,15 @@ def read_exported(path: Path, data: bytes | None = None) -> Exported:
         database.close()
 
 
-def media_file(path: Path, data: bytes, member: str, limit: int) -> bytes:
-    """A media file of the package whose bytes are `data`, by its zip member (see
+def media_file(path: Path, archive: zipfile.ZipFile, member: str, limit: int) -> bytes:
+    """A media file of the package `archive` opens, by its zip member (see
     `Exported.media`); an ExportedError if it is missing, damaged or over `limit` bytes."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            return _member(archive, path, member, limit)
-    except (KeyError, zipfile.BadZipFile) as error:
+        data = _member(archive, path, member, limit)
+    except KeyError as error:
         raise ExportedError(f"{path}: media file {member} cannot be read: {error}") from None
+    # a package of Anki 2.1.50 and later compresses each media file with zstd too
+    return _unzstd(path, member, data, limit) if data.startswith(_ZSTD) else data
 
 
 def _member(archive: zipfile.ZipFile, path: Path, name: str, limit: int = MAX_COLLECTION) -> bytes:
@@ -116,16 +117,16 @@ def _member(archive: zipfile.ZipFile, path: Path, name: str, limit: int = MAX_CO
     return data
 
 
-def _unzstd(path: Path, name: str, data: bytes) -> bytes:
+def _unzstd(path: Path, name: str, data: bytes, limit: int = MAX_COLLECTION) -> bytes:
     import zstandard
 
     try:
         with zstandard.ZstdDecompressor().stream_reader(data) as reader:
-            out = reader.read(MAX_COLLECTION + 1)
+            out = reader.read(limit + 1)
     except zstandard.ZstdError as error:
         raise ExportedError(f"{path}: {name} cannot be decompressed: {error}") from None
-    if len(out) > MAX_COLLECTION:
-        raise ExportedError(f"{path}: {name} is larger than the 300 MiB Anki syncs")
+    if len(out) > limit:
+        raise ExportedError(f"{path}: {name} is larger than the {limit >> 20} MiB Anki syncs")
     return out
 
 

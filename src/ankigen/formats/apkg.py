@@ -17,7 +17,9 @@ problem is the note's number in the deck, in the order Anki added them.
 
 from __future__ import annotations
 
+import io
 import re
+import zipfile
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -129,7 +131,8 @@ def _mapping(fields: Sequence[str], given: Mapping[str, tuple[str, ...]] | None)
 @dataclass
 class _Reading:
     path: str
-    data: bytes
+    archive: zipfile.ZipFile
+    """The package, opened once for all its images."""
     exported: Exported
     options: ReadOptions
     problems: Problems
@@ -153,10 +156,11 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         )
     notetype = exported.notetypes[next(iter(kinds))]
     mapping = _mapping(notetype.fields, dict(options.fields))
-    reading = _Reading(path, data, exported, options, Problems(path), {}, [])
-    questions = [
-        _question(note, number, mapping, reading) for number, note in enumerate(notes, start=1)
-    ]
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:  # read_exported opened it already
+        reading = _Reading(path, archive, exported, options, Problems(path), {}, [])
+        questions = [
+            _question(note, number, mapping, reading) for number, note in enumerate(notes, start=1)
+        ]
     if reading.kprim:
         reading.problems.warn(
             reading.kprim[0],
@@ -284,7 +288,7 @@ def _store(name: str, line: int, reading: _Reading) -> str:
         reading.problems.warn(line, f"image {name!r} is not in the package; dropped")
         return ""
     try:
-        data = media_file(Path(reading.path), reading.data, member, MAX_IMAGE_BYTES)
+        data = media_file(Path(reading.path), reading.archive, member, MAX_IMAGE_BYTES)
         return store_image(data, name, reading.options.media_prefix, reading.media)
     except (ExportedError, ImageProblem) as problem:
         reading.problems.warn(line, f"{problem}; dropped")
