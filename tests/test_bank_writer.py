@@ -124,6 +124,18 @@ source: s
 license: CC0
 formerly: {topic: [old], language: [fa]}
 recall: true
+anki_notetype:
+  id: 1342697561419
+  name: "MC: old"
+  fields: [Front, A, B, Correct, Back, Kind, Notes]
+  template: Card 1
+  question: Front
+  choices: [A, B]
+  answer: Correct
+  answer_format: numbers
+  explanation: Back
+  kind: Kind
+  adopted: 1700000000
 items:
   - id: one
     question: q

@@ -13,6 +13,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from ankigen.apkg.package import PackageDeck, PackageNote
+from ankigen.bank.model import KeptNotetype
 from ankigen.bank.reader import parse_bank
 from ankigen.checks.parity import parity
 from ankigen.checks.rules import Before
@@ -1627,6 +1628,21 @@ def test_a_package_key_tells_apart_any_two_packages(notes: list[Any], data: st.D
         other = dataclasses.replace(package, **{deck_field: data.draw(_TEXTS)})
     elif deck_field == "parents":
         other = dataclasses.replace(package, parents=((1, data.draw(_TEXTS), ""),))
+    elif deck_field == "kept":
+        kept = KeptNotetype(
+            id=data.draw(st.integers(1, 3)),
+            name="MC",
+            fields=("Q", "A", "B", "Answer"),
+            template=data.draw(st.sampled_from(["Card 1", "Card 2"])),
+            question="Q",
+            choices=("A", "B"),
+            answer="Answer",
+            answer_format=data.draw(st.sampled_from(["bits", "numbers"])),
+        )
+        other = dataclasses.replace(package, kept=kept)
+        assert package_key(dataclasses.replace(other, kept=dataclasses.replace(kept))) == (
+            package_key(other)
+        )
     else:
         other = dataclasses.replace(package, **{deck_field: data.draw(st.integers(0, 9))})
     assert (package_key(other) == package_key(package)) == (other == package)

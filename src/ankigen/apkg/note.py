@@ -7,6 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
+from ankigen.apkg.kept import kept_fields
 from ankigen.bank.model import Bank, Item
 from ankigen.core.hashing import content_hash
 from ankigen.identity.guid import note_guid
@@ -25,6 +26,8 @@ class NoteContent:
     item_id: str
     fields: tuple[str, ...]
     tags: tuple[str, ...]
+    kept: bool = False
+    """The fields are a kept note type's (`apkg.kept`), which has no item id."""
 
     @functools.cached_property
     def hash(self) -> str:
@@ -33,6 +36,8 @@ class NoteContent:
 
     def hash_as(self, item_id: str) -> str:
         """The hash this content would have under another item id: finds renames and swaps."""
+        if self.kept:
+            return self.hash
         fields = list(self.fields)
         fields[ITEM_ID_FIELD] = item_id
         return content_hash(*fields, " ".join(self.tags))
@@ -96,9 +101,28 @@ def note_content(
     question = rich_html(item.question)
     if item.retired:
         question = retired_notice(bank.language) + question
+    whys = [rich_html(why) for why in item.whys]
+    tags = set(bank.tags) | set(item.tags)
+    if item.retired:
+        tags.add(RETIRED_TAG)
+    guid = guid or note_guid(bank.topic, bank.language, item.id)
+    if bank.anki_notetype is not None:
+        question_image = image_html(images.get("image", ""), item.image_alt)
+        explanation_image = image_html(
+            images.get("explanation_image", ""), item.explanation_image_alt
+        )
+        kept = kept_fields(
+            bank.anki_notetype,
+            question + (f'<div class="ag-image">{question_image}</div>' if question_image else ""),
+            tuple(choice + _why(whys, n) for n, choice in enumerate(choices, start=1)),
+            item.answer,
+            rich_html(item.explanation)
+            + (f'<div class="ag-image">{explanation_image}</div>' if explanation_image else ""),
+        )
+        return NoteContent(guid, item.id, kept, tuple(sorted(tags)), kept=True)
     fields = (
         question,
-        choices_html(choices, item.answer, [rich_html(why) for why in item.whys]),
+        choices_html(choices, item.answer, whys),
         answer,
         rich_html(item.explanation),
         " ".join(str(number) for number in item.answer),
@@ -109,11 +133,8 @@ def note_content(
         image_html(images.get("image", ""), item.image_alt),
         image_html(images.get("explanation_image", ""), item.explanation_image_alt),
     )
-    tags = set(bank.tags) | set(item.tags)
-    if item.retired:
-        tags.add(RETIRED_TAG)
     return NoteContent(
-        guid=guid or note_guid(bank.topic, bank.language, item.id),
+        guid=guid,
         item_id=item.id,
         fields=fields,
         tags=tuple(sorted(tags)),

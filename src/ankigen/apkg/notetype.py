@@ -94,13 +94,21 @@ def templates() -> Templates:
 
 
 @cache
+def kept_script() -> str:
+    """The script a kept note type's card runs before ours (`apkg.kept`)."""
+    return compact_script(_read("kept.js"))
+
+
+@cache
 def schema_hash() -> str:
-    """Changes whenever anything Anki stores in the note type changes."""
+    """Changes whenever anything Anki stores in the note type changes, or in a kept note
+    type (`apkg.kept`), whose time in packages follows ours."""
     t = templates()
-    return content_hash(NOTETYPE_NAME, *FIELDS, TEMPLATE_NAME, t.front, t.back, t.css)
+    own = content_hash(NOTETYPE_NAME, *FIELDS, TEMPLATE_NAME, t.front, t.back, t.css)
+    return content_hash(own, kept_script())
 
 
-_SOURCES = ("front.html", "back.html", "card.js", "card.css", "code.css")
+_SOURCES = ("front.html", "back.html", "card.js", "card.css", "code.css", "kept.js")
 
 
 def sources_digest() -> str:

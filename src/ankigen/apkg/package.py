@@ -17,7 +17,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen.apkg import notetype
+from ankigen.apkg.kept import kept_templates, notetype_name
 from ankigen.apkg.notetype import NOTETYPE_ID, NOTETYPE_NAME
+from ankigen.bank.model import KeptNotetype
 from ankigen.core.errors import OutputError
 
 # sqlite3, tempfile and deflate are imported where they are used: a build with
@@ -49,6 +51,8 @@ class PackageDeck:
     notetype_mtime: int
     parents: tuple[tuple[int, str, str], ...] = ()
     """Parent decks as (id, name, description): Anki imports and updates their descriptions."""
+    kept: KeptNotetype | None = None
+    """The adopted deck's note type that the notes keep, instead of ours (`apkg.kept`)."""
 
 
 def _genanki() -> types.ModuleType:
@@ -73,8 +77,18 @@ def _genanki() -> types.ModuleType:
     return sys.modules["genanki"]
 
 
-def genanki_model() -> genanki.Model:
+def genanki_model(kept: KeptNotetype | None = None) -> genanki.Model:
     genanki = _genanki()
+    if kept is not None:
+        t = kept_templates(kept)
+        return genanki.Model(
+            model_id=kept.id,
+            name=notetype_name(kept),
+            fields=[{"name": name} for name in kept.fields],
+            templates=[{"name": kept.template, "qfmt": t.front, "afmt": t.back}],
+            css=t.css,
+            sort_field_index=kept.fields.index(kept.question),
+        )
     t = notetype.templates()
     return genanki.Model(
         model_id=NOTETYPE_ID,
@@ -105,7 +119,7 @@ def check_file_name(name: str) -> None:
 
 def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
     genanki = _genanki()
-    model = genanki_model()
+    model = genanki_model(deck.kept)
     gdeck = genanki.Deck(deck.deck_id, deck.name, description=deck.description)
     gdeck.add_model(model)  # genanki adds the models of a deck's notes; ours come after
     db_path = workdir / "collection.anki2"
@@ -126,7 +140,12 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
         cursor = conn.cursor()
         parents = [genanki.Deck(i, name, description=text) for i, name, text in deck.parents]
         ids = _note_ids(deck.first_note_id)
-        genanki.Package([*parents, gdeck]).write_to_db(cursor, deck.notetype_mtime, ids)
+        # a kept note type is never older than its adoption: Anki replaces the template
+        # of a collection's note type only by a newer one
+        mtime = deck.notetype_mtime
+        if deck.kept is not None:
+            mtime = max(mtime, deck.kept.adopted + 1)
+        genanki.Package([*parents, gdeck]).write_to_db(cursor, mtime, ids)
         indexes = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'"
         ).fetchall()

@@ -95,6 +95,35 @@ class Item:
         return self.whys[number - 1] if number <= len(self.whys) else ""
 
 
+ANSWER_FORMATS = ("bits", "numbers", "text")
+"""How a kept note type's answer field says which choices are correct: `1 0 0 1` by
+position, choice numbers (`2`, `1 3`), or the correct choice's text."""
+
+
+@dataclass(frozen=True)
+class KeptNotetype:
+    """An adopted deck's own Anki note type, kept so that its learners' notes and cards stay
+    where they are (`anki_notetype:` in a bank; see docs/round-trip.md): its id, fields and
+    template name as Anki has them, and which of its fields hold what. ankigen's card is
+    drawn from those fields (`apkg.kept`)."""
+
+    id: int
+    name: str
+    fields: tuple[str, ...]
+    template: str
+    question: str
+    choices: tuple[str, ...]
+    answer: str
+    answer_format: str
+    """One of `ANSWER_FORMATS`."""
+    explanation: str = ""
+    kind: str = ""
+    """A field such as the Multiple Choice add-on's QType: 2 for one answer, 1 for several."""
+    adopted: int = 0
+    """When the deck was adopted: the note type's time in packages is never older, so Anki
+    replaces the old template by ankigen's card."""
+
+
 @dataclass(frozen=True)
 class Bank:
     """One topic in one language: one deck."""
@@ -129,6 +158,8 @@ class Bank:
     """Line of each top-level key."""
     recall: bool = False
     """Default for the items' `recall`."""
+    anki_notetype: KeptNotetype | None = None
+    """The adopted deck's note type its notes keep, if the bank keeps one."""
 
     @property
     def deck_name(self) -> str:
@@ -219,6 +250,7 @@ BANK_KEYS = [
     "formerly",
     "items",
     "recall",
+    "anki_notetype",
 ]
 REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
 ITEM_KEYS = [

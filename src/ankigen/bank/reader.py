@@ -17,6 +17,7 @@ from ankigen.bank.fastread import (
     read_plain_item,
     read_text_item,
 )
+from ankigen.bank.kept import check_items, read_kept
 from ankigen.bank.model import (
     BANK_KEYS,
     ITEM_KEYS,
@@ -163,6 +164,9 @@ def _read_bank(
                 bool(recall),
             )
         )
+    kept = read_kept(r, keys["anki_notetype"]) if "anki_notetype" in keys else None
+    if kept is not None:
+        check_items(r, kept, items)
     if topic is None or language is None or values.get("title") is None or formerly is None:
         return None
     return Bank(
@@ -182,6 +186,7 @@ def _read_bank(
         formerly_languages=formerly[1] if formerly else (),
         lines={sys.intern(key): r.key_line(node) for key, node in keys.items()},
         recall=bool(recall),
+        anki_notetype=kept,
     )
 
 

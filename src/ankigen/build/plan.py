@@ -85,7 +85,12 @@ def plan_deck(
         else:
             changed += 1
             restored += known.hash == content.hash
-        fields = with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
+        # a kept note type's card shows no version: its fields have no place for it
+        fields = (
+            content.fields
+            if content.kept
+            else with_card_version(content.fields, note_version(stamp.hash, stamp.mtime))
+        )
         notes.append(PackageNote(content.guid, fields, content.tags, stamp.mtime))
     version = lock_version(bank.topic, bank.language, deck_lock)
     oldest = oldest_key(bank.topic, bank.language, bank.formerly_topics, bank.formerly_languages)
@@ -96,6 +101,7 @@ def plan_deck(
         notes=tuple(notes),
         first_note_id=deck_lock.created * 1000,
         notetype_mtime=notetype_mtime,
+        kept=bank.anki_notetype,
     )
     report = DeckReport(
         topic=bank.topic,
@@ -271,9 +277,11 @@ def package_key(package: PackageDeck) -> str:
     values written by `marshal` at version 2, by type and content alone (the dataclasses'
     own repr, made by Python code per object, took 0.16 s for a deck of 10,000 notes;
     a tuple's, a tenth; marshal copies the texts' UTF-8 as they are)."""
-    deck = tuple(getattr(package, f.name) for f in dataclasses.fields(package) if f.name != "notes")
+    plain = (f.name for f in dataclasses.fields(package) if f.name not in ("notes", "kept"))
+    deck = tuple(getattr(package, name) for name in plain)
+    kept = dataclasses.astuple(package.kept) if package.kept else None  # marshal takes no object
     notes = list(map(_NOTE_FIELDS, package.notes))
-    values = marshal.dumps((__version__, notetype.schema_hash(), deck, notes), 2)
+    values = marshal.dumps((__version__, notetype.schema_hash(), deck, kept, notes), 2)
     return hashlib.sha256(values).hexdigest()[:16]
 
 

@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import unicodedata
 from collections.abc import Callable, Iterable, Sequence
+from dataclasses import replace
 
+from ankigen.apkg.notetype import NOTETYPE_ID
 from ankigen.bank.model import MAX_DECK_PART, Bank, Item, Outline, Parity
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.parity import in_step
@@ -79,7 +81,34 @@ def check_across(
         found.extend(cache.across(bank.path, ref.path, check) if cache else check())
     found.extend(same_deck_names(list(named.values()), deck_name))
     found.extend(former_names_taken(list(named.values())))
+    found.extend(kept_notetypes_clash(list(named.values())))
     return found
+
+
+def kept_notetypes_clash(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
+    """A note type is one in a learner's collection, by its id: banks that keep the same
+    one (`anki_notetype:`) must describe it alike, and none may take ankigen's own id."""
+    first: dict[int, Bank] = {}
+    for bank in banks:
+        kept = bank.anki_notetype
+        if kept is None:
+            continue
+        line = bank.lines.get("anki_notetype", 1)
+        if kept.id == NOTETYPE_ID:
+            yield Diagnostic(
+                bank.path, line, "error", "anki_notetype: id is ankigen's own note type's"
+            )
+            continue
+        other = first.setdefault(kept.id, bank)
+        theirs = other.anki_notetype
+        if theirs is not None and replace(theirs, adopted=0) != replace(kept, adopted=0):
+            yield Diagnostic(
+                bank.path,
+                line,
+                "error",
+                f"anki_notetype: note type {kept.id} is kept by {other.path} too, with other "
+                "fields, template or parts: a collection holds one note type by that id",
+            )
 
 
 def same_deck_names(

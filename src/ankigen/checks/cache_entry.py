@@ -93,6 +93,8 @@ def dump(
     if bank is not None:
         # by hand: dataclasses.asdict deep-copies every value and is several times slower
         head = {name: getattr(bank, name) for name in _BANK_FIELDS}
+        if bank.anki_notetype is not None:
+            head["anki_notetype"] = dataclasses.asdict(bank.anki_notetype)
         items_outlined = (outlined or outline(bank)).items
         head["outline"] = {
             name: [getattr(item, name) for item in items_outlined] for name in _OUTLINE_COLUMNS
@@ -183,10 +185,23 @@ def _checker(kind: Any) -> Callable[[Any], Any]:
 
         return mapping
 
+    if dataclasses.is_dataclass(kind):
+        return _record_checker(kind)
+    arguments = typing.get_args(kind)
+    if len(arguments) == 2 and arguments[1] is type(None):
+        check_present = _checker(arguments[0])
+        return lambda value: None if value is None else check_present(value)
+
     def refused(value: Any) -> Any:
-        raise BadEntry(kind)  # no optional fields are cached
+        raise BadEntry(kind)
 
     return refused
+
+
+def _record_checker(kind: Any) -> Callable[[Any], Any]:
+    """A frozen dataclass such as `KeptNotetype`, from a mapping of its fields."""
+    checkers = {name: _checker(hint) for name, hint in typing.get_type_hints(kind).items()}
+    return lambda value: kind(**_record(value, checkers))
 
 
 def _record(data: Any, checkers: dict[str, Callable[[Any], Any]]) -> dict[str, Any]:

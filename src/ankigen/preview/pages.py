@@ -11,7 +11,7 @@ import html
 import json
 import re
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cache
 from pathlib import Path
 
@@ -140,6 +140,9 @@ def deck_page(bank: Bank, images: Prepared | None = None) -> DeckPage:
     MathJax and the note type's CSS and script exactly as the package has them."""
     cards = []
     common = shared()
+    # a bank that keeps an adopted deck's note type is shown on ankigen's own card, which
+    # the kept one draws from its fields (`apkg.kept`)
+    bank = replace(bank, anki_notetype=None)
     for number, item in enumerate(bank.items, start=1):
         content = note_content(bank, item, images.names(bank, item.id) if images else None)
         front, back = common.sides(content.fields)

@@ -161,9 +161,12 @@ def plan_pull(
     items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
     issued_fields = _packages(out_dir)
     found = _Found()
+    kept: dict[str, int] = {}
     for exported, note in ((e, n) for e in sources for n in e.notes):
         if not is_ours(exported, note):
             found.other_types += 1
+            if note.guid in issued_as:  # a note of a kept note type (`apkg.kept`)
+                kept[issued_as[note.guid][0]] = kept.get(issued_as[note.guid][0], 0) + 1
             continue
         key, item_id = issued_as.get(note.guid, ("", ""))
         item = items.get(key, {}).get(item_id)
@@ -176,6 +179,18 @@ def plan_pull(
         base = issued_fields.get((note.guid, issued))
         names = images.names(bank, item.id)
         _decide(found, bank, item, (fields, base), issued, names, note.guid, take)
+    for key, count in kept.items():
+        if key in banks:
+            bank = banks[key]
+            found.warnings.append(
+                Diagnostic(
+                    bank.path,
+                    bank.lines.get("anki_notetype", 1),
+                    "warning",
+                    f"{count} note(s) of the deck's kept note type (anki_notetype:) are not "
+                    "pulled: pull reads ankigen's own note type; make such fixes in the bank",
+                )
+            )
     return found.pulled(take)
 
 
