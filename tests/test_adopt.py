@@ -63,13 +63,16 @@ def addon_deck(collection: AnkiCollection, path: Path, deck: str = "Physics") ->
     return path
 
 
-@pytest.fixture
-def shared(tmp_path: Path) -> Path:
+def addon_package(tmp_path: Path) -> Path:
+    """The add-on's deck as its author shares it (the `shared` fixture)."""
     author = AnkiCollection(tmp_path / "author")
     try:
         return addon_deck(author, tmp_path / "physics.apkg")
     finally:
         author.close()
+
+
+shared = pytest.fixture(name="shared")(addon_package)
 
 
 def adopt(runner: CliRunner, package: Path, *more: str) -> str:
@@ -94,7 +97,8 @@ def test_the_addons_deck_becomes_a_bank_with_its_guids_in_the_lock(
     assert items[0]["image"].startswith("physics/") and items[0]["image_alt"] == "an arrow"
     assert (project / "media" / items[0]["image"]).read_bytes()[:4] == b"\x89PNG"
     assert "1 Kprim note(s) became items with several answers" in said
-    assert "wrote banks/ankigen.lock" in said and "Merge note types" in said
+    assert "wrote banks/ankigen.lock" in said and "keeps their note type" in said
+    assert bank["anki_notetype"]["fields"] == FIELDS  # (test_adopt_kept.py)
     lock = (project / "banks" / "ankigen.lock").read_text("utf-8")
     collection.import_package(shared)
     for guid in (collection.col.get_note(n).guid for n in collection.col.find_notes("")):
@@ -110,14 +114,14 @@ def test_the_addons_deck_becomes_a_bank_with_its_guids_in_the_lock(
 def test_what_a_learner_who_studied_the_deck_gets_from_the_adopted_build(
     project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection, merge: bool
 ) -> None:
-    """Anki's importer matches notes by GUID, but never changes an existing note's type
-    on its own (rslib `maybe_update_existing_note`): by default the adopted notes are
+    """Adopted onto ankigen's note type: Anki's importer matches notes by GUID, but never
+    changes an existing note's type on its own (rslib `maybe_update_existing_note`): by default the adopted notes are
     "conflicting" and left alone; with "Merge note types", each note moves to ankigen's
     note type, its reviewed card stays on the old template, and ankigen's card is new."""
     collection.import_package(shared)
     assert collection.review_all() == 3
     reviews, cards = collection.revlog_count(), sorted(collection.col.find_cards(""))
-    adopt(runner, shared)
+    assert "Merge note types" in adopt(runner, shared, "--notetype", "ankigen")
     bank = project / "banks" / "physics" / "en.yaml"
     assert invoke(runner, "build").exit_code == 0, bank.read_text("utf-8")
     request = ImportAnkiPackageRequest(

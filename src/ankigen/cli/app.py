@@ -248,6 +248,14 @@ class FormatName(_TextParam):
     help="Anki packages: which field holds what, such as "
     "'question=Front,choices=Q_1..Q_5,answer=Answers,explanation=Back'.",
 )
+@click.option(
+    "--notetype",
+    type=click.Choice(["keep", "ankigen"]),
+    default=None,
+    help="Anki packages: keep the deck's own note type, drawn with ankigen's card, so "
+    "learners' notes update with their history (default); or move to ankigen's note type, "
+    "which Anki imports only with 'Merge note types'.",
+)
 def import_(
     file: Path,
     format_name: str | None,
@@ -262,6 +270,7 @@ def import_(
     column_specs: tuple[str, ...],
     deck: str,
     field_spec: str,
+    notetype: str | None,
 ) -> None:
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     adopt a multiple-choice deck from an Anki package, its notes' GUIDs kept in the
@@ -296,8 +305,10 @@ def import_(
         echo([detected_line(file, format_name, chosen_by)])
     if columns and format_name != "csv":
         raise click.UsageError(f"--columns is for CSV files, not {format_name}")
-    if (deck or field_spec) and format_name != "apkg":
-        raise click.UsageError(f"--deck and --fields are for Anki packages, not {format_name}")
+    if (deck or field_spec or notetype) and format_name != "apkg":
+        raise click.UsageError(
+            f"--deck, --fields and --notetype are for Anki packages, not {format_name}"
+        )
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if field_spec:
         from ankigen.formats.apkg import parse_fields
@@ -321,6 +332,7 @@ def import_(
             force=force,
             deck=deck,
             fields=fields,
+            keep_notetype=notetype != "ankigen",
             banks_dir=banks_dir,
         )
     except AnswersError as exc:

@@ -106,9 +106,18 @@ def import_lines(path: Path, written: ImportWritten) -> list[Line]:
         lines.append(Line(f"{_done(written.wrote)} {written.bank}{more}", True))
     count_line = f"{len(source.questions)} items imported, {source.skipped} skipped"
     if written.lock is not None:
-        lines += [Line(f"{_done(written.lock[1])} {written.lock[0]}", True), Line(ADOPTED, True)]
+        kept = source.anki_notetype
+        said = ADOPTED_KEPT.format(name=kept.name) if kept else ADOPTED
+        lines += [Line(f"{_done(written.lock[1])} {written.lock[0]}", True), Line(said, True)]
     return [*lines, Line(count_line, True)]
 
+
+ADOPTED_KEPT = (
+    "the notes' GUIDs are in the lock and the bank keeps their note type {name!r} "
+    "(anki_notetype:): a build updates the notes learners have, cards, reviews and "
+    "scheduling kept, and Anki replaces that note type's card by ankigen's, drawn from the "
+    "same fields, with no full sync (docs/round-trip.md, 'Adopting a deck')"
+)
 
 ADOPTED = (
     "the notes' GUIDs are in the lock: new learners get ankigen's cards, and no build adds "

@@ -20,11 +20,22 @@ from __future__ import annotations
 import io
 import re
 import zipfile
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.collection.exported import AnkiNote, Exported, ExportedError, media_file, read_exported
+from ankigen.bank.kept import field_name_problem
+from ankigen.bank.model import MAX_CHOICES, KeptNotetype
+from ankigen.collection.exported import (
+    AnkiNote,
+    Exported,
+    ExportedError,
+    Notetype,
+    media_file,
+    read_exported,
+)
+from ankigen.core.times import clock
 from ankigen.formats.htmltext import html_to_text, tex_delimiters
 from ankigen.formats.model import (
     Choice,
@@ -139,6 +150,8 @@ class _Reading:
     media: dict[str, bytes]
     kprim: list[int]
     """The notes read as Kprim, by number."""
+    answer_formats: Counter[str]
+    """How the notes' answers were written (`ANSWER_FORMATS`), by count."""
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
@@ -157,7 +170,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     notetype = exported.notetypes[next(iter(kinds))]
     mapping = _mapping(notetype.fields, dict(options.fields))
     with zipfile.ZipFile(io.BytesIO(data)) as archive:  # read_exported opened it already
-        reading = _Reading(path, archive, exported, options, Problems(path), {}, [])
+        reading = _Reading(path, archive, exported, options, Problems(path), {}, [], Counter())
         questions = [
             _question(note, number, mapping, reading) for number, note in enumerate(notes, start=1)
         ]
@@ -176,6 +189,41 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         diagnostics=tuple(reading.problems.found),
         media=tuple(sorted(reading.media.items())),
         origin=f"Anki deck {notes[0].deck!r}, note type {notetype.name!r}",
+        anki_notetype=_kept(notetype, mapping, reading) if options.keep_notetype else None,
+    )
+
+
+def _kept(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotetype:
+    """The note type the notes keep (`KeptNotetype`), or a FormatError saying why it
+    cannot be kept."""
+    instead = "; adopt the deck onto ankigen's note type with --notetype ankigen"
+    if len(notetype.templates) != 1:
+        raise FormatError(
+            f"{reading.path}: note type {notetype.name!r} has {len(notetype.templates)} card "
+            f"templates; ankigen keeps a note type of one{instead}"
+        )
+    for name in notetype.fields:
+        problem = field_name_problem(name)
+        if problem:
+            raise FormatError(f"{reading.path}: the note type's field {name!r} {problem}{instead}")
+    if not 2 <= len(mapping.choices) <= MAX_CHOICES:
+        raise FormatError(
+            f"{reading.path}: the note type has {len(mapping.choices)} choice fields; a kept "
+            f"one has 2 to {MAX_CHOICES}{instead}"
+        )
+    counted = reading.answer_formats.most_common()
+    return KeptNotetype(
+        id=notetype.id,
+        name=notetype.name,
+        fields=notetype.fields,
+        template=notetype.templates[0],
+        question=mapping.question,
+        choices=mapping.choices,
+        answer=mapping.answer,
+        answer_format=counted[0][0] if counted else "bits",
+        explanation=mapping.explanation[0] if mapping.explanation else "",
+        kind=mapping.kind,
+        adopted=clock(),
     )
 
 
@@ -209,7 +257,7 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
         question = f"<b>{title}</b>\n{question}"
     texts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.choices]
     kind = _plain(fields[mapping.kind]) if mapping.kind else ""
-    correct = _answer(_plain(fields[mapping.answer]), texts, line, reading.problems)
+    correct = _answer(_plain(fields[mapping.answer]), texts, line, reading)
     if kind == "0":
         reading.kprim.append(line)
     choices = tuple(
@@ -236,7 +284,7 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
 
 
 def _answer(
-    value: str, texts: Sequence[str], line: int, problems: Problems
+    value: str, texts: Sequence[str], line: int, reading: _Reading
 ) -> tuple[int, ...] | None:
     """The correct choices' numbers, from bits by position, numbers, or a choice's text."""
     tokens = value.replace(",", " ").split()
@@ -245,13 +293,16 @@ def _answer(
         correct = tuple(n for n, bit in enumerate(tokens, start=1) if bit == "1")
         unmarked = [n for n in filled if n > len(tokens)]
         if not unmarked and set(correct) <= set(filled):
+            reading.answer_formats["bits"] += 1
             return correct
     elif tokens and all(t.isdigit() and int(t) in filled for t in tokens):
+        reading.answer_formats["numbers"] += 1
         return tuple(sorted({int(t) for t in tokens}))
     by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
     if value.strip() and len(by_text) == 1:
+        reading.answer_formats["text"] += 1
         return (by_text[0],)
-    problems.warn(
+    reading.problems.warn(
         line, f"the answer {value!r} does not say which of the {len(filled)} choices are correct"
     )
     return None

@@ -13,6 +13,7 @@ from collections.abc import Callable, Sequence
 import yaml
 
 from ankigen.bank import yamltree
+from ankigen.bank.model import KeptNotetype
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.yamltree import YamlProblem
 from ankigen.core.errors import Diagnostic, InvalidBanks
@@ -129,10 +130,35 @@ def bank_yaml(
         older = [f"topic: {_flow(topics)}"] if topics else []
         older += [f"language: {_flow(languages)}"] if languages else []
         out.append("formerly: {" + ", ".join(older) + "}")
+    if source.anki_notetype is not None:
+        out += kept_lines(source.anki_notetype)
     out.append("items:")
     for item_id, question in zip(ids, source.questions, strict=True):
         out.extend(item_lines(question, item_id, source))
     return "\n".join(out) + "\n"
+
+
+def kept_lines(kept: KeptNotetype) -> list[str]:
+    """The bank's `anki_notetype:`, as `bank.kept` reads it."""
+    q = yaml_string
+    out = [
+        "# The adopted deck's own Anki note type, kept so its learners keep their cards and",
+        "# history: ankigen's card is drawn from these fields. See docs/round-trip.md.",
+        "anki_notetype:",
+        f"  id: {kept.id}",
+        f"  name: {q(kept.name)}",
+        f"  fields: {_flow(kept.fields)}",
+        f"  template: {q(kept.template)}",
+        f"  question: {q(kept.question)}",
+        f"  choices: {_flow(kept.choices)}",
+        f"  answer: {q(kept.answer)}",
+        f"  answer_format: {kept.answer_format}",
+    ]
+    out += [
+        f"  {key}: {q(getattr(kept, key))}" for key in ("explanation", "kind") if getattr(kept, key)
+    ]
+    out.append(f"  adopted: {kept.adopted}")
+    return out
 
 
 # the places `item_lines` leaves to the author, and a value that fills each

@@ -60,6 +60,8 @@ def import_file(
     columns: tuple[tuple[str, str], ...] = (),
     deck: str = "",
     fields: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    *,
+    keep_notetype: bool = False,
 ) -> Imported:
     """Read a file in a quiz format into a bank; raises InvalidBanks if it has errors."""
     data = read_quiz_file(path)
@@ -78,6 +80,7 @@ def import_file(
         columns=columns,
         deck=deck,
         fields=fields,
+        keep_notetype=keep_notetype,
     )
     source = fmt.read(shown, data, options)
     problems = Problems(shown)
@@ -216,13 +219,23 @@ def import_into(
     force: bool = False,
     deck: str = "",
     fields: tuple[tuple[str, tuple[str, ...]], ...] = (),
+    keep_notetype: bool = False,
     banks_dir: Path = Path("banks"),
 ) -> ImportWritten:
     """Read a quiz file into a bank and write it, with its images under `media`: nothing
     is written unless everything may be (`userfile`). A deck adopted from Anki goes into
     `banks_dir`, its notes' GUIDs into the lock beside it."""
     imported = import_file(
-        path, topic, language, format_name, choices, answers, columns, deck, fields
+        path,
+        topic,
+        language,
+        format_name,
+        choices,
+        answers,
+        columns,
+        deck,
+        fields,
+        keep_notetype=keep_notetype,
     )
     adopted = any(question.guid for question in imported.source.questions)
     if adopted and out is None:

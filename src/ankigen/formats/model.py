@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank
+from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank, KeptNotetype
 from ankigen.bank.yamltree import other_encoding
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
 from ankigen.text import l10n
@@ -101,6 +101,8 @@ class Source:
     """The items' default `recall`."""
     formerly: tuple[tuple[str, ...], tuple[str, ...]] = ((), ())
     """Older topics and older languages of the bank, oldest first."""
+    anki_notetype: KeptNotetype | None = None
+    """An adopted deck's note type, kept (the bank's `anki_notetype:`)."""
 
     @property
     def export_mark(self) -> str:
@@ -129,6 +131,8 @@ class ReadOptions:
     """Anki packages only: `--deck`, the deck to adopt."""
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     """Anki packages only: `--fields`, the fields that hold each role (`formats.apkg`)."""
+    keep_notetype: bool = False
+    """Anki packages only: the notes keep their note type (`--notetype keep`)."""
 
 
 Reader = Callable[[str, bytes, ReadOptions], Source]
@@ -345,6 +349,7 @@ def from_bank(bank: Bank) -> Source:
         shuffle=bank.shuffle,
         recall=bank.recall,
         formerly=(bank.formerly_topics, bank.formerly_languages),
+        anki_notetype=bank.anki_notetype,
     )
 
 
