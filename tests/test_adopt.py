@@ -18,7 +18,8 @@ from tests.helpers import AnkiCollection
 from tests.test_media import line_art
 
 # the add-on's note type as its source makes it (src/multiple_choice/template.py:
-# `aio_model_name`, `aio_card`, `aio_fields`); its templates reduced to the fields they show
+# `aio_model_name`, `aio_card`, `aio_fields`), with its own templates and styling
+ADDON_CARD = Path(__file__).parent / "data" / "anki-mc"
 ADDON = "AllInOne (kprim, mc, sc)"
 QTYPE = "QType (0=kprim,1=mc,2=sc)"
 FIELDS = ["Question", "Title", QTYPE, "Q_1", "Q_2", "Q_3", "Q_4", "Q_5", "Answers", "Sources"]
@@ -39,9 +40,10 @@ def addon_deck(collection: AnkiCollection, path: Path, deck: str = "Physics") ->
     for name in FIELDS:
         models.add_field(model, models.new_field(name))
     template = models.new_template(ADDON)
-    template["qfmt"] = "{{Title}}{{Question}}" + "".join(f"{{{{Q_{n}}}}}" for n in range(1, 6))
-    template["afmt"] = "{{FrontSide}}<hr id=answer>{{Answers}}{{Sources}}{{Extra 1}}"
+    template["qfmt"] = (ADDON_CARD / "front.html").read_text("utf-8")
+    template["afmt"] = (ADDON_CARD / "back.html").read_text("utf-8")
     models.add_template(model, template)
+    model["css"] = (ADDON_CARD / "css.css").read_text("utf-8")
     models.add(model)
     model = models.by_name(ADDON)
     deck_id = collection.col.decks.id(deck)

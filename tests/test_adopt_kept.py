@@ -296,3 +296,42 @@ def test_pull_names_the_kept_notes_it_does_not_read(
         result.output
     )
     assert bank.read_bytes() == before
+
+
+def test_a_learner_who_keeps_the_addons_template_still_gets_right_cards(
+    project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection
+) -> None:
+    """Anki replaces a note type's template only by a newer one: a learner whose copy
+    changed since keeps the add-on's card. The notes, updated all the same, keep the
+    add-on's format, so its card still asks and grades them right."""
+    from anki.collection import ImportAnkiPackageOptions
+    from anki.import_export_pb2 import (
+        IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_NEVER,
+        ImportAnkiPackageRequest,
+    )
+
+    collection.import_package(shared)
+    adopt(runner, shared)
+    never = ImportAnkiPackageOptions(update_notetypes=IMPORT_ANKI_PACKAGE_UPDATE_CONDITION_NEVER)
+    request = ImportAnkiPackageRequest(package_path=str(build(runner, project)), options=never)
+    log = collection.col.import_anki_package(request).log
+    assert (len(log.updated), len(log.conflicting)) == (3, 0)
+    collection.col.models._clear_cache()
+    model = collection.col.models.by_name(ADDON)
+    assert model is not None and "ag-card" not in model["tmpls"][0]["qfmt"]
+    web = project.parent / "web"
+    shutil.copytree(collection.col.media.dir(), web)
+    sides = {}
+    for card_id in collection.col.find_cards(""):
+        card = collection.col.get_card(card_id)
+        sides[card.note()["Q_1"].replace(" ", "-")] = (card.question(), card.answer())
+    with serve_cards(web, sides, ["desktop.html"]) as base, headless_chromium() as chromium:
+        tab = Client(chromium, base, sides)
+        tab.desktop()
+        tab.show_question("mass")
+        labels = tab.page.eval_on_selector_all("#qtable label", "els => els.map(e => e.innerText)")
+        assert sorted(labels) == ["mass", "time", "velocity"]  # the add-on shuffles them
+        tab.page.click("#qtable label >> text=velocity")
+        tab.show_answer("mass")
+        assert tab.page.inner_text("#canswerresult") == "Correct."
+        tab.close()
