@@ -186,3 +186,31 @@ def test_webkit_back_without_state_marks_the_authors_order(webkit: WebKit, base:
     assert back["verdict"] is None
     assert [c[0] for c in back["choices"]] == [1, 2, 3, 4]
     assert [c[0] for c in back["choices"] if c[1] == "true"] == [4]
+
+
+@pytest.fixture(scope="module")
+def kept_site(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """A deck keeping an adopted note type (`anki_notetype:`), its Urdu card as Anki
+    renders it, served as test_card.py serves its cards."""
+    from tests.helpers import item, write_bank
+    from tests.test_adopt_kept import GENANKI_KEPT
+    from tests.test_card import anki_rendered_sides, serve_cards
+
+    root = tmp_path_factory.mktemp("webkit-kept")
+    project = root / "project"
+    urdu = item("urdu", answer=3, choices=3, shuffle=False, question="کون سا درست ہے؟")
+    write_bank(project / "banks", "kept", "ur", items=[urdu], anki_notetype=GENANKI_KEPT)
+    sides = anki_rendered_sides(project, root / "anki", key=lambda card: "urdu")
+    with serve_cards(root / "web", sides, []) as served:
+        yield served
+
+
+def test_webkit_draws_a_kept_note_types_card_right_to_left(webkit: WebKit, kept_site: str) -> None:
+    webkit.load(f"{kept_site}/front-urdu.html")
+    assert webkit.eval("document.querySelector('.ag-card').getAttribute('dir')") == "rtl"
+    assert webkit.eval(FRONT_ORDER) == [1, 2, 3]
+    click(webkit, 3)
+    webkit.load(f"{kept_site}/back-urdu.html")
+    back = webkit.eval(BACK)
+    assert back["verdict"] == "correct"
+    assert [c[1] for c in back["choices"]] == ["false", "false", "true"]

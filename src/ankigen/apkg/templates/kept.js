@@ -32,8 +32,10 @@
     rows[r].setAttribute("data-correct", right ? "true" : "false");
     if (right) { correct.push(choice.html); }
   }
-  if (root.getAttribute("dir") === "auto") {
-    root.setAttribute("dir", window.getComputedStyle(root).direction === "rtl" ? "rtl" : "ltr");
+  // the question's own direction (`dir="auto"` on it): the card's would skip it
+  var question = root.querySelector(".ag-question");
+  if (root.getAttribute("dir") === "auto" && question) {
+    root.setAttribute("dir", window.getComputedStyle(question).direction === "rtl" ? "rtl" : "ltr");
   }
   var answer = root.querySelector(".ag-answer-text");
   if (answer && !answer.innerHTML.trim()) { answer.innerHTML = correct.join("<br>"); }
