@@ -3,7 +3,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 import sys
 import unicodedata
@@ -83,6 +82,8 @@ class Reader:
                 self.report(key_node, f"{what}: duplicate key {key!r}")
                 continue
             if key not in known:
+                import difflib  # only for a key misspelt: 5 ms of every edit's build
+
                 hint = difflib.get_close_matches(key, known, n=1)
                 suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
                 self.report(key_node, f"{what}: unknown key {key!r}{suggestion}")

@@ -212,6 +212,7 @@ class EarlyPlans:
         evidence: Evidence,
         now: int,
         lone_worker: Pool | None = None,
+        last: BuildCache | None = None,
     ) -> None:
         self.lone_worker = lone_worker
         """The one worker that checks the one bank checked: its deck's plan comes first,
@@ -225,7 +226,8 @@ class EarlyPlans:
         self.project = project
         self.evidence = evidence
         self.now = now
-        self.cache = BuildCache(out_dir)
+        # the build cache the build read, if the file is still that (`BuildCache.current`)
+        self.cache = last.current() if last is not None else BuildCache(out_dir)
         self.changed = threading.Condition()
         self.inputs: dict[Path, tuple[object, ...]] = {}
         self.pending: set[Path] = set()

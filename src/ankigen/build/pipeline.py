@@ -60,7 +60,7 @@ def build(
     lock_path = banks_dir / LOCK_NAME
     # read without the folder's lock: what a file's status vouched for holds whichever
     # build recorded it
-    last_cache = BuildCache(out_dir) if (out_dir / CACHE_NAME).is_file() else None
+    last_cache = _last_cache(out_dir)
     sources, problems = read_sources(
         banks_dir, bank_paths, last_cache.banks if last_cache is not None else None
     )
@@ -100,7 +100,8 @@ def build(
     evidence = Evidence(out_dir, lock_path, lock_bytes)
     alone = sum(not bank_cache.has_entry(source) for source in sources) == 1
     with worker_pool(size, len(sources), alone) as pool:
-        early = EarlyPlans(banks_dir, out_dir, project, evidence, now, pool if alone else None)
+        lone = pool if alone else None
+        early = EarlyPlans(banks_dir, out_dir, project, evidence, now, lone, last_cache)
         checked = check_outlines(
             sources,
             pool,
@@ -149,6 +150,21 @@ def build(
             return result
 
 
+_read_here: BuildCache | None = None
+"""The build cache `unchanged_build` read, for a `build` in the same process after it
+(`ankigen build` asks the first, then runs the second) to take while the file is the
+same: its record, with thousands of recorded warnings, is parsed once."""
+
+
+def _last_cache(out_dir: Path) -> BuildCache | None:
+    """The build cache as the last build left it, read without the folder's lock."""
+    if not (out_dir / CACHE_NAME).is_file():
+        return None
+    if _read_here is not None and _read_here.path == out_dir / CACHE_NAME:
+        return _read_here.current()
+    return BuildCache(out_dir)
+
+
 def unchanged_build(banks_dir: Path, out_dir: Path) -> BuildResult | None:
     """What `build(banks_dir, out_dir)` returns when it has nothing to do, else None (and
     `build` tells): the banks known by their statuses, the others read, and None without
@@ -157,7 +173,8 @@ def unchanged_build(banks_dir: Path, out_dir: Path) -> BuildResult | None:
         return None
     build_time()  # a time asked for that `build` refuses is refused here too
     paths, problems = find_banks(banks_dir)
-    cache = BuildCache(out_dir)
+    global _read_here
+    cache = _read_here = BuildCache(out_dir)
     sources = None if problems else unchanged_sources(paths, cache.banks)
     if sources is None:
         return None

@@ -458,7 +458,8 @@ def _outline_items(data: Any) -> tuple[ItemOutline, ...]:
 
 
 def _dump_diagnostics(diagnostics: list[Diagnostic]) -> list[list[str | int]]:
-    return [list(dataclasses.astuple(d)) for d in diagnostics]
+    # by hand: astuple deep-copies each field, and a half-translated bank has thousands
+    return [[d.path, d.line, d.severity, d.message] for d in diagnostics]
 
 
 def _diagnostics(data: Any) -> list[Diagnostic]:
