@@ -200,3 +200,18 @@ def test_a_decision_without_the_identifier_is_the_identifiers() -> None:
             decided += 1
             assert langid._judge(" ".join(tokens), own, candidates) == found, (text, own)
     assert decided >= len(OWN_SENTENCES) * len(ENGLISH_SENTENCES)  # the shortcut is taken
+
+
+def test_models_unloaded_to_make_room_are_loaded_again_with_the_same_verdicts() -> None:
+    """A process keeps the models of `MODELS_HELD` bank languages at a time (lingua's take
+    about 28 MiB each): a language whose models were unloaded is judged as before."""
+    judge = langid._judge.__wrapped__  # the identifier itself, not its remembered verdicts
+    english = "the gradient of every shard is reduced across the ranks before the update"
+    german = "der Gradient jedes Teils wird vor der Aktualisierung über alle Ränge reduziert"
+    first = [judge(text, "de", ("en",)) for text in (english, german)]
+    assert first == ["en", None]
+    for other in ("fr", "es", "it", "nl"):
+        judge(english, other, ("en",))
+        assert len(langid._held) <= langid.MODELS_HELD and "en" not in langid._held
+    assert "de" not in langid._held  # unloaded to make room
+    assert [judge(text, "de", ("en",)) for text in (english, german)] == first

@@ -264,8 +264,38 @@ def decisive(tokens: list[str], own: str, candidates: tuple[str, ...]) -> str | 
     return shares[0][1]
 
 
+MODELS_HELD = 2
+"""Bank languages whose models stay loaded at once, besides the source languages'.
+lingua's models take about 28 MiB a language, never given back: a cold build of ten
+half-translated languages held them all in each process, 280 MiB at most, and its
+peak memory was over its goal. A process checks a bank at a time, so the models of a
+language it checked before make room for the next one's, which fill the same memory."""
+
+_held: dict[str, None] = {}
+"""The bank languages whose models may be loaded, the most recently used last."""
+
+
+def _hold(own: str, candidates: tuple[str, ...]) -> None:
+    """`own`'s models are about to be used: the least recently used beyond `MODELS_HELD`
+    are unloaded (loaded again, by lingua, if asked for later)."""
+    if own in candidates or not known(own):
+        return  # a source's models serve every bank; an unknown language's decoys too
+    _held.pop(own, None)
+    _held[own] = None
+    while len(_held) > MODELS_HELD:
+        oldest = next(iter(_held))
+        del _held[oldest]
+        language = _lingua_code(oldest)
+        if language is not None and oldest not in candidates:
+            from lingua import LanguageDetectorBuilder
+
+            builder = LanguageDetectorBuilder.from_languages(language)  # type: ignore[arg-type]
+            builder.build().unload_language_models()  # type: ignore[no-untyped-call]
+
+
 @functools.lru_cache(maxsize=65536)
 def _judge(masked: str, own: str, candidates: tuple[str, ...]) -> str | None:
+    _hold(own, candidates)
     detector = _detector(own, candidates, masked.count(" ") + 1 >= LONG_TEXT_WORDS)
     values = detector.compute_language_confidence_values(masked)
     if not values:
