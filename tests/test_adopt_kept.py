@@ -335,3 +335,15 @@ def test_a_learner_who_keeps_the_addons_template_still_gets_right_cards(
         tab.show_answer("mass")
         assert tab.page.inner_text("#canswerresult") == "Correct."
         tab.close()
+
+
+def test_a_translation_of_a_kept_bank_is_a_new_deck_on_ankigens_note_type(
+    project: Path, runner: CliRunner
+) -> None:
+    write_bank(
+        project / "banks", "maths", items=[item("one", choices=3)], anki_notetype=GENANKI_KEPT
+    )
+    result = invoke(runner, "translate", "maths", "--to", "de")
+    assert result.exit_code == 0, result.output
+    translation = yaml.safe_load((project / "banks" / "maths" / "de.yaml").read_text("utf-8"))
+    assert "anki_notetype" not in translation

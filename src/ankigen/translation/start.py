@@ -119,7 +119,8 @@ def new_bank_text(ref: Bank, language: str) -> str:
     """A new translation: every item of the reference, every field kept (a `why`, `recall`,
     images), each text still the reference's. The deck name and the bank's older names
     are the reference's own, not the translation's."""
-    source = replace(from_bank(ref), deck="", formerly=((), ()))
+    # nor is an adopted deck's note type, kept for its learners: a translation is a new deck
+    source = replace(from_bank(ref), deck="", formerly=((), ()), anki_notetype=None)
     comments = (
         f"Translation of {ref.path} into {language}: every text below is still the",
         f"{ref.language!r} text; lint and status count an item untranslated until it changes.",
