@@ -177,6 +177,7 @@ GENANKI_KEPT = {
         ({"id": "0x10"}, "id is a positive whole number"),
         ({"id": 1_732_416_907}, "id is ankigen's own note type's"),
         ({"template": None}, "template is empty"),
+        ({"adopted": 5}, "adopted is 5, before 2001"),
     ],
 )
 def test_a_wrong_kept_note_type_is_an_error_at_its_line(
@@ -195,7 +196,11 @@ def test_two_banks_keeping_one_note_type_must_describe_it_alike(
     items = [item("one", choices=3)]
     write_bank(project / "banks", "maths", "en", items, anki_notetype=GENANKI_KEPT)
     write_bank(
-        project / "banks", "maths", "de", items, anki_notetype={**GENANKI_KEPT, "adopted": 1}
+        project / "banks",
+        "maths",
+        "de",
+        items,
+        anki_notetype={**GENANKI_KEPT, "adopted": 1_700_000_001},
     )
     assert invoke(runner, "lint").exit_code == 0  # the same note type, adopted twice
     write_bank(
@@ -347,3 +352,30 @@ def test_a_translation_of_a_kept_bank_is_a_new_deck_on_ankigens_note_type(
     assert result.exit_code == 0, result.output
     translation = yaml.safe_load((project / "banks" / "maths" / "de.yaml").read_text("utf-8"))
     assert "anki_notetype" not in translation
+
+
+def test_the_kept_note_types_time_follows_its_adoption_and_never_the_future(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """Anki replaces a collection's note type only by a newer one: a kept one is newer than
+    its adoption, even in a build pinned to an older time; an adoption time in the future
+    (a bank edited by hand) is taken as now."""
+    import json
+    import sqlite3
+    import time
+    import zipfile
+
+    def notetype_time(adopted: int) -> int:
+        kept = {**GENANKI_KEPT, "adopted": adopted}
+        write_bank(project / "banks", "maths", items=[item("one", choices=3)], anki_notetype=kept)
+        package = build_named(runner, project, "maths.en.apkg")
+        database = tmp_path / f"{adopted}.anki2"
+        database.write_bytes(zipfile.ZipFile(package).read("collection.anki2"))
+        with sqlite3.connect(database) as connection:
+            (models,) = connection.execute("SELECT models FROM col").fetchone()
+        return int(json.loads(models)[str(GENANKI_KEPT["id"])]["mod"])
+
+    pinned = 1_700_000_000  # SOURCE_DATE_EPOCH, as the project fixture pins it
+    assert notetype_time(pinned + 5_000) == pinned + 5_001
+    before, future, after = int(time.time()), notetype_time(4_000_000_000), int(time.time())
+    assert before + 1 <= future <= after + 1

@@ -140,12 +140,7 @@ def collection_bytes(deck: PackageDeck, workdir: Path) -> bytes:
         cursor = conn.cursor()
         parents = [genanki.Deck(i, name, description=text) for i, name, text in deck.parents]
         ids = _note_ids(deck.first_note_id)
-        # a kept note type is never older than its adoption: Anki replaces the template
-        # of a collection's note type only by a newer one
-        mtime = deck.notetype_mtime
-        if deck.kept is not None:
-            mtime = max(mtime, deck.kept.adopted + 1)
-        genanki.Package([*parents, gdeck]).write_to_db(cursor, mtime, ids)
+        genanki.Package([*parents, gdeck]).write_to_db(cursor, deck.notetype_mtime, ids)
         indexes = conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'index' AND name LIKE 'ix_%'"
         ).fetchall()

@@ -11,6 +11,7 @@ import yaml
 
 from ankigen.bank.model import ANSWER_FORMATS, MAX_CHOICES, MIN_CHOICES, Item, KeptNotetype
 from ankigen.bank.values import Reader
+from ankigen.core.times import EARLIEST
 
 KEYS = (
     "id",
@@ -97,6 +98,9 @@ def _number(r: Reader, node: yaml.Node, key: str) -> int | None:
     if text is None or not text.isascii() or not text.isdigit() or not 0 < int(text) < 2**63:
         if text is not None:
             r.report(node, f"anki_notetype: {key} is a positive whole number")
+        return None
+    if key == "adopted" and int(text) < EARLIEST:
+        r.report(node, f"anki_notetype: adopted is {text}, before 2001: not a real time")
         return None
     return int(text)
 

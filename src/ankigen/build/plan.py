@@ -25,6 +25,7 @@ from ankigen.build.result import (
 )
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
+from ankigen.core.times import clock
 from ankigen.identity.guid import deck_id, oldest_key
 from ankigen.identity.issued import Issued
 from ankigen.identity.lockfile import (
@@ -100,7 +101,7 @@ def plan_deck(
         description=deck_description(bank, list(contents.values()), version),
         notes=tuple(notes),
         first_note_id=deck_lock.created * 1000,
-        notetype_mtime=notetype_mtime,
+        notetype_mtime=_kept_notetype_time(bank, notetype_mtime),
         kept=bank.anki_notetype,
     )
     report = DeckReport(
@@ -120,6 +121,17 @@ def plan_deck(
     media = tuple(images.for_bank(bank)) if images else ()
     warnings = tuple(_deck_warnings(bank, ident, deck_lock, contents, restored))
     return DeckPlan(bank.key, package, deck_lock, report, warnings, media)
+
+
+def _kept_notetype_time(bank: Bank, notetype_mtime: int) -> int:
+    """A kept note type is never older than its adoption, as a note is never older than
+    its last issue, whatever time the build is pinned to: Anki replaces a collection's note
+    type only by a newer one. An adoption time in the future (the bank edited by hand) is
+    taken as now, by the clock, as the lock's times are."""
+    kept = bank.anki_notetype
+    if kept is None:
+        return notetype_mtime
+    return max(notetype_mtime, min(kept.adopted, clock()) + 1)
 
 
 def relative_bank_path(bank: Bank, banks_dir: Path) -> str:
