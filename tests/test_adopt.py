@@ -33,6 +33,15 @@ NOTES = [
 ]  # fmt: skip
 
 
+def export(collection: AnkiCollection, path: Path, with_media: bool = False) -> Path:
+    """The collection's notes in a package, as Anki exports a deck to share."""
+    options = ExportAnkiPackageOptions(
+        with_scheduling=False, with_deck_configs=False, with_media=with_media, legacy=False
+    )
+    collection.col.export_anki_package(out_path=str(path), options=options, limit=None)
+    return path
+
+
 def addon_deck(collection: AnkiCollection, path: Path, deck: str = "Physics") -> Path:
     """Notes of the add-on's note type in `deck`, exported as a shared deck is."""
     models = collection.col.models
@@ -58,11 +67,7 @@ def addon_deck(collection: AnkiCollection, path: Path, deck: str = "Physics") ->
         for number, choice in enumerate(choices, start=1):
             note[f"Q_{number}"] = choice
         collection.col.add_note(note, deck_id)
-    options = ExportAnkiPackageOptions(
-        with_scheduling=False, with_deck_configs=False, with_media=True, legacy=False
-    )
-    collection.col.export_anki_package(out_path=str(path), options=options, limit=None)
-    return path
+    return export(collection, path, with_media=True)
 
 
 def addon_package(tmp_path: Path) -> Path:
@@ -168,10 +173,7 @@ def test_other_note_types_are_read_by_the_fields_named(
         note["Correct"], note["Back"] = "2", "Count&nbsp;them."
         author.col.add_note(note, author.col.decks.id("Maths"))
         package = tmp_path / "maths.apkg"
-        options = ExportAnkiPackageOptions(
-            with_scheduling=False, with_deck_configs=False, with_media=False, legacy=False
-        )
-        author.col.export_anki_package(out_path=str(package), options=options, limit=None)
+        export(author, package)
     finally:
         author.close()
     unknown = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
@@ -179,7 +181,7 @@ def test_other_note_types_are_read_by_the_fields_named(
     assert unknown.exit_code == 1 and "--fields question=FIELD" in unknown.stderr
     bad = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
                  "--lang", "en", "--fields", "question=Front")  # fmt: skip
-    assert bad.exit_code == 2 and "choices=FIELD is needed" in bad.stderr
+    assert bad.exit_code == 2 and "answer=FIELD is needed" in bad.stderr
     adopt(
         runner, package, "--fields", "question=Front,choices=A..C,answer=Correct,explanation=Back"
     )
@@ -202,11 +204,7 @@ def test_a_package_of_several_decks_is_adopted_a_deck_at_a_time(
         note = author.col.new_note(addon)
         note["Question"], note["Q_1"], note["Q_2"], note["Answers"] = "Q?", "a", "b", "1 0"
         author.col.add_note(note, author.col.decks.id("Chemistry"))
-        options = ExportAnkiPackageOptions(
-            with_scheduling=False, with_deck_configs=False, with_media=False, legacy=False
-        )
-        package = tmp_path / "both.colpkg.apkg"
-        author.col.export_anki_package(out_path=str(package), options=options, limit=None)
+        package = export(author, tmp_path / "both.colpkg.apkg")
     finally:
         author.close()
     both = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
@@ -227,3 +225,39 @@ def test_a_file_that_is_no_package_is_refused_plainly(
     assert result.exit_code == 1, result.output
     assert "Traceback" not in result.output and "deck.apkg" in result.stderr
     assert not (project / "banks" / "ankigen.lock").exists()
+
+
+def test_basic_notes_with_the_choices_written_in_the_front_are_read(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """Anki's own Basic note type, the choices as the front's last lines and the answer on
+    the back by label or text; a note without choices is named and skipped."""
+    author = AnkiCollection(tmp_path / "author")
+    notes = [
+        ("Which collective sums gradients?<br>A) Broadcast<br>B) All-reduce<br>C) Scatter", "B"),
+        ("Pick the even numbers<div>a. 2</div><div>b. 3</div><div>c. 4</div>", "Answer: a, c"),
+        ("1. What is 2 + 2?<br>1) 3<br>2) 4", "4"),
+        ("What is a shard?", "A piece of the parameters."),
+    ]
+    try:
+        basic = author.col.models.by_name("Basic")
+        for front, back in notes:
+            note = author.col.new_note(basic)  # type: ignore[arg-type]
+            note["Front"], note["Back"] = front, back
+            author.col.add_note(note, author.col.decks.id("Quiz"))
+        package = tmp_path / "basic.apkg"
+        export(author, package)
+    finally:
+        author.close()
+    fields = ("--fields", "question=Front,answer=Back")
+    kept = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
+                  "--lang", "en", *fields)  # fmt: skip
+    assert kept.exit_code == 1 and "--notetype ankigen" in kept.stderr
+    said = adopt(runner, package, *fields, "--notetype", "ankigen")
+    assert "basic.apkg:4: warning: no choices found at the end of the question" in said
+    items = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
+    assert [(i["question"], i["choices"], i["answer"]) for i in items] == [
+        ("Which collective sums gradients?", ["Broadcast", "All-reduce", "Scatter"], 2),
+        ("Pick the even numbers", ["2", "3", "4"], [1, 3]),
+        ("1. What is 2 + 2?", ["3", "4"], 2),
+    ]

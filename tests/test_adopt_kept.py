@@ -18,7 +18,7 @@ from click.testing import CliRunner
 from ankigen.apkg.kept import NAME_SUFFIX
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection, item, write_bank
-from tests.test_adopt import ADDON, NOTES, addon_package, adopt
+from tests.test_adopt import ADDON, NOTES, addon_package, adopt, export
 from tests.test_card import Client, headless_chromium, serve_cards
 
 shared = pytest.fixture(name="shared")(addon_package)
@@ -281,18 +281,12 @@ def test_the_card_grades_by_numbers_and_by_text(
 def test_pull_names_the_kept_notes_it_does_not_read(
     project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection
 ) -> None:
-    from anki.collection import ExportAnkiPackageOptions
-
     adopt(runner, shared)
     collection.import_package(build(runner, project))
     note = collection.col.get_note(collection.col.find_notes("")[0])
     note["Question"] = "Fixed in Anki"
     collection.col.update_note(note)
-    exported = project.parent / "fixed.apkg"
-    options = ExportAnkiPackageOptions(
-        with_scheduling=False, with_deck_configs=False, with_media=False, legacy=False
-    )
-    collection.col.export_anki_package(out_path=str(exported), options=options, limit=None)
+    exported = export(collection, project.parent / "fixed.apkg")
     bank = project / "banks" / "physics" / "en.yaml"
     before = bank.read_bytes()
     result = invoke(runner, "pull", str(exported))

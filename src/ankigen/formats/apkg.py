@@ -92,7 +92,7 @@ def parse_fields(spec: str) -> dict[str, tuple[str, ...]]:
             elif name:
                 names.append(name)
         found[role] = tuple(names)
-    for role in ("question", "choices", "answer"):
+    for role in ("question", "answer"):
         if role not in found:
             raise FormatError(f"{role}=FIELD is needed")
     return found
@@ -111,7 +111,7 @@ def _mapping(fields: Sequence[str], given: Mapping[str, tuple[str, ...]] | None)
         one = {role: names[0] if names else "" for role, names in given.items()}
         return FieldMap(
             question=one["question"],
-            choices=given["choices"],
+            choices=given.get("choices", ()),
             answer=one["answer"],
             explanation=given.get("explanation", ()),
             title=one.get("title", ""),
@@ -171,9 +171,10 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     mapping = _mapping(notetype.fields, dict(options.fields))
     with zipfile.ZipFile(io.BytesIO(data)) as archive:  # read_exported opened it already
         reading = _Reading(path, archive, exported, options, Problems(path), {}, [], Counter())
-        questions = [
+        read_notes = [
             _question(note, number, mapping, reading) for number, note in enumerate(notes, start=1)
         ]
+    questions = [question for question in read_notes if question is not None]
     if reading.kprim:
         reading.problems.warn(
             reading.kprim[0],
@@ -184,6 +185,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     return Source(
         path=path,
         questions=tuple(questions),
+        skipped=len(read_notes) - len(questions),
         title=notes[0].deck.rsplit("::", 1)[-1],
         deck=notes[0].deck,  # the name learners have: a build under another moves no card
         diagnostics=tuple(reading.problems.found),
@@ -206,6 +208,11 @@ def _kept(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotet
         problem = field_name_problem(name)
         if problem:
             raise FormatError(f"{reading.path}: the note type's field {name!r} {problem}{instead}")
+    if not mapping.choices:
+        raise FormatError(
+            f"{reading.path}: the choices are written in the question field, so the note "
+            f"type cannot draw ankigen's card{instead}"
+        )
     if not 2 <= len(mapping.choices) <= MAX_CHOICES:
         raise FormatError(
             f"{reading.path}: the note type has {len(mapping.choices)} choice fields; a kept "
@@ -249,15 +256,26 @@ def _deck_notes(exported: Exported, deck: str) -> list[AnkiNote]:
     return [note for note in exported.notes if note.deck == deck]
 
 
-def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -> Question:
+def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -> Question | None:
     fields = reading.exported.fields_of(note)
     question, image, alt = _text(fields[mapping.question], line, reading, images=True)
+    labels: list[str] = []
+    if mapping.choices:
+        texts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.choices]
+    else:
+        question, labels, texts = _embedded_choices(question)
+        if len(texts) < 2:
+            reading.problems.warn(
+                line,
+                "no choices found at the end of the question (lines such as 'A) ...', "
+                "'1. ...' or '- ...'); note skipped",
+            )
+            return None
     if mapping.title and _plain(fields[mapping.title]):
         title, _, _ = _text(fields[mapping.title], line, reading, images=False)
         question = f"<b>{title}</b>\n{question}"
-    texts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.choices]
     kind = _plain(fields[mapping.kind]) if mapping.kind else ""
-    correct = _answer(_plain(fields[mapping.answer]), texts, line, reading)
+    correct = _answer(_plain(fields[mapping.answer]), texts, line, reading, labels)
     if kind == "0":
         reading.kprim.append(line)
     choices = tuple(
@@ -284,11 +302,17 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
 
 
 def _answer(
-    value: str, texts: Sequence[str], line: int, reading: _Reading
+    value: str, texts: Sequence[str], line: int, reading: _Reading, labels: Sequence[str] = ()
 ) -> tuple[int, ...] | None:
-    """The correct choices' numbers, from bits by position, numbers, or a choice's text."""
+    """The correct choices' numbers, from bits by position, numbers, or a choice's text;
+    for choices written in the question, their labels too (`B`, `A, C`, `Answer: b)`)."""
     tokens = value.replace(",", " ").split()
     filled = [n for n, text in enumerate(texts, start=1) if text]
+    if labels:
+        by_label = _by_labels(value, labels)
+        if by_label:
+            reading.answer_formats["labels"] += 1
+            return by_label
     if tokens and len(tokens) <= len(texts) and set(tokens) <= {"0", "1"}:
         correct = tuple(n for n, bit in enumerate(tokens, start=1) if bit == "1")
         unmarked = [n for n in filled if n > len(tokens)]
@@ -305,6 +329,54 @@ def _answer(
     reading.problems.warn(
         line, f"the answer {value!r} does not say which of the {len(filled)} choices are correct"
     )
+    return None
+
+
+_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})[.)]|[-*•])\s+(\S.*?)\s*$")
+_ANSWER_WORD = re.compile(r"^\s*(?:answer|correct|réponse|respuesta|antwort)\s*[:：]\s*", re.I)
+
+
+def _embedded_choices(text: str) -> tuple[str, list[str], list[str]]:
+    """The stem, labels and choices of a question whose choices are its last lines, as a
+    Basic note holds them: lettered (`A)`, `(a)`, `B.`), numbered (`1.`) or bulleted, the
+    labels in order. No choices if the lines do not read so."""
+    lines = text.rstrip().split("\n")
+    found: list[tuple[str, str, str]] = []  # label, choice, the line as written
+    while lines and (match := _EMBEDDED.match(lines[-1])) is not None:
+        found.insert(0, (match[1] or "", match[2], lines.pop()))
+    # the longest run in order: a numbered stem (`1. Which ...?`) may come before them
+    for start in range(len(found) - 1):
+        labels = [label for label, _, _ in found[start:]]
+        if set(labels) == {""} or _in_sequence(labels):
+            stem = "\n".join(lines + [line for _, _, line in found[:start]]).rstrip()
+            return stem, labels if labels[0] else [], [c for _, c, _ in found[start:]]
+    return text, [], []
+
+
+def _in_sequence(labels: Sequence[str]) -> bool:
+    """A, B, C ... or a, b, c ... or 1, 2, 3 ..., from the first."""
+    first = "1" if labels[0].isdigit() else "a" if labels[0].islower() else "A"
+    expected = (
+        [str(n) for n in range(1, len(labels) + 1)]
+        if first == "1"
+        else [chr(ord(first) + n) for n in range(len(labels))]
+    )
+    return list(labels) == expected
+
+
+def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
+    """The choices an answer such as `B`, `b)`, `A, C` or `Answer: 2` names by label."""
+    words = _ANSWER_WORD.sub("", value).replace(",", " ").replace(" and ", " ").split()
+    names = [word.strip("().:") for word in words]
+    if not names or not all(names):
+        return None
+    folded = [label.casefold() for label in labels]
+    if all(name.casefold() in folded for name in names):
+        return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
+    head = words[0]  # `B) All-reduce, as it sums`: the label, then words
+    label = head.rstrip(").:").lstrip("(").casefold()
+    if head[-1] in ").:" and label in folded:
+        return (folded.index(label) + 1,)
     return None
 
 
