@@ -178,6 +178,7 @@ GENANKI_KEPT = {
         ({"id": 1_732_416_907}, "id is ankigen's own note type's"),
         ({"template": None}, "template is empty"),
         ({"adopted": 5}, "adopted is 5, before 2001"),
+        ({"fields": [f"F{n}" for n in range(101)]}, "101 fields; a note type has at most 100"),
     ],
 )
 def test_a_wrong_kept_note_type_is_an_error_at_its_line(

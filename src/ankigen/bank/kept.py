@@ -29,6 +29,8 @@ KEYS = (
 _REQUIRED = ("id", "name", "fields", "template", "question", "choices", "answer", "answer_format")
 _ROLES = ("question", "answer", "explanation", "kind")
 _FORBIDDEN = set(':{}"')
+MAX_FIELDS = 100
+"""More than any multiple-choice note type has: a bound on the card templates made."""
 
 
 def field_name_problem(name: str) -> str | None:
@@ -108,6 +110,11 @@ def _number(r: Reader, node: yaml.Node, key: str) -> int | None:
 def _names(r: Reader, node: yaml.Node, key: str) -> tuple[str, ...] | None:
     if not isinstance(node, yaml.SequenceNode) or not node.value:
         r.report(node, f"anki_notetype: {key} is a list of field names")
+        return None
+    if len(node.value) > MAX_FIELDS:
+        r.report(
+            node, f"anki_notetype: {len(node.value)} {key}; a note type has at most {MAX_FIELDS}"
+        )
         return None
     names: list[str] = []
     for name_node in node.value:
