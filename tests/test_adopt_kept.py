@@ -252,6 +252,7 @@ def test_the_card_grades_by_numbers_and_by_text(
 ) -> None:
     items = [item("two", answer=2, choices=3)]
     items[0]["choices"][0] = {"text": "wrong", "why": "Because."}
+    items[0]["choices"][1] = {"text": "two choice 2", "why": "Right, as it is."}  # the answer
     kept = {**GENANKI_KEPT, "answer_format": answer_format}
     write_bank(project / "banks", "maths", items=items, anki_notetype=kept)
     collection.import_package(build_named(runner, project, "maths.en.apkg"))
@@ -279,23 +280,30 @@ def test_the_card_grades_by_numbers_and_by_text(
         tab.close()
 
 
-def test_pull_names_the_kept_notes_it_does_not_read(
+def test_a_fix_made_in_anki_to_a_kept_note_is_pulled_into_the_bank(
     project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection
 ) -> None:
+    """`pull` reads a kept note type's fields as ankigen's own (`apkg.kept.ankigen_fields`):
+    the fix goes into the bank, and the next build brings it to learners as an edit."""
     adopt(runner, shared)
     collection.import_package(build(runner, project))
-    note = collection.col.get_note(collection.col.find_notes("")[0])
-    note["Question"] = "Fixed in Anki"
+    [vector] = collection.col.find_notes('"Question:Which is a vector?*"')
+    note = collection.col.get_note(vector)
+    note["Question"] = note["Question"].replace("Which is a vector?", "Which one is a vector?")
+    note["Q_1"] = "mass (kg)"
+    note["Extra 1"] = "It has a direction&nbsp;and a size."
     collection.col.update_note(note)
-    exported = export(collection, project.parent / "fixed.apkg")
-    bank = project / "banks" / "physics" / "en.yaml"
-    before = bank.read_bytes()
+    exported = export(collection, project.parent / "fixed.apkg", with_media=True)
     result = invoke(runner, "pull", str(exported))
     assert result.exit_code == 0, result.output
-    assert "3 note(s) of the deck's kept note type (anki_notetype:) are not pulled" in (
-        result.output
-    )
-    assert bank.read_bytes() == before
+    bank = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))
+    item = bank["items"][0]
+    assert item["question"] == "Which one is a vector?"
+    assert item["choices"][0] == "mass (kg)" and item["answer"] == 2
+    assert item["explanation"] == "It has a direction and a size."
+    assert item["image_alt"] == "an arrow"  # the picture stayed where it was
+    log = collection.import_package(build(runner, project))
+    assert (log.updated, log.new, log.conflicting) == (1, 0, 0)
 
 
 def test_a_learner_who_keeps_the_addons_template_still_gets_right_cards(

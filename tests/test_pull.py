@@ -375,3 +375,26 @@ def test_hostile_packages_are_refused_with_a_message(project: Path, runner: CliR
         result = invoke(runner, "pull", name)
         assert result.exit_code == 1 and message in result.stderr, (name, result.output)
         assert "Traceback" not in result.output
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_TEXTS, _TEXTS, _TEXTS)
+def test_any_bank_text_survives_a_kept_note_and_pull_unchanged(
+    question: str, why: str, explanation: str
+) -> None:
+    """The same round trip through a kept note type's fields (`anki_notetype:`, read back
+    by `apkg.kept.ankigen_fields`), its answer as the choice's text."""
+    from dataclasses import replace
+
+    from ankigen.apkg.kept import ankigen_fields
+    from ankigen.bank.model import KeptNotetype
+
+    loaded = _bank_with(question, why, explanation)
+    assume(loaded is not None)
+    assert loaded is not None
+    bank, item = loaded
+    kept = KeptNotetype(1, "MC", ("Q", "A", "B", "Right", "Why"), "Card", "Q", ("A", "B"),
+                        "Right", "text", "Why")  # fmt: skip
+    bank = replace(bank, anki_notetype=kept)
+    values = dict(zip(kept.fields, note_content(bank, item).fields, strict=True))
+    assert read_note(bank, item, ankigen_fields(kept, values), {}) == Read({}, ())

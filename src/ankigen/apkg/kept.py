@@ -31,18 +31,20 @@ def notetype_name(kept: KeptNotetype) -> str:
 def kept_fields(
     kept: KeptNotetype,
     question: str,
-    choices: tuple[str, ...],
+    choices: tuple[tuple[str, str], ...],
     answer: tuple[int, ...],
     explanation: str,
 ) -> tuple[str, ...]:
     """A note's fields in the kept note type's order; `question`, `choices` (each with its
-    why) and `explanation` are ankigen's HTML, images included. Fields with no part are
-    left empty: what they held (a title, sources) was carried into the bank's texts."""
+    why's `<div>`, "" if none) and `explanation` are ankigen's HTML, images included.
+    Fields with no part are left empty: what they held (a title, sources) was carried
+    into the bank's texts."""
     values = dict.fromkeys(kept.fields, "")
     values[kept.question] = question
-    for name, choice in zip(kept.choices, choices, strict=False):
-        values[name] = choice
-    values[kept.answer] = _answer(kept.answer_format, choices, answer)
+    for name, (choice, why) in zip(kept.choices, choices, strict=False):
+        values[name] = choice + why
+    texts = tuple(choice for choice, _ in choices)
+    values[kept.answer] = _answer(kept.answer_format, texts, answer)
     if kept.explanation:
         values[kept.explanation] = explanation
     if kept.kind:
@@ -107,3 +109,53 @@ _TOKEN = re.compile(
     r"\{\{(?:Question|Choices|Answer|Explanation|Language|Direction|ItemId|Shuffle)\}\}"
 )
 _ANY_FIELD = re.compile(r"\{\{[#/^]?([^}#/^][^}]*)\}\}")
+
+
+_WITH_IMAGE = re.compile(r'(.*)<div class="ag-image">(<img [^>]*>)</div>$', re.DOTALL)
+_TAG = re.compile(r"<[^>]*>")
+
+
+def ankigen_fields(kept: KeptNotetype, values: dict[str, str]) -> dict[str, str]:
+    """A kept note's fields (by name) as ankigen's own note type names and lays them out
+    (`apkg.notetype.FIELDS`): the inverse of `kept_fields`, for `pull`. What the kept
+    fields cannot say (its flags, its language) is left out."""
+    question, image = _split_image(values.get(kept.question, ""))
+    explanation, explanation_image = _split_image(values.get(kept.explanation, ""))
+    choices = [values.get(name, "") for name in kept.choices]
+    while choices and not choices[-1]:
+        choices.pop()
+    correct = _correct(kept.answer_format, values.get(kept.answer, ""), choices)
+    rows = "".join(
+        f'<li data-choice="{n}"{_CORRECT if n in correct else ""}>{choice}</li>'
+        for n, choice in enumerate(choices, start=1)
+    )
+    return {
+        "Question": question,
+        "Choices": f"<ol>{rows}</ol>",
+        "Explanation": explanation,
+        "Image": image,
+        "ExplanationImage": explanation_image,
+    }
+
+
+_CORRECT = ' data-correct="true"'
+
+
+def _split_image(markup: str) -> tuple[str, str]:
+    found = _WITH_IMAGE.match(markup)
+    return (found[1], found[2]) if found else (markup, "")
+
+
+def _correct(answer_format: str, value: str, choices: list[str]) -> set[int]:
+    """The choices the answer field marks correct, as the card's script reads it."""
+    words = " ".join(html.unescape(_TAG.sub(" ", value)).split())
+    tokens = words.replace(",", " ").split()
+    if answer_format == "bits":
+        return {n for n, bit in enumerate(tokens, start=1) if bit == "1"}
+    if answer_format == "numbers":
+        return {int(token) for token in tokens if token.isdigit()}
+    plain = [
+        " ".join(html.unescape(_TAG.sub(" ", c.split('<div class="ag-why">')[0])).split())
+        for c in choices
+    ]
+    return {n for n, text in enumerate(plain, start=1) if text == words}

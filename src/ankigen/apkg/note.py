@@ -114,7 +114,7 @@ def note_content(
         kept = kept_fields(
             bank.anki_notetype,
             question + (f'<div class="ag-image">{question_image}</div>' if question_image else ""),
-            tuple(choice + _why(whys, n) for n, choice in enumerate(choices, start=1)),
+            tuple((choice, _why(whys, n)) for n, choice in enumerate(choices, start=1)),
             item.answer,
             rich_html(item.explanation)
             + (f'<div class="ag-image">{explanation_image}</div>' if explanation_image else ""),

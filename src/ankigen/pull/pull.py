@@ -28,10 +28,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ankigen.apkg.kept import ankigen_fields
 from ankigen.apkg.note import note_content
 from ankigen.apkg.notetype import FIELDS
 from ankigen.bank.files import LOCK_NAME
-from ankigen.bank.model import Bank, Item, outline
+from ankigen.bank.model import Bank, Item, KeptNotetype, outline
 from ankigen.bank.project import load_project
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.workspace import default_media_dir
@@ -161,37 +162,37 @@ def plan_pull(
     items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
     issued_fields = _packages(out_dir)
     found = _Found()
-    kept: dict[str, int] = {}
     for exported, note in ((e, n) for e in sources for n in e.notes):
-        if not is_ours(exported, note):
-            found.other_types += 1
-            if note.guid in issued_as:  # a note of a kept note type (`apkg.kept`)
-                kept[issued_as[note.guid][0]] = kept.get(issued_as[note.guid][0], 0) + 1
-            continue
         key, item_id = issued_as.get(note.guid, ("", ""))
+        kept = _kept_notetype(banks.get(key), exported, note)
+        if kept is None and not is_ours(exported, note):
+            found.other_types += 1
+            continue
         item = items.get(key, {}).get(item_id)
         if item is None:
             found.strangers.append(note)
             continue
         bank = banks[key]
-        version, fields = _as_issued(exported, note)
+        if kept is not None:  # the note type of an adopted deck (`apkg.kept`): no version
+            values = exported.fields_of(note)
+            version, fields = "", ankigen_fields(kept, values)
+            hashed = tuple(values.get(name, "") for name in kept.fields)
+        else:
+            version, fields = _as_issued(exported, note)
+            hashed = tuple(fields.get(name, "") for name in FIELDS)
         issued = version or lock.decks[key].items[item_id].hash[:8]
         base = issued_fields.get((note.guid, issued))
         names = images.names(bank, item.id)
-        _decide(found, bank, item, (fields, base), issued, names, note.guid, take)
-    for key, count in kept.items():
-        if key in banks:
-            bank = banks[key]
-            found.warnings.append(
-                Diagnostic(
-                    bank.path,
-                    bank.lines.get("anki_notetype", 1),
-                    "warning",
-                    f"{count} note(s) of the deck's kept note type (anki_notetype:) are not "
-                    "pulled: pull reads ankigen's own note type; make such fixes in the bank",
-                )
-            )
+        _decide(found, bank, item, (fields, base, hashed), issued, names, note.guid, take)
     return found.pulled(take)
+
+
+def _kept_notetype(bank: Bank | None, exported: Exported, note: AnkiNote) -> KeptNotetype | None:
+    """The kept note type of the note's bank (`anki_notetype:`), if the note is of it."""
+    kept = bank.anki_notetype if bank is not None else None
+    if kept is not None and exported.notetypes[note.notetype].fields == kept.fields:
+        return kept
+    return None
 
 
 @dataclass
@@ -282,18 +283,19 @@ def _decide(
     found: _Found,
     bank: Bank,
     item: Item,
-    both: tuple[dict[str, str], dict[str, str] | None],
+    both: tuple[dict[str, str], dict[str, str] | None, tuple[str, ...]],
     issued: str,
     images: dict[str, str],
     guid: str,
     take: Take,
 ) -> None:
     """Whether a note was edited in Anki, and what of it goes into the bank; `both`: the
-    note's fields in Anki, and as the build it came from issued them (if known)."""
-    fields, base = both
+    note's fields in Anki by ankigen's names, as the build it came from issued them (if
+    known), and as its note type holds them, in order (what its hash is made of)."""
+    fields, base, hashed = both
     now = note_content(bank, item, images, guid)
     tags = " ".join(now.tags)
-    in_anki = content_hash(*(fields.get(name, "") for name in FIELDS), tags)[:8]
+    in_anki = content_hash(*hashed, tags)[:8]
     read = read_note(bank, item, fields, images)
     if in_anki == issued:  # as a build issued it: nothing was edited in Anki
         if read.texts:
