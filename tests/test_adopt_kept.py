@@ -171,7 +171,7 @@ GENANKI_KEPT = {
     [
         ({"answer": "Nope"}, "answer: 'Nope' is not one of its fields"),
         ({"explanation": "A"}, "explanation: 'A' already holds another part"),
-        ({"answer_format": "letters"}, "answer_format is one of"),
+        ({"answer_format": "roman"}, "answer_format is one of"),
         ({"fields": ["Front", "A", "B", "C", "Correct", "Back", "A"]}, "'A' is listed twice"),
         ({"fields": ["Front", "A:1", "B", "C", "Correct", "Back"]}, 'holds : { } or "'),
         ({"id": "0x10"}, "id is a positive whole number"),
@@ -246,7 +246,7 @@ def build_named(runner: CliRunner, project: Path, name: str) -> Path:
     return project / "out" / name
 
 
-@pytest.mark.parametrize("answer_format", ["numbers", "text"])
+@pytest.mark.parametrize("answer_format", ["numbers", "letters", "text"])
 def test_the_card_grades_by_numbers_and_by_text(
     project: Path, runner: CliRunner, collection: AnkiCollection, answer_format: str
 ) -> None:
@@ -258,7 +258,7 @@ def test_the_card_grades_by_numbers_and_by_text(
     collection.import_package(build_named(runner, project, "maths.en.apkg"))
     [card_id] = collection.col.find_cards("")
     card = collection.col.get_card(card_id)
-    expected = "two choice 2" if answer_format == "text" else "2"
+    expected = {"numbers": "2", "letters": "B", "text": "two choice 2"}[answer_format]
     assert card.note()["Correct"] == expected
     sides = {"two": (card.question(), card.answer())}
     with (
@@ -382,3 +382,41 @@ def test_the_kept_note_types_time_follows_its_adoption_and_never_the_future(
     assert notetype_time(pinned + 5_000) == pinned + 5_001
     before, future, after = int(time.time()), notetype_time(4_000_000_000), int(time.time())
     assert before + 1 <= future <= after + 1
+
+
+def test_a_genanki_made_deck_keeps_its_note_type_and_its_learners_history(
+    project: Path, runner: CliRunner, tmp_path: Path, collection: AnkiCollection
+) -> None:
+    """A deck written by a genanki script (a legacy package: its fields have no ids, so
+    Anki matches them by name), the answer as a letter: adopted with its note type, its
+    learner's notes are updated, reviews kept."""
+    import genanki
+
+    model = genanki.Model(
+        1607392319,
+        "Simple MC",
+        fields=[{"name": n} for n in ("Question", "A", "B", "C", "Answer", "Explanation")],
+        templates=[{"name": "Card 1", "qfmt": "{{Question}}<br>{{A}} {{B}} {{C}}",
+                    "afmt": "{{FrontSide}}<hr id=answer>{{Answer}} {{Explanation}}"}],
+    )  # fmt: skip
+    deck = genanki.Deck(2059400110, "Maths")
+    for question, answer in (("2 + 2?", "B"), ("Which is even?", "b")):
+        fields = [question, "3", "4", "5", answer, "Count."]
+        deck.add_note(genanki.Note(model=model, fields=fields, guid=genanki.guid_for(question)))
+    package = tmp_path / "maths.apkg"
+    genanki.Package(deck).write_to_file(str(package))
+    collection.import_package(package)
+    assert collection.review_all() == 2
+    cards, reviews = sorted(collection.col.find_cards("")), collection.revlog_count()
+    fields = "question=Question,choices=A..C,answer=Answer,explanation=Explanation"
+    adopt(runner, package, "--fields", fields)
+    bank = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))
+    assert bank["anki_notetype"]["answer_format"] == "letters"
+    assert [item["answer"] for item in bank["items"]] == [2, 2]
+    log = collection.import_package(build(runner, project))
+    assert (log.updated, log.new, log.conflicting) == (2, 0, 0)
+    assert sorted(collection.col.find_cards("")) == cards
+    assert collection.revlog_count() == reviews
+    note = collection.col.get_note(collection.col.find_notes("")[0])
+    assert note.note_type()["name"] == "Simple MC" + NAME_SUFFIX  # type: ignore[index]
+    assert note["Answer"] == "B"

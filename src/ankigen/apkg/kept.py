@@ -57,6 +57,8 @@ def _answer(answer_format: str, choices: tuple[str, ...], answer: tuple[int, ...
         return " ".join("1" if n in answer else "0" for n in range(1, len(choices) + 1))
     if answer_format == "numbers":
         return " ".join(map(str, answer))
+    if answer_format == "letters":
+        return ", ".join(chr(ord("A") + number - 1) for number in answer)
     return choices[answer[0] - 1]
 
 
@@ -148,14 +150,17 @@ def _split_image(markup: str) -> tuple[str, str]:
 
 def _correct(answer_format: str, value: str, choices: list[str]) -> set[int]:
     """The choices the answer field marks correct, as the card's script reads it."""
-    words = " ".join(html.unescape(_TAG.sub(" ", value)).split())
+    words = _plain(value)
     tokens = words.replace(",", " ").split()
     if answer_format == "bits":
         return {n for n, bit in enumerate(tokens, start=1) if bit == "1"}
     if answer_format == "numbers":
         return {int(token) for token in tokens if token.isdigit()}
-    plain = [
-        " ".join(html.unescape(_TAG.sub(" ", c.split('<div class="ag-why">')[0])).split())
-        for c in choices
-    ]
-    return {n for n, text in enumerate(plain, start=1) if text == words}
+    if answer_format == "letters":
+        return {ord(t.upper()) - ord("A") + 1 for t in tokens if len(t) == 1 and t.isalpha()}
+    texts = [_plain(choice.split('<div class="ag-why">')[0]) for choice in choices]
+    return {n for n, text in enumerate(texts, start=1) if text == words}
+
+
+def _plain(markup: str) -> str:
+    return " ".join(html.unescape(_TAG.sub(" ", markup)).split())

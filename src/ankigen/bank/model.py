@@ -95,9 +95,10 @@ class Item:
         return self.whys[number - 1] if number <= len(self.whys) else ""
 
 
-ANSWER_FORMATS = ("bits", "numbers", "text")
+ANSWER_FORMATS = ("bits", "numbers", "letters", "text")
 """How a kept note type's answer field says which choices are correct: `1 0 0 1` by
-position, choice numbers (`2`, `1 3`), or the correct choice's text."""
+position, choice numbers (`2`, `1 3`), letters by position (`B`, `A, C`), or the correct
+choice's text."""
 
 
 @dataclass(frozen=True)

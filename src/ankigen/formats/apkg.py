@@ -8,8 +8,8 @@ Note types read:
   `Extra 1`, recognized by those names;
 - any other whose fields are named with `--fields question=Front,choices=Q_1..Q_5,
   answer=Answers,explanation=Back`: choices as a range (`Q_1..Q_5`) or a list joined by
-  `+`; the answer as bits by position (`1 0 0 1`), choice numbers (`2`, `1 3`) or the
-  correct choice's text.
+  `+`; the answer as bits by position (`1 0 0 1`), choice numbers (`2`, `1 3`), letters
+  by position (`B`, `A, C`) or the correct choice's text.
 
 A package may hold several decks: one is adopted at a time (`--deck`). The "line" of a
 problem is the note's number in the deck, in the order Anki added them.
@@ -219,6 +219,11 @@ def _kept(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotet
             f"one has 2 to {MAX_CHOICES}{instead}"
         )
     counted = reading.answer_formats.most_common()
+    if not counted:
+        raise FormatError(
+            f"{reading.path}: no note's answer field says which choice is correct in a way "
+            f"ankigen reads (bits, numbers, letters or a choice's text){instead}"
+        )
     return KeptNotetype(
         id=notetype.id,
         name=notetype.name,
@@ -227,7 +232,7 @@ def _kept(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotet
         question=mapping.question,
         choices=mapping.choices,
         answer=mapping.answer,
-        answer_format=counted[0][0] if counted else "bits",
+        answer_format=counted[0][0],
         explanation=mapping.explanation[0] if mapping.explanation else "",
         kind=mapping.kind,
         adopted=clock(),
@@ -322,6 +327,10 @@ def _answer(
     elif tokens and all(t.isdigit() and int(t) in filled for t in tokens):
         reading.answer_formats["numbers"] += 1
         return tuple(sorted({int(t) for t in tokens}))
+    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
+    if by_letter and set(by_letter) <= set(filled) and not labels:
+        reading.answer_formats["letters"] += 1
+        return by_letter
     by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
     if value.strip() and len(by_text) == 1:
         reading.answer_formats["text"] += 1
