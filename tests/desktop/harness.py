@@ -10,6 +10,7 @@ tail of its log, it never hangs.
 
 from __future__ import annotations
 
+import hashlib
 import importlib.util
 import json
 import os
@@ -119,6 +120,9 @@ class AnkiDesktop:
             # no dbus session on a bare machine: Qt would otherwise wait for it
             DBUS_SESSION_BUS_ADDRESS="disabled:",
             PYTHONDONTWRITEBYTECODE="1",
+            # Anki is one instance per user: a second one, from another test run at the same
+            # time, hands its arguments to the first and exits ("Already running")
+            ANKI_SINGLE_INSTANCE_KEY=f"ankigen-test-{hashlib.sha256(bytes(self.base)).hexdigest()[:16]}",
         )
         command = [
             "xvfb-run", "-a", "-s", f"-screen 0 {self.screen}",
