@@ -283,7 +283,7 @@ def test_the_card_grades_by_numbers_and_by_text(
 def test_a_fix_made_in_anki_to_a_kept_note_is_pulled_into_the_bank(
     project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection
 ) -> None:
-    """`pull` reads a kept note type's fields as ankigen's own (`apkg.kept.ankigen_fields`):
+    """`pull` reads a kept note type's fields as ankigen's own (`pull.fields.ankigen_fields`):
     the fix goes into the bank, and the next build brings it to learners as an edit."""
     adopt(runner, shared)
     collection.import_package(build(runner, project))

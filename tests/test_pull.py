@@ -383,11 +383,11 @@ def test_any_bank_text_survives_a_kept_note_and_pull_unchanged(
     question: str, why: str, explanation: str
 ) -> None:
     """The same round trip through a kept note type's fields (`anki_notetype:`, read back
-    by `apkg.kept.ankigen_fields`), its answer as the choice's text."""
+    by `pull.fields.ankigen_fields`), its answer as the choice's text."""
     from dataclasses import replace
 
-    from ankigen.apkg.kept import ankigen_fields
     from ankigen.bank.model import KeptNotetype
+    from ankigen.pull.fields import ankigen_fields
 
     loaded = _bank_with(question, why, explanation)
     assume(loaded is not None)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Sequence
 from functools import cache
 
 from ankigen.apkg.notetype import Templates, kept_script, templates
@@ -117,39 +118,21 @@ _WITH_IMAGE = re.compile(r'(.*)<div class="ag-image">(<img [^>]*>)</div>$', re.D
 _TAG = re.compile(r"<[^>]*>")
 
 
-def ankigen_fields(kept: KeptNotetype, values: dict[str, str]) -> dict[str, str]:
-    """A kept note's fields (by name) as ankigen's own note type names and lays them out
-    (`apkg.notetype.FIELDS`): the inverse of `kept_fields`, for `pull`. What the kept
-    fields cannot say (its flags, its language) is left out."""
-    question, image = _split_image(values.get(kept.question, ""))
-    explanation, explanation_image = _split_image(values.get(kept.explanation, ""))
-    choices = [values.get(name, "") for name in kept.choices]
-    while choices and not choices[-1]:
-        choices.pop()
-    correct = _correct(kept.answer_format, values.get(kept.answer, ""), choices)
-    rows = "".join(
-        f'<li data-choice="{n}"{_CORRECT if n in correct else ""}>{choice}</li>'
-        for n, choice in enumerate(choices, start=1)
-    )
-    return {
-        "Question": question,
-        "Choices": f"<ol>{rows}</ol>",
-        "Explanation": explanation,
-        "Image": image,
-        "ExplanationImage": explanation_image,
-    }
+def with_image(markup: str, image: str) -> str:
+    """A question or explanation with its `<img>`, as one field of a kept note type holds
+    both (`split_image` takes them apart)."""
+    return markup + (f'<div class="ag-image">{image}</div>' if image else "")
 
 
-_CORRECT = ' data-correct="true"'
-
-
-def _split_image(markup: str) -> tuple[str, str]:
+def split_image(markup: str) -> tuple[str, str]:
+    """The text and the `<img>` of a field made by `with_image`."""
     found = _WITH_IMAGE.match(markup)
     return (found[1], found[2]) if found else (markup, "")
 
 
-def _correct(answer_format: str, value: str, choices: list[str]) -> set[int]:
-    """The choices the answer field marks correct, as the card's script reads it."""
+def correct_choices(answer_format: str, value: str, choices: Sequence[str]) -> set[int]:
+    """The numbers of the choices an answer field marks correct, as the card's script
+    (`kept.js`) reads it: the inverse of `_answer`; `choices` are the choice fields."""
     words = _plain(value)
     tokens = words.replace(",", " ").split()
     if answer_format == "bits":

@@ -7,7 +7,7 @@ import html
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from ankigen.apkg.kept import kept_fields
+from ankigen.apkg.kept import kept_fields, with_image
 from ankigen.bank.model import Bank, Item
 from ankigen.core.hashing import content_hash
 from ankigen.identity.guid import note_guid
@@ -106,18 +106,15 @@ def note_content(
     if item.retired:
         tags.add(RETIRED_TAG)
     guid = guid or note_guid(bank.topic, bank.language, item.id)
+    question_image = image_html(images.get("image", ""), item.image_alt)
+    explanation_image = image_html(images.get("explanation_image", ""), item.explanation_image_alt)
     if bank.anki_notetype is not None:
-        question_image = image_html(images.get("image", ""), item.image_alt)
-        explanation_image = image_html(
-            images.get("explanation_image", ""), item.explanation_image_alt
-        )
         kept = kept_fields(
             bank.anki_notetype,
-            question + (f'<div class="ag-image">{question_image}</div>' if question_image else ""),
+            with_image(question, question_image),
             tuple((choice, _why(whys, n)) for n, choice in enumerate(choices, start=1)),
             item.answer,
-            rich_html(item.explanation)
-            + (f'<div class="ag-image">{explanation_image}</div>' if explanation_image else ""),
+            with_image(rich_html(item.explanation), explanation_image),
         )
         return NoteContent(guid, item.id, kept, tuple(sorted(tags)), kept=True)
     fields = (
@@ -130,8 +127,8 @@ def note_content(
         item.id,
         bank.language,
         bank.direction,
-        image_html(images.get("image", ""), item.image_alt),
-        image_html(images.get("explanation_image", ""), item.explanation_image_alt),
+        question_image,
+        explanation_image,
     )
     return NoteContent(
         guid=guid,

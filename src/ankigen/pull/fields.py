@@ -20,8 +20,9 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from html.parser import HTMLParser
 
-from ankigen.apkg.note import image_html, retired_notice
-from ankigen.bank.model import Bank, Item
+from ankigen.apkg.kept import correct_choices, split_image
+from ankigen.apkg.note import choices_html, image_html, retired_notice
+from ankigen.bank.model import Bank, Item, KeptNotetype
 from ankigen.formats.htmltext import Converted, html_to_text
 from ankigen.text.html import literal
 from ankigen.text.markup import FENCE, rich_html, segments
@@ -238,3 +239,22 @@ def _read_image(
     alt = literal(html.unescape(found[2]))
     if alt != now:
         texts[f"{item.id}|{alt_key}"] = alt
+
+
+def ankigen_fields(kept: KeptNotetype, values: dict[str, str]) -> dict[str, str]:
+    """A kept note's fields (by name) as ankigen's own note type names and lays them out,
+    for `read_note`: the inverse of `apkg.kept.kept_fields`. What the kept fields cannot
+    say (the flags, the language) is left out."""
+    question, image = split_image(values.get(kept.question, ""))
+    explanation, explanation_image = split_image(values.get(kept.explanation, ""))
+    choices = [values.get(name, "") for name in kept.choices]
+    while choices and not choices[-1]:
+        choices.pop()
+    correct = correct_choices(kept.answer_format, values.get(kept.answer, ""), choices)
+    return {
+        "Question": question,
+        "Choices": choices_html(choices, tuple(sorted(correct))),  # each with its why
+        "Explanation": explanation,
+        "Image": image,
+        "ExplanationImage": explanation_image,
+    }

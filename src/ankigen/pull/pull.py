@@ -28,7 +28,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ankigen.apkg.kept import ankigen_fields
 from ankigen.apkg.note import note_content
 from ankigen.apkg.notetype import FIELDS
 from ankigen.bank.files import LOCK_NAME
@@ -49,7 +48,7 @@ from ankigen.identity.lockfile import read_lock
 from ankigen.identity.versions import card_version, is_version
 from ankigen.images.process import image_refs, prepare
 from ankigen.images.settings import Settings
-from ankigen.pull.fields import read_note
+from ankigen.pull.fields import ankigen_fields, read_note
 
 SIDES = ("anki", "bank")
 
