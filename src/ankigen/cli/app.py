@@ -276,7 +276,7 @@ def import_(
     adopt a multiple-choice deck from an Anki package, its notes' GUIDs kept in the
     lock; or write a PO file's translations (from `translate --po`) back into its bank."""
     from ankigen.bank.model import SLUG
-    from ankigen.formats.convert import import_into
+    from ankigen.formats.convert import import_file, write_import
     from ankigen.formats.page import AnswersError
     from ankigen.text import lang
 
@@ -319,24 +319,21 @@ def import_(
         except FormatError as error:
             raise click.BadParameter(str(error), param_hint="--fields") from None
     try:
-        written = import_into(
+        imported = import_file(
             file,
             topic,
             language,
             format_name,
-            out,
-            media,
-            choices=choices,
-            answers=answers,
-            columns=columns,
-            force=force,
-            deck=deck,
-            fields=fields,
+            choices,
+            answers,
+            columns,
+            deck,
+            fields,
             keep_notetype=notetype != "ankigen",
-            banks_dir=banks_dir,
         )
     except AnswersError as exc:
         raise click.BadParameter(str(exc), param_hint="--answers") from None
+    written = write_import(imported, file, out, media, force=force, banks_dir=banks_dir)
     echo(import_lines(file, written))
 
 

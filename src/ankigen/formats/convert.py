@@ -37,6 +37,9 @@ class Imported:
     diagnostics: tuple[Diagnostic, ...]
     ids: tuple[str, ...] = ()
     """The id each question got, in order."""
+    topic: str = ""
+    language: str = ""
+    """The bank's, its tag in canonical case."""
 
 
 def read_quiz_file(path: Path) -> bytes:
@@ -94,7 +97,7 @@ def import_file(
         raise InvalidBanks(diagnostics)
     text = bank_yaml(source, ids, topic, language)
     found = tuple(sorted([*diagnostics, *as_checked(text, source, ids)]))
-    return Imported(source, fmt, chosen_by, text, found, tuple(ids))
+    return Imported(source, fmt, chosen_by, text, found, tuple(ids), topic, language)
 
 
 _ITEM_START = re.compile(r"^  - id: ", re.MULTILINE)
@@ -205,41 +208,21 @@ class ImportWritten:
         return self.imported.bank.count(TODO)
 
 
-def import_into(
+def write_import(
+    imported: Imported,
     path: Path,
-    topic: str,
-    language: str,
-    format_name: str | None,
     out: Path | None,
     media: Path,
     *,
-    choices: int | None = None,
-    answers: str | None = None,
-    columns: tuple[tuple[str, str], ...] = (),
     force: bool = False,
-    deck: str = "",
-    fields: tuple[tuple[str, tuple[str, ...]], ...] = (),
-    keep_notetype: bool = False,
     banks_dir: Path = Path("banks"),
 ) -> ImportWritten:
-    """Read a quiz file into a bank and write it, with its images under `media`: nothing
-    is written unless everything may be (`userfile`). A deck adopted from Anki goes into
-    `banks_dir`, its notes' GUIDs into the lock beside it."""
-    imported = import_file(
-        path,
-        topic,
-        language,
-        format_name,
-        choices,
-        answers,
-        columns,
-        deck,
-        fields,
-        keep_notetype=keep_notetype,
-    )
+    """Write the bank `import_file` read from `path`, with its images under `media`:
+    nothing is written unless everything may be (`userfile`). A deck adopted from Anki
+    goes into `banks_dir`, its notes' GUIDs into the lock beside it."""
     adopted = any(question.guid for question in imported.source.questions)
     if adopted and out is None:
-        out = banks_dir / topic / f"{lang.canonical_tag(language)}.yaml"
+        out = banks_dir / imported.topic / f"{imported.language}.yaml"
     bank_path = out or Path(STDOUT)
     # an existing image is replaced only by the same bytes (and then left alone)
     images = [
@@ -251,16 +234,14 @@ def import_into(
     bank = Target(bank_path, "a bank", force, (path,), check=reads_as_yaml(str(bank_path)))
     writes = [*images, (bank, imported.bank.encode("utf-8"))]
     if adopted:
-        writes.append(_adopted_lock(imported, bank_path, banks_dir, topic, language))
+        writes.append(_adopted_lock(imported, bank_path, banks_dir))
     written = write_all(writes)
     shown = tuple((target.path, wrote) for (target, _), wrote in zip(images, written, strict=False))
     lock = (writes[-1][0].path, written[-1]) if adopted else None
     return ImportWritten(imported, shown, bank_path, written[len(images)], lock)
 
 
-def _adopted_lock(
-    imported: Imported, bank_path: Path, banks_dir: Path, topic: str, language: str
-) -> tuple[Target, bytes]:
+def _adopted_lock(imported: Imported, bank_path: Path, banks_dir: Path) -> tuple[Target, bytes]:
     """The lock with the adopted deck's notes, by the ids their items got: the bank must be
     one of the banks the lock is beside, or no build would find them there."""
     from ankigen.bank.files import LOCK_NAME, read_lock_bytes
@@ -280,7 +261,7 @@ def _adopted_lock(
     }
     lock_path = banks_dir / LOCK_NAME
     raw = read_lock_bytes(lock_path)
-    key = deck_key(topic, lang.canonical_tag(language))
+    key = deck_key(imported.topic, imported.language)
     title = imported.source.title or key
     data = with_adopted(str(lock_path), raw, key, title, relative.as_posix(), notes)
     # replaced only while it holds what was read: a build meanwhile is not undone
