@@ -383,11 +383,11 @@ _KEPT = ankigen.build.jobs.run_kept_package
 
 
 @pytest.mark.parametrize("worker", ["keeps", "lost it", "fails"])
-def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
+def test_a_lone_decks_package_is_made_by_its_worker_as_the_plan_travels(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: str
 ) -> None:
-    """A bank edited alone is planned in its worker, which keeps the package's content
-    and sends the plan: the package is asked for as soon as the plan is in, and the
+    """A bank edited alone is planned in its worker, which sends the plan and makes the
+    package meanwhile: the package is asked for as soon as the plan is in, and the
     build proper ends its own work (the lock, the issued record) while it is made. A
     worker that does not have it, or fails, leaves it to this process. Every way, the
     bytes of a build in one process."""
@@ -425,11 +425,11 @@ def test_a_lone_decks_package_is_made_by_its_worker_once_the_plan_is_in(
         made[name] = outputs(project)
     assert made["workers"] == made["one process"]
     makers = {p.name.removeprefix("packaged-") for p in where.glob("packaged-*")}
-    [maker] = makers
-    if worker == "keeps":  # made in the worker, once this process has the plan
-        assert maker.endswith("-after-the-plan") and not maker.startswith(f"{os.getpid()}-")
-    else:  # planned again here, and made here
-        assert maker == f"{os.getpid()}-after-the-plan"
+    if worker == "keeps":  # made in the worker, as soon as it made the plan
+        [maker] = makers
+        assert not maker.startswith(f"{os.getpid()}-")
+    else:  # planned again here, and made here: what the worker made is never used
+        assert f"{os.getpid()}-after-the-plan" in makers
     # the edited bank's cache entry: made in the worker while the package was deflated,
     # and brought with it; made here from the bank's bytes if the package never came
     assert made_here == ([] if worker == "keeps" else ["en.yaml"])

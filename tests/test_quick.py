@@ -1,5 +1,6 @@
-"""A build with nothing to do is answered before click is loaded, exactly as the command
-line answers it; anything else is left to the command line."""
+"""`ankigen build` in its plainest forms runs before click is loaded, exactly as the
+command line runs it: with nothing to do, with changes, with errors. Any other form, and
+any argument click refuses, is left to the command line."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ import io
 import os
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -19,16 +21,63 @@ from tests.helpers import item, write_bank
 SRC = Path(__file__).resolve().parents[1] / "src"
 
 
-@pytest.fixture
-def built(project: Path, runner: CliRunner, settled: None) -> Path:
+def make_built(root: Path, runner: CliRunner) -> None:
     """Banks with a warning (Hindi, one item) and a deck whose bank is gone (standing)."""
-    write_bank(project / "banks", "one", language="hi", items=[item("a")])
-    write_bank(project / "banks", "two")
-    gone = write_bank(project / "banks", "three")
+    write_bank(root / "banks", "one", language="hi", items=[item("a")])
+    write_bank(root / "banks", "two")
+    gone = write_bank(root / "banks", "three")
     assert invoke(runner, "build").exit_code == 0
     gone.unlink()
     assert invoke(runner, "build").exit_code == 0
+
+
+@pytest.fixture
+def built(project: Path, runner: CliRunner, settled: None) -> Path:
+    make_built(project, runner)
     return project
+
+
+@pytest.fixture
+def twins(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, runner: CliRunner, settled: None
+) -> dict[str, Path]:
+    """The `built` project twice, built alike: one for `answer`, one for the command line."""
+    monkeypatch.setenv("SOURCE_DATE_EPOCH", "1700000000")
+    made = {}
+    for name in ("quick", "click"):
+        root = tmp_path / name / "project"
+        (root / "banks").mkdir(parents=True)
+        monkeypatch.chdir(root)
+        make_built(root, runner)
+        made[name] = root
+    return made
+
+
+def both(
+    twins: dict[str, Path],
+    runner: CliRunner,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    change: Callable[[Path], object],
+    argv: list[str],
+) -> tuple[int | None, str, str]:
+    """The same change made to each twin, then `answer` in one and the command line in the
+    other: what `answer` did, which must be what the command line did, files included."""
+    monkeypatch.chdir(twins["quick"])
+    change(twins["quick"])
+    capsys.readouterr()
+    status = answer(argv)
+    quick = capsys.readouterr()
+    monkeypatch.chdir(twins["click"])
+    change(twins["click"])
+    full = invoke(runner, *argv)
+    assert (status, quick.out, quick.err) == (full.exit_code, full.stdout, full.stderr)
+    assert packages(twins["quick"]) == packages(twins["click"])
+    return status, quick.out, quick.err
+
+
+def packages(root: Path) -> dict[str, bytes]:
+    return {str(p.relative_to(root)): p.read_bytes() for p in sorted(root.rglob("*.apkg"))}
 
 
 @pytest.mark.parametrize(
@@ -55,7 +104,7 @@ def test_answers_as_the_command_line_does(
     assert "up to date" in quick.out or '"written": false' in quick.out
 
 
-def test_the_command_answers_without_loading_click(built: Path) -> None:
+def test_the_command_builds_without_loading_click(built: Path) -> None:
     probe = (
         "import atexit, sys\n"
         "atexit.register(lambda: print('click' in sys.modules, file=sys.stderr))\n"
@@ -70,6 +119,14 @@ def test_the_command_answers_without_loading_click(built: Path) -> None:
     assert done.returncode == 0, done.stderr
     assert done.stderr.endswith("False\n")
     assert done.stdout.startswith("up to date out/one.hi.apkg: 1 note, version ")
+    # and a build with something to do
+    write_bank(built / "banks", "two", items=[item("one"), item("two", 3)])
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.endswith("False\n")
+    assert "wrote out/two.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged" in done.stdout
     # the same probe on a form it leaves alone loads the command line
     changed = probe.replace("'build']", "'build', '--prune']")
     done = subprocess.run(
@@ -79,12 +136,19 @@ def test_the_command_answers_without_loading_click(built: Path) -> None:
     assert done.stderr.endswith("True\n")
 
 
-def test_a_changed_bank_is_left_to_the_command_line(
-    built: Path, capsys: pytest.CaptureFixture[str]
+def test_a_changed_bank_is_built_as_the_command_line_builds_it(
+    twins: dict[str, Path],
+    runner: CliRunner,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    write_bank(built / "banks", "two", items=[item("one"), item("two", 3)])
-    assert None is answer(["build"])
-    assert capsys.readouterr() == ("", "")
+    def change(root: Path) -> None:
+        write_bank(root / "banks", "two", items=[item("one"), item("two", 3)])
+
+    status, out, err = both(twins, runner, capsys, monkeypatch, change, ["build"])
+    assert status == 0
+    assert "wrote out/two.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged" in out
+    assert "up to date out/one.hi.apkg" in out and "1 warning in the banks" in err
 
 
 def test_a_bank_not_known_by_its_status_is_read_here(
@@ -106,72 +170,87 @@ def test_a_bank_not_known_by_its_status_is_read_here(
     assert (quick.out, quick.err) == (full.stdout, full.stderr)
 
 
-def test_a_bank_whose_size_changed_is_left_unread_to_the_command_line(
-    built: Path, runner: CliRunner, reads: list[str], capsys: pytest.CaptureFixture[str]
+def test_a_bank_whose_size_changed_is_read_once(
+    built: Path, reads: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
+    """Its status tells that it changed: it is read by the build alone."""
     write_bank(built / "banks", "two", items=[item("one"), item("two", 3), item("x")])
     reads.clear()
-    assert None is answer(["build"])
-    assert reads == []  # the command line reads it, once
-    assert capsys.readouterr() == ("", "")
-    built_now = invoke(runner, "build").stdout
+    assert answer(["build"]) == 0
+    assert reads == ["two/en.yaml"]
+    built_now = capsys.readouterr().out
     assert built_now.count("wrote ") == 1
     assert "wrote out/two.en.apkg: 3 notes (1 new, 1 changed, 1 unchanged" in built_now
-    assert reads == ["two/en.yaml"]
 
 
-def test_a_bank_changed_in_place_is_read_and_left_to_the_command_line(
-    built: Path, runner: CliRunner, reads: list[str], capsys: pytest.CaptureFixture[str]
+def test_a_bank_changed_in_place_is_read_and_built(
+    built: Path, reads: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Same size, new bytes: only reading tells, and then the command line builds it."""
+    """Same size, new bytes: only reading tells, and then the build reads it again."""
     bank = built / "banks" / "two" / "en.yaml"
     text = bank.read_text(encoding="utf-8")
     bank.write_text(text.replace("Question two?", "Question 2wo?"), encoding="utf-8")
     assert len(bank.read_bytes()) == len(text.encode())
     reads.clear()
-    assert None is answer(["build"])
-    assert reads == ["two/en.yaml"]
-    assert capsys.readouterr() == ("", "")
-    built_now = invoke(runner, "build").stdout
+    assert answer(["build"]) == 0
+    assert reads == ["two/en.yaml", "two/en.yaml"]
+    built_now = capsys.readouterr().out
     assert "wrote out/two.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged" in built_now
 
 
+def broken(root: Path) -> None:
+    (root / "banks" / "two" / "en.yaml").write_text("topic: two\nitems: [\n", encoding="utf-8")
+
+
 @pytest.mark.parametrize(
-    ("env", "argv"),
+    ("env", "change", "argv", "status"),
     [
-        ({"SOURCE_DATE_EPOCH": "soon"}, ["build"]),
-        ({}, ["build", "elsewhere"]),
-        ({}, ["build", "banks/two/en.yaml"]),
-        ({}, ["build", "-o", "banks/two/en.yaml"]),
-        ({}, ["build", "-o", "nowhere"]),
+        ({"SOURCE_DATE_EPOCH": "soon"}, None, ["build"], 1),
+        ({}, None, ["build", "elsewhere"], 1),
+        ({}, broken, ["build"], 1),
+        ({}, broken, ["build", "--json"], 1),
+        ({}, None, ["build", "-o", "nowhere"], 0),
     ],
 )
-def test_errors_are_left_to_the_command_line(
-    built: Path,
-    monkeypatch: pytest.MonkeyPatch,
+def test_errors_are_reported_as_the_command_line_reports_them(
+    twins: dict[str, Path],
+    runner: CliRunner,
     capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
     env: dict[str, str],
+    change: Callable[[Path], object] | None,
     argv: list[str],
+    status: int,
 ) -> None:
     for name, value in env.items():
         monkeypatch.setenv(name, value)
+    done = both(twins, runner, capsys, monkeypatch, change or (lambda root: None), argv)
+    assert done[0] == status
+    if status:
+        assert ("error: " in done[2] or ": error: " in done[2]) and not done[1]
+
+
+@pytest.mark.parametrize(
+    "argv", [["build", "banks/two/en.yaml"], ["build", "-o", "banks/two/en.yaml"]]
+)
+def test_what_click_refuses_is_left_to_it(
+    built: Path, capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
     assert None is answer(argv)
     assert capsys.readouterr() == ("", "")
 
 
-def test_text_the_stream_cannot_take_is_left_to_the_command_line(
+def test_text_the_stream_cannot_take_goes_through_clicks_echo(
     built: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    """click's echo would replace what it cannot encode; the command line decides."""
+    """click's echo writes what an ASCII stream cannot take as UTF-8; so does `answer`."""
     os.rename(built / "out", built / "ünï")
     monkeypatch.setattr(sys, "stderr", io.TextIOWrapper(io.BytesIO(), encoding="utf-8"))
-    monkeypatch.setattr(sys, "stdout", io.TextIOWrapper(io.BytesIO(), encoding="ascii"))
-    assert None is answer(["build", "-o", "ünï"])
-    assert sys.stdout.tell() == 0
-    utf8 = io.TextIOWrapper(io.BytesIO(), encoding="utf-8")
-    monkeypatch.setattr(sys, "stdout", utf8)
+    ascii_out = io.TextIOWrapper(io.BytesIO(), encoding="ascii")
+    monkeypatch.setattr(sys, "stdout", ascii_out)
     assert answer(["build", "-o", "ünï"]) == 0
-    assert utf8.buffer.getvalue().decode().startswith("up to date ünï/one.hi.apkg")
+    ascii_out.flush()
+    assert ascii_out.buffer.getvalue().decode().startswith("up to date ünï/one.hi.apkg")
 
 
 class _ClosedPipe(io.StringIO):

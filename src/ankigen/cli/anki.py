@@ -8,8 +8,9 @@ from pathlib import Path
 
 import click
 
-from ankigen.cli.options import BANKS_ARGUMENT, MEDIA_OPTION, echo, out_option, terminal_progress
+from ankigen.cli.options import BANKS_ARGUMENT, MEDIA_OPTION, out_option
 from ankigen.cli.output import connected_line, pull_lines, push_lines, warning_lines
+from ankigen.cli.plain import terminal_progress, write_lines
 
 URL_OPTION = click.option(
     "--url",
@@ -49,10 +50,10 @@ def push(
     client = AnkiConnect(url, api_key, allow_remote)
     version = client.version()
     result = run_build(banks, out, progress=terminal_progress(), media_dir=media)
-    echo(warning_lines(len(result.warnings)))
+    write_lines(warning_lines(len(result.warnings)))
     packages = [out / deck.path for deck in result.decks]
-    echo([connected_line(version, client.url)])
-    echo(push_lines(push_changed(client, out, packages, push_all)))
+    write_lines([connected_line(version, client.url)])
+    write_lines(push_lines(push_changed(client, out, packages, push_all)))
 
 
 @click.command()
@@ -92,16 +93,16 @@ def pull(
         from ankigen.pull.anki import from_anki
 
         client = AnkiConnect(url, api_key)
-        echo([connected_line(client.version(), client.url)])
+        write_lines([connected_line(client.version(), client.url)])
         sources, missing = from_anki(client, banks)
     else:
         sources = [read_exported(Path(source))]
     pulled = plan_pull(banks, sources, chosen, out, media)
     if dry_run:
         click.echo(pulled.diff(), nl=False)
-        echo(pull_lines(pulled, None, missing))
+        write_lines(pull_lines(pulled, None, missing))
     else:
         wrote = write_pulled(pulled) if not pulled.conflicts else None
-        echo(pull_lines(pulled, wrote, missing))
+        write_lines(pull_lines(pulled, wrote, missing))
     if pulled.conflicts:
         sys.exit(1)

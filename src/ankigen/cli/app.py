@@ -6,9 +6,6 @@ command, load click and nothing more (the formats alone take a tenth of a second
 
 from __future__ import annotations
 
-import gc
-import os
-import signal
 import sys
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,24 +18,21 @@ from ankigen.cli.options import (
     BANKS_ARGUMENT,
     FORCE_OPTION,
     MEDIA_OPTION,
-    echo,
     out_option,
     output_option,
-    terminal_progress,
 )
 from ankigen.cli.output import (
-    build_lines,
     detected_line,
     export_lines,
     import_lines,
     lint_lines,
-    media_line,
     po_export_lines,
     po_import_lines,
     preview_lines,
     release_notes_lines,
     translate_lines,
 )
+from ankigen.cli.plain import build_command, failure_status, leave_interrupted, write_lines
 from ankigen.core.errors import AnkigenError
 
 
@@ -50,9 +44,8 @@ class Commands(click.Group):
         try:
             return super().invoke(ctx)
         except AnkigenError as error:
-            click.echo(error.format_message(), err=True)
             # not the error: its traceback would hold a build's worker pool
-            raise click.exceptions.Exit(error.exit_code) from None
+            raise click.exceptions.Exit(failure_status(error)) from None
 
 
 @click.group(cls=Commands, context_settings={"help_option_names": ["-h", "--help"]})
@@ -82,21 +75,7 @@ def build(
     banks: Path, out: Path, as_json: bool, media: Path | None, max_image_size: int, prune: bool
 ) -> None:
     """Build one .apkg per bank in BANKS into OUT."""
-    from ankigen.bank.project import outside_project
-    from ankigen.build.pipeline import build as run_build
-    from ankigen.images.settings import Settings
-
-    if media is not None and outside_project(banks, media):
-        echo([media_line(media)])
-    result = run_build(
-        banks,
-        out,
-        progress=terminal_progress(),
-        media_dir=media,
-        image_settings=Settings(max_side=max_image_size),
-        prune=prune,
-    )
-    echo(build_lines(result, out, as_json))
+    build_command(banks, out, as_json, media, max_image_size, prune)
 
 
 @cli.command()
@@ -108,7 +87,7 @@ def lint(banks: Path, strict: bool, media: Path | None) -> None:
     from ankigen.checks.run import lint as run_lint
 
     linted = run_lint(banks, media)
-    echo(lint_lines(linted))
+    write_lines(lint_lines(linted))
     if linted.fails(strict):
         sys.exit(1)
 
@@ -121,7 +100,7 @@ def preview(banks: Path, out: Path, media: Path | None) -> None:
     """Write an HTML page per deck showing every card, front and back."""
     from ankigen.preview.pages import make_preview
 
-    echo(preview_lines(make_preview(banks, out, media)))
+    write_lines(preview_lines(make_preview(banks, out, media)))
 
 
 @cli.command()
@@ -302,7 +281,7 @@ def import_(
 
         fmt, chosen_by = detect(str(file), read_quiz_file(file))
         format_name = fmt.name
-        echo([detected_line(file, format_name, chosen_by)])
+        write_lines([detected_line(file, format_name, chosen_by)])
     if columns and format_name != "csv":
         raise click.UsageError(f"--columns is for CSV files, not {format_name}")
     if (deck or field_spec or notetype) and format_name != "apkg":
@@ -334,7 +313,7 @@ def import_(
     except AnswersError as exc:
         raise click.BadParameter(str(exc), param_hint="--answers") from None
     written = write_import(imported, file, out, media, force=force, banks_dir=banks_dir)
-    echo(import_lines(file, written))
+    write_lines(import_lines(file, written))
 
 
 def _columns(specs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
@@ -379,32 +358,17 @@ def export(bank: Path, format_name: str, out: Path | None, force: bool, media: P
     from ankigen.formats.convert import export_to
 
     media_dir = media or default_media_dir(bank.resolve().parent.parent)
-    echo(export_lines(export_to(bank, format_name, out, media_dir, force)))
+    write_lines(export_lines(export_to(bank, format_name, out, media_dir, force)))
 
 
 cli.add_command(push)
 cli.add_command(pull)
 
 
-def _interrupted() -> None:
-    """Ctrl-C: one line and status 130, whatever the moment.
-
-    Called once the interrupt's traceback is gone, so that the worker pool (already
-    shut down on the way out) is garbage and its semaphores are released here, not
-    reported by multiprocessing's resource tracker. Then the process leaves at once:
-    Python's own shutdown can turn a Ctrl-C into death by SIGINT (status -2)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
-    gc.collect()
-    click.echo("interrupted", err=True)
-    sys.stdout.flush()
-    sys.stderr.flush()
-    os._exit(130)
-
-
 def _import_po(file: Path, banks_dir: Path, out: Path | None, force: bool) -> None:
     from ankigen.translation.po import import_po_file
 
-    echo(po_import_lines(file, import_po_file(file, banks_dir, out, force)))
+    write_lines(po_import_lines(file, import_po_file(file, banks_dir, out, force)))
 
 
 @cli.command()
@@ -431,12 +395,12 @@ def translate(
     if po_path is not None:
         from ankigen.translation.po import export_po
 
-        echo(po_export_lines(po_path, export_po(banks, topic, language, po_path, force)))
+        write_lines(po_export_lines(po_path, export_po(banks, topic, language, po_path, force)))
         return
     from ankigen.translation.start import write_translation
 
     started = write_translation(banks, topic, language, update=update, force=force)
-    echo(translate_lines(started, update))
+    write_lines(translate_lines(started, update))
 
 
 @cli.command("release-notes")
@@ -448,7 +412,7 @@ def release_notes(ref: str, banks: Path, out: Path | None, force: bool) -> None:
     """What changed for learners since the git revision REF, deck by deck, in Markdown."""
     from ankigen.releasenotes import write_release_notes
 
-    echo(release_notes_lines(out, write_release_notes(banks, ref, out, force)))
+    write_lines(release_notes_lines(out, write_release_notes(banks, ref, out, force)))
 
 
 def main() -> None:
@@ -465,21 +429,10 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except OSError as exc:
-        where = f"{exc.filename}: " if exc.filename else ""
-        click.echo(f"error: {where}{exc.strerror or exc}", err=True)
-        sys.exit(1)
-    except Exception as exc:  # a bug, not bad input: say so plainly
-        if os.environ.get("ANKIGEN_DEBUG"):
-            raise
-        click.echo(
-            f"error: internal error ({type(exc).__name__}: {exc}); this is a bug in ankigen, "
-            "please report it (ANKIGEN_DEBUG=1 shows the traceback)",
-            err=True,
-        )
-        sys.exit(1)
+    except Exception as exc:  # the system's errors, and bugs: said plainly
+        sys.exit(failure_status(exc))
     if isinstance(status, int) and status:
         sys.exit(status)
     if interrupted:
         # outside the `except`: the interrupt's traceback no longer holds the worker pool
-        _interrupted()
+        leave_interrupted()

@@ -1,15 +1,18 @@
-"""`ankigen build` with nothing to do, answered before the command line is loaded.
+"""`ankigen build` in its plainest forms, run before the command line is loaded.
 
-Loading click takes longer than the rest of such a build (35 to 60 ms of 90), and a
-build with nothing changed is what editors' save hooks, `make` and CI run most. Only
-the plainest forms are answered here, and only when the banks' statuses show that
-nothing changed (`build.pipeline.unchanged_build`); anything else, including every error, goes
-to the command line, which decides it again as if this had not looked.
+Loading click takes longer than the rest of a build with nothing to do (35 to 60 ms of
+90), and a tenth of a build after one edit: what editors' save hooks, `make` and CI run
+most. `build [BANKS] [-o OUT] [--json]` runs here, through the function the command
+line's `build` calls (`plain.build_command`), with its errors reported as it reports
+them; any other form, and any argument click would refuse, goes to the command line.
+A build with nothing to do is answered first by the banks' statuses alone
+(`build.pipeline.unchanged_build`).
 """
 
 from __future__ import annotations
 
-import sys
+import os
+import stat
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -57,43 +60,41 @@ def build_args(argv: Sequence[str]) -> BuildArgs | None:
 
 
 def answer(argv: Sequence[str]) -> int | None:
-    """Print what `ankigen build` would print, if it would change nothing and that is
-    known without loading the command line, and return its exit status; else None."""
+    """Run `ankigen build` in its plainest forms without loading the command line, and
+    return its exit status; None for anything else, which click reads."""
     args = build_args(argv)
-    if args is None:
+    if args is None or not (_click_takes(args.banks) and _click_takes(args.out)):
         return None
     # only once the arguments are the plainest: anything else goes to click at once
     from ankigen.build.pipeline import unchanged_build
     from ankigen.cli.output import build_lines
+    from ankigen.cli.plain import build_command, failure_status, leave_interrupted, write_lines
 
+    interrupted = False
     try:
-        result = unchanged_build(args.banks, args.out)
-    except Exception:  # an error or a bug: the command line meets it again and reports it
-        return None
-    if result is None:
-        return None
-    lines = [
-        (sys.stderr if line.to_stderr else sys.stdout, line.text)
-        for line in build_lines(result, args.out, args.as_json)
-    ]
-    for stream, text in lines:
-        # click's echo would strip escape codes or replace what the stream cannot encode
-        if stream is None or "\x1b" in text or not _encodes(text, stream):
-            return None
-    try:
-        for stream, text in lines:
-            stream.write(text + "\n")
-            stream.flush()
-    except OSError as exc:  # a closed pipe: as the command line reports it
-        print(f"error: {exc.strerror or exc}", file=sys.stderr)
-        return 1
+        try:
+            unchanged = unchanged_build(args.banks, args.out)
+        except Exception:  # an error or a bug: the build meets it again and reports it
+            unchanged = None
+        if unchanged is None:
+            build_command(args.banks, args.out, args.as_json)
+        else:
+            write_lines(build_lines(unchanged, args.out, args.as_json))
+    except KeyboardInterrupt:
+        interrupted = True
+    except Exception as exc:
+        return failure_status(exc)
+    if interrupted:
+        # outside the `except`: the interrupt's traceback no longer holds the worker pool
+        leave_interrupted()
     return 0
 
 
-def _encodes(text: str, stream: object) -> bool:
-    encoding = getattr(stream, "encoding", None) or "utf-8"
+def _click_takes(folder: Path) -> bool:
+    """Whether click takes this path as a folder argument (`click.Path(file_okay=False)`):
+    its refusal, a usage error, is click's to word."""
     try:
-        text.encode(encoding, getattr(stream, "errors", None) or "strict")
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
+        status = os.stat(folder)
+    except OSError:
+        return True  # not there (yet): the build decides
+    return not stat.S_ISREG(status.st_mode) and os.access(folder, os.R_OK)
