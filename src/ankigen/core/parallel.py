@@ -12,6 +12,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
+from ankigen.core.forked import ForkedWorker
 from ankigen.core.process import GC_THRESHOLDS
 
 if TYPE_CHECKING:  # concurrent.futures is imported with the first worker (see `Pool`)
@@ -114,36 +115,31 @@ class Pool:
         """Whether the workers may be forked (see FORK_MAX_BYTES)."""
         self.started_by = ""
         """How the workers were started, "fork" or "spawn", once they are."""
-        self.pool: Executor | None = None
+        self.pool: Executor | ForkedWorker | None = None
 
     def submit(self, fn: Callable[[T], R], arg: T) -> Future[R]:
-        first = self.pool is None
-        if self.pool is None:
-            # imported here: a build too small for workers never loads multiprocessing
-            import multiprocessing
-            from concurrent.futures import ProcessPoolExecutor
-
-            # forked only without other threads, whose locks a child would inherit held;
-            # a forked worker closes its copy of the output folder's lock (see folderlock)
-            forking = self.fork and sys.platform == "linux" and threading.active_count() == 1
-            self.started_by = "fork" if forking else "spawn"
-            context = multiprocessing.get_context(self.started_by)
-            if not forking:  # a forked pool's semaphores are unnamed: nothing to track
-                _start_quiet_resource_tracker()
-            self.pool = ProcessPoolExecutor(
-                max_workers=self.max_workers, mp_context=context, initializer=_start_worker
-            )
-        if first and self.started_by == "fork":
-            # every worker of this pool is forked from now on, with this process's memory:
-            # the first task's argument is not sent but found there, by its number, kept
-            # here until the task is done. A bank edited alone, 6 MB, was sent by a thread
-            # that waited for this process to let it run, busy reading the lock meanwhile
-            token = next(_tokens)
-            _inherited[token] = arg
-            future = self.pool.submit(_call_inherited, fn, token)
-            future.add_done_callback(lambda _: _inherited.pop(token, None))
-            return future
-        return self.pool.submit(fn, arg)
+        if self.pool is not None:
+            return self.pool.submit(fn, arg)
+        # forked only without other threads, whose locks a child would inherit held;
+        # a forked worker closes its copy of the output folder's lock (see folderlock)
+        forking = self.fork and sys.platform == "linux" and threading.active_count() == 1
+        self.started_by = "fork" if forking else "spawn"
+        if not forking:
+            self.pool = _process_pool(self.max_workers, self.started_by)
+            return self.pool.submit(fn, arg)
+        # every worker of this pool is forked from now on, with this process's memory:
+        # the first task's argument is not sent but found there, by its number, kept
+        # here until the task is done. A bank edited alone, 6 MB, was sent by a thread
+        # that waited for this process to let it run, busy reading the lock meanwhile
+        token = next(_tokens)
+        _inherited[token] = arg
+        if self.max_workers == 1:
+            self.pool = ForkedWorker(_start_worker)
+        else:
+            self.pool = _process_pool(self.max_workers, self.started_by)
+        future = self.pool.submit(_call_inherited, fn, token)
+        future.add_done_callback(lambda _: _inherited.pop(token, None))
+        return future
 
     def close(self) -> None:
         """No more work: the workers exit while this process goes on."""
@@ -153,6 +149,20 @@ class Pool:
     def shutdown(self) -> None:
         if self.pool is not None:
             self.pool.shutdown(wait=True, cancel_futures=True)
+
+
+def _process_pool(workers: int, started_by: str) -> Executor:
+    # imported here: a build too small for workers never loads multiprocessing
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+
+    if started_by == "spawn":  # a forked pool's semaphores are unnamed: nothing to track
+        _start_quiet_resource_tracker()
+    return ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=multiprocessing.get_context(started_by),
+        initializer=_start_worker,
+    )
 
 
 @contextlib.contextmanager

@@ -1,0 +1,151 @@
+"""One worker process forked from this one and fed through two pipes: the pool of a build
+that checks one bank alone (an edit).
+
+A `ProcessPoolExecutor` of one forked worker does the same, but loading multiprocessing
+and the executor's process pool took 15 to 20 ms before the worker could start, a
+twentieth of an edit at 10 x 1,000 items; and each task and result passed through two
+more threads of this process. Here a task is pickled onto one pipe and its result read
+from the other by one thread, in order: the worker does one task at a time.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import pickle
+import struct
+import sys
+import threading
+from collections import deque
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, TypeVar
+
+if TYPE_CHECKING:
+    from concurrent.futures import Future
+
+R = TypeVar("R")
+
+_HEADER = struct.Struct("<Q")
+
+
+class WorkerDied(RuntimeError):
+    """The worker process ended before it gave a task's result (killed, or out of memory)."""
+
+
+class ForkedWorker:
+    """`submit`, `shutdown` and `max_workers` as a pool of one worker has them. Fork only
+    where no other thread runs: a child inherits their locks held."""
+
+    max_workers = 1
+
+    def __init__(self, initializer: Callable[[], None]) -> None:
+        tasks_in, tasks_out = os.pipe()
+        results_in, results_out = os.pipe()
+        # what this process has yet to print is printed once, not again by the child
+        for stream in (sys.stdout, sys.stderr):
+            with contextlib.suppress(Exception):
+                stream.flush()
+        pid = os.fork()
+        if pid == 0:  # the worker: it never returns from here
+            status = 1
+            try:
+                os.close(tasks_out)
+                os.close(results_in)
+                initializer()
+                _serve(tasks_in, results_out)
+                status = 0
+            finally:
+                os._exit(status)
+        os.close(tasks_in)
+        os.close(results_out)
+        self.pid = pid
+        self._tasks = open(tasks_out, "wb")  # noqa: SIM115  (closed by `shutdown`)
+        self._results = open(results_in, "rb")  # noqa: SIM115  (closed by the reader)
+        self._pending: deque[Future[Any]] = deque()
+        self._lock = threading.Lock()
+        self._closed = False
+        self._reader = threading.Thread(target=self._read, name="ankigen-results", daemon=True)
+        self._reader.start()
+
+    def submit(self, fn: Callable[..., R], *args: Any) -> Future[R]:
+        from concurrent.futures import Future
+
+        future: Future[R] = Future()
+        message = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
+        with self._lock:
+            if self._closed:
+                raise RuntimeError("cannot schedule new futures after shutdown")
+            self._pending.append(future)
+            try:
+                self._tasks.write(_HEADER.pack(len(message)) + message)
+                self._tasks.flush()
+            except OSError as exc:  # the worker is gone: as its results will say
+                raise WorkerDied("the worker process has ended") from exc
+        return future
+
+    def _read(self) -> None:
+        try:
+            while (message := _read_message(self._results)) is not None:
+                failed, value = pickle.loads(message)
+                with self._lock:
+                    future = self._pending.popleft()
+                if future.set_running_or_notify_cancel():
+                    if failed:
+                        future.set_exception(value)
+                    else:
+                        future.set_result(value)
+        except Exception as exc:  # a result that cannot be read: the worker is of no use
+            self._fail(exc)
+        finally:
+            self._results.close()
+            self._fail(WorkerDied("the worker process ended before it gave its results"))
+            with contextlib.suppress(ChildProcessError):
+                os.waitpid(self.pid, 0)
+
+    def _fail(self, exc: BaseException) -> None:
+        with self._lock:
+            pending = list(self._pending)
+            self._pending.clear()
+        for future in pending:
+            if future.set_running_or_notify_cancel():
+                future.set_exception(exc)
+
+    def shutdown(self, wait: bool = True, cancel_futures: bool = False) -> None:
+        """No more tasks: the worker ends once it has given the results of those sent. With
+        `cancel_futures`, the results not in yet are not waited for by anyone."""
+        with self._lock:
+            if not self._closed:
+                self._closed = True
+                with contextlib.suppress(OSError):
+                    self._tasks.close()
+            pending = list(self._pending) if cancel_futures else []
+        for future in pending:
+            future.cancel()
+        if wait:
+            self._reader.join()
+
+
+def _read_message(stream: Any) -> bytes | None:
+    header = stream.read(_HEADER.size)
+    if len(header) < _HEADER.size:
+        return None  # the other end is closed
+    (size,) = _HEADER.unpack(header)
+    message: bytes = stream.read(size)
+    return message if len(message) == size else None
+
+
+def _serve(tasks_in: int, results_out: int) -> None:
+    """In the worker: each task, in turn, until this process closes its end."""
+    with open(tasks_in, "rb") as tasks, open(results_out, "wb") as results:
+        while (message := _read_message(tasks)) is not None:
+            try:
+                fn, args = pickle.loads(message)
+                outcome: tuple[bool, object] = (False, fn(*args))
+            except BaseException as exc:  # its future raises it
+                outcome = (True, exc)
+            try:
+                answer = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
+            except Exception as exc:  # a result or an error that cannot travel
+                answer = pickle.dumps((True, RuntimeError(f"{type(exc).__name__}: {exc}")))
+            results.write(_HEADER.pack(len(answer)) + answer)
+            results.flush()

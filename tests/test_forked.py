@@ -1,0 +1,108 @@
+"""The one forked worker of an edit's build (`core.forked`): tasks run in the child, in
+order; failures, results that cannot travel and a worker that dies come back as errors;
+nothing is printed twice and no process is left behind."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from ankigen.core.forked import ForkedWorker, WorkerDied
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks only where it can")
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+
+
+def _started() -> None:
+    os.environ["ANKIGEN_TEST_WORKER"] = "started"
+
+
+def where(tag: str) -> tuple[str, int, str]:
+    return tag, os.getpid(), os.environ.get("ANKIGEN_TEST_WORKER", "")
+
+
+def fail(message: str) -> None:
+    raise ValueError(message)
+
+
+def unpicklable(_: object) -> object:
+    return lambda: None
+
+
+def die(status: int) -> None:
+    os._exit(status)
+
+
+def gone(pid: int) -> bool:
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True  # reaped: not this process's child any longer
+    return False
+
+
+@pytest.fixture
+def worker() -> Iterator[ForkedWorker]:
+    made = ForkedWorker(_started)
+    yield made
+    made.shutdown(wait=True, cancel_futures=True)
+
+
+def test_tasks_run_in_the_child_in_order(worker: ForkedWorker) -> None:
+    futures = [worker.submit(where, f"task {n}") for n in range(5)]
+    results = [future.result(timeout=60) for future in futures]
+    assert [tag for tag, _, _ in results] == [f"task {n}" for n in range(5)]
+    assert {pid for _, pid, _ in results} == {worker.pid} != {os.getpid()}
+    assert {started for _, _, started in results} == {"started"}  # its initializer ran
+    assert "ANKIGEN_TEST_WORKER" not in os.environ
+
+
+def test_a_failure_is_raised_by_its_future_and_the_worker_goes_on(worker: ForkedWorker) -> None:
+    failed = worker.submit(fail, "no good")
+    with pytest.raises(ValueError, match="no good"):
+        failed.result(timeout=60)
+    with pytest.raises(RuntimeError, match=r"pickle|Pickl"):
+        worker.submit(unpicklable, None).result(timeout=60)
+    assert worker.submit(where, "after").result(timeout=60)[0] == "after"
+
+
+def test_a_worker_that_dies_fails_what_it_was_given(worker: ForkedWorker) -> None:
+    dying = worker.submit(die, 3)
+    after = worker.submit(where, "never")
+    for future in (dying, after):
+        with pytest.raises(WorkerDied):
+            future.result(timeout=60)
+    worker.shutdown(wait=True)
+    assert gone(worker.pid)
+
+
+def test_shutdown_waits_for_the_results_then_reaps_the_worker(worker: ForkedWorker) -> None:
+    future = worker.submit(where, "last")
+    worker.shutdown(wait=True)
+    assert future.result(timeout=0)[0] == "last"
+    assert gone(worker.pid)
+    with pytest.raises(RuntimeError, match="after shutdown"):
+        worker.submit(where, "late")
+
+
+def test_what_this_process_has_not_printed_yet_is_printed_once() -> None:
+    probe = (
+        "import sys\n"
+        "from ankigen.core.forked import ForkedWorker\n"
+        "print('before the fork')\n"  # held in the buffer of a pipe
+        "worker = ForkedWorker(lambda: None)\n"
+        "print(worker.submit(len, 'abc').result(timeout=60))\n"
+        "worker.shutdown()\n"
+    )
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "before the fork\n3\n"
