@@ -49,15 +49,15 @@ def gone(pid: int) -> bool:
 
 @pytest.fixture
 def worker() -> Iterator[ForkedWorker]:
-    made = ForkedWorker(_started)
+    made = ForkedWorker(_started, where, "first")
     yield made
     made.shutdown(wait=True, cancel_futures=True)
 
 
 def test_tasks_run_in_the_child_in_order(worker: ForkedWorker) -> None:
-    futures = [worker.submit(where, f"task {n}") for n in range(5)]
+    futures = [worker.first_result, *(worker.submit(where, f"task {n}") for n in range(5))]
     results = [future.result(timeout=60) for future in futures]
-    assert [tag for tag, _, _ in results] == [f"task {n}" for n in range(5)]
+    assert [tag for tag, _, _ in results] == ["first", *(f"task {n}" for n in range(5))]
     assert {pid for _, pid, _ in results} == {worker.pid} != {os.getpid()}
     assert {started for _, _, started in results} == {"started"}  # its initializer ran
     assert "ANKIGEN_TEST_WORKER" not in os.environ
@@ -96,8 +96,8 @@ def test_what_this_process_has_not_printed_yet_is_printed_once() -> None:
         "import sys\n"
         "from ankigen.core.forked import ForkedWorker\n"
         "print('before the fork')\n"  # held in the buffer of a pipe
-        "worker = ForkedWorker(lambda: None)\n"
-        "print(worker.submit(len, 'abc').result(timeout=60))\n"
+        "worker = ForkedWorker(lambda: None, len, 'abc')\n"
+        "print(worker.first_result.result(timeout=60))\n"
         "worker.shutdown()\n"
     )
     env = {**os.environ, "PYTHONPATH": str(SRC)}

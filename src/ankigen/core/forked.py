@@ -38,9 +38,16 @@ class ForkedWorker:
 
     max_workers = 1
 
-    def __init__(self, initializer: Callable[[], None]) -> None:
+    def __init__(
+        self, initializer: Callable[[], None], first: Callable[..., object], *args: Any
+    ) -> None:
+        """Fork the worker with its `first` task (`first(*args)`) already sent: it starts
+        on it at once, while this process goes on (`first_result`)."""
         tasks_in, tasks_out = os.pipe()
         results_in, results_out = os.pipe()
+        self._tasks = open(tasks_out, "wb")  # noqa: SIM115  (closed by `shutdown`)
+        # a pipe holds 64 KiB: a task's function and its few arguments fit
+        _write_message(self._tasks, pickle.dumps((first, args), protocol=pickle.HIGHEST_PROTOCOL))
         # what this process has yet to print is printed once, not again by the child
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
@@ -49,7 +56,7 @@ class ForkedWorker:
         if pid == 0:  # the worker: it never returns from here
             status = 1
             try:
-                os.close(tasks_out)
+                self._tasks.close()
                 os.close(results_in)
                 initializer()
                 _serve(tasks_in, results_out)
@@ -58,10 +65,12 @@ class ForkedWorker:
                 os._exit(status)
         os.close(tasks_in)
         os.close(results_out)
+        from concurrent.futures import Future  # while the worker starts on its task
+
         self.pid = pid
-        self._tasks = open(tasks_out, "wb")  # noqa: SIM115  (closed by `shutdown`)
         self._results = open(results_in, "rb")  # noqa: SIM115  (closed by the reader)
-        self._pending: deque[Future[Any]] = deque()
+        self.first_result: Future[Any] = Future()
+        self._pending: deque[Future[Any]] = deque([self.first_result])
         self._lock = threading.Lock()
         self._closed = False
         self._reader = threading.Thread(target=self._read, name="ankigen-results", daemon=True)
@@ -77,8 +86,7 @@ class ForkedWorker:
                 raise RuntimeError("cannot schedule new futures after shutdown")
             self._pending.append(future)
             try:
-                self._tasks.write(_HEADER.pack(len(message)) + message)
-                self._tasks.flush()
+                _write_message(self._tasks, message)
             except OSError as exc:  # the worker is gone: as its results will say
                 raise WorkerDied("the worker process has ended") from exc
         return future
@@ -125,6 +133,11 @@ class ForkedWorker:
             self._reader.join()
 
 
+def _write_message(stream: Any, message: bytes) -> None:
+    stream.write(_HEADER.pack(len(message)) + message)
+    stream.flush()
+
+
 def _read_message(stream: Any) -> bytes | None:
     header = stream.read(_HEADER.size)
     if len(header) < _HEADER.size:
@@ -147,5 +160,4 @@ def _serve(tasks_in: int, results_out: int) -> None:
                 answer = pickle.dumps(outcome, protocol=pickle.HIGHEST_PROTOCOL)
             except Exception as exc:  # a result or an error that cannot travel
                 answer = pickle.dumps((True, RuntimeError(f"{type(exc).__name__}: {exc}")))
-            results.write(_HEADER.pack(len(answer)) + answer)
-            results.flush()
+            _write_message(results, answer)

@@ -134,10 +134,11 @@ class Pool:
         token = next(_tokens)
         _inherited[token] = arg
         if self.max_workers == 1:
-            self.pool = ForkedWorker(_start_worker)
+            worker = ForkedWorker(_start_worker, _call_inherited, fn, token)
+            self.pool, future = worker, worker.first_result
         else:
             self.pool = _process_pool(self.max_workers, self.started_by)
-        future = self.pool.submit(_call_inherited, fn, token)
+            future = self.pool.submit(_call_inherited, fn, token)
         future.add_done_callback(lambda _: _inherited.pop(token, None))
         return future
 
