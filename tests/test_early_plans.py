@@ -382,7 +382,7 @@ def _broken(token: str) -> Any:
 _KEPT = ankigen.build.jobs.run_kept_package
 
 
-@pytest.mark.parametrize("worker", ["keeps", "lost it", "fails"])
+@pytest.mark.parametrize("worker", ["keeps", "lost it", "fails", "lost the entry"])
 def test_a_lone_decks_package_is_made_by_its_worker_as_the_plan_travels(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, worker: str
 ) -> None:
@@ -412,7 +412,9 @@ def test_a_lone_decks_package_is_made_by_its_worker_as_the_plan_travels(
                 with_workers(patched)
                 patched.setattr(ankigen.build.jobs, "_packaged", _made_where(where))
                 patched.setattr(ankigen.build.jobs.EarlyPlans, "collect", _noting_plans(where))
-                if worker != "keeps":
+                if worker == "lost the entry":
+                    patched.setattr(ankigen.build.jobs, "run_kept_entry", _never_kept)
+                elif worker != "keeps":
                     # asked for by the build proper and by the thread feeding the worker
                     for module in (ankigen.build.locked, ankigen.build.jobs):
                         patched.setattr(
@@ -425,14 +427,15 @@ def test_a_lone_decks_package_is_made_by_its_worker_as_the_plan_travels(
         made[name] = outputs(project)
     assert made["workers"] == made["one process"]
     makers = {p.name.removeprefix("packaged-") for p in where.glob("packaged-*")}
-    if worker == "keeps":  # made in the worker, as soon as it made the plan
+    if worker in ("keeps", "lost the entry"):  # made in the worker, once it made the plan
         [maker] = makers
         assert not maker.startswith(f"{os.getpid()}-")
     else:  # planned again here, and made here: what the worker made is never used
         assert f"{os.getpid()}-after-the-plan" in makers
-    # the edited bank's cache entry: made in the worker while the package was deflated,
-    # and brought with it; made here from the bank's bytes if the package never came
-    assert made_here == ([] if worker == "keeps" else ["en.yaml"])
+    # the edited bank's cache entry: made in the worker after the package, and asked for
+    # on its own, so it comes even where the package does not; made here from the
+    # bank's bytes if it never comes
+    assert made_here == (["en.yaml"] if worker == "lost the entry" else [])
     edited = hashlib.sha256((tmp_path / "workers" / "banks" / "c" / "en.yaml").read_bytes())
     headers = [
         json.loads(entry.read_bytes().split(b"\n", 1)[0])

@@ -11,7 +11,7 @@ import itertools
 import json
 import sys
 import types
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -192,20 +192,12 @@ def _rows(
     return notes, cards
 
 
-def apkg_bytes(
-    deck: PackageDeck,
-    media: Sequence[tuple[str, bytes]] = (),
-    while_deflating: Callable[[], object] | None = None,
-) -> bytes:
-    """The complete package; the same input gives the same bytes. `while_deflating` is
-    called once the collection is written, as it is deflated: deflating lets go of the
-    interpreter lock, so another thread it starts runs beside it."""
+def apkg_bytes(deck: PackageDeck, media: Sequence[tuple[str, bytes]] = ()) -> bytes:
+    """The complete package; the same input gives the same bytes."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="ankigen-") as tmp:
         database = collection_bytes(deck, Path(tmp))
-    if while_deflating is not None:
-        while_deflating()
     entries: list[tuple[str, bytes]] = [("collection.anki2", database)]
     media_sorted = sorted(media)
     entries.append(

@@ -63,6 +63,10 @@ _kept: dict[str, Packaging] = {}
 """Packages made here from the decks planned here, by `DeckJob.keep_as`, until asked for."""
 
 
+_entries_kept: dict[str, EntryLater] = {}
+"""The cache entries of the banks of those decks, until asked for (`run_kept_entry`)."""
+
+
 _tokens = itertools.count()
 
 
@@ -132,7 +136,9 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
     if job.keep_as is not None:
         # the lock's text of the entry too is left to the build proper, which has the time
         entry = entry_goes_with(job.source.digest, job.keep_as)
-        _kept[job.keep_as] = Packaging(package, plan.media, job.in_place, entry)
+        if entry is not None:
+            _entries_kept[job.keep_as] = entry
+        _kept[job.keep_as] = Packaging(package, plan.media, job.in_place)
         return replace(plan, package=Kept(job.keep_as), media=())
     plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
     return replace(plan, package=_packaged(package, plan.media, job.in_place), media=())
@@ -142,27 +148,21 @@ def _packaged(
     package: PackageDeck,
     media: Sequence[tuple[str, bytes]],
     in_place: str | None,
-    while_deflating: Callable[[], object] | None = None,
 ) -> Packaged:
     key = package_key(package)
-    return Packaged(key, None if key == in_place else apkg_bytes(package, media, while_deflating))
+    return Packaged(key, None if key == in_place else apkg_bytes(package, media))
 
 
 class Packaging(threading.Thread):
     """A deck's package, made in the worker that planned the deck as soon as the plan is
     made: while the plan travels to the build proper and the package is asked for (70 ms
-    of an edit at 10 x 10,000 items, the worker idle). The bank's entry, if it goes with
-    the package, is made as the package is deflated."""
+    of an edit at 10 x 10,000 items, the worker idle)."""
 
     def __init__(
-        self,
-        package: PackageDeck,
-        media: Sequence[tuple[str, bytes]],
-        in_place: str | None,
-        entry: EntryLater | None,
+        self, package: PackageDeck, media: Sequence[tuple[str, bytes]], in_place: str | None
     ) -> None:
         super().__init__(name="ankigen-package", daemon=True)
-        self.package, self.media, self.in_place, self.entry = package, media, in_place, entry
+        self.package, self.media, self.in_place = package, media, in_place
         self.packaged: Packaged | None = None
         self.failure: BaseException | None = None
         self.start()
@@ -170,10 +170,7 @@ class Packaging(threading.Thread):
     def run(self) -> None:
         try:
             with contextlib.suppress(AnkigenError):  # reported where it is made again
-                entry = self.entry
-                self.packaged = _packaged(
-                    self.package, self.media, self.in_place, entry.start if entry else None
-                )
+                self.packaged = _packaged(self.package, self.media, self.in_place)
         except BaseException as exc:  # a bug: raised where the package is asked for
             self.failure = exc
 
@@ -181,9 +178,7 @@ class Packaging(threading.Thread):
         self.join()
         if self.failure is not None:
             raise self.failure
-        made = self.entry.result() if self.entry else None
-        packaged = self.packaged
-        return replace(packaged, entry=made) if packaged is not None and made else packaged
+        return self.packaged
 
 
 def run_kept_package(token: str) -> Packaged | None:
@@ -192,6 +187,16 @@ def run_kept_package(token: str) -> Packaged | None:
     reports what is wrong."""
     packaging = _kept.pop(token, None)
     return packaging.result() if packaging is not None else None
+
+
+def run_kept_entry(token: str) -> bytes | None:
+    """The cache entry of the bank whose deck's package is kept under `token`, if it was
+    checked here; asked for after the package, so it is made once the package is: made
+    beside it, its JSON encoding held the interpreter lock from the package (an edit's
+    package took half as long again at 10 x 1,000 items), and the build proper has the
+    package's file, the lock and the issued record to write meanwhile."""
+    entry = _entries_kept.pop(token, None)
+    return entry.result() if entry is not None else None
 
 
 def run_early_job(job: DeckJob) -> DeckPlan | None:
@@ -309,7 +314,7 @@ class EarlyPlans:
         outcome: object,
         entry_later: EntryArrival | None = None,
     ) -> None:
-        packaging = None
+        entry: Future[bytes | None] | None = None
         with self.changed:
             try:
                 if isinstance(outcome, DeckPlan):
@@ -321,6 +326,7 @@ class EarlyPlans:
                         with contextlib.suppress(RuntimeError):
                             packaging = self.lone_worker.submit(run_kept_package, token)
                             self.packaging[token] = packaging
+                            entry = self.lone_worker.submit(run_kept_entry, token)
             except BaseException as exc:
                 self.failure = exc
                 raise
@@ -328,11 +334,11 @@ class EarlyPlans:
                 self.pending.discard(source.path)
                 self.changed.notify_all()
         if entry_later is not None:
-            # the bank's entry comes with the package, or is made where it is needed
-            if packaging is None:
+            # the bank's entry comes after the package, or is made where it is needed
+            if entry is None:
                 entry_later(None)
             else:
-                packaging.add_done_callback(lambda done: entry_later(_entry_with(done)))
+                entry.add_done_callback(lambda done: entry_later(_entry_of(done)))
 
     def take(self, job: DeckJob) -> DeckPlan | None:
         """The plan made early for this job, if it was made from the same inputs."""
@@ -346,12 +352,11 @@ class EarlyPlans:
         return plan if plan is not None and made_from == job.inputs() else None
 
 
-def _entry_with(packaging: Future[Packaged | None]) -> bytes | None:
-    """The bank's entry that came with a package (`Packaged.entry`), if it did."""
-    if packaging.cancelled() or packaging.exception() is not None:
+def _entry_of(coming: Future[bytes | None]) -> bytes | None:
+    """The bank's entry that came after its package (`run_kept_entry`), if it did."""
+    if coming.cancelled() or coming.exception() is not None:
         return None
-    packaged = packaging.result()
-    return packaged.entry if packaged is not None else None
+    return coming.result()
 
 
 def plan_decks(

@@ -106,9 +106,6 @@ class Packaged:
     """`package_key` of its content."""
     data: bytes | None
     """The package file; None when the package in place already has this content."""
-    entry: bytes | None = None
-    """The bank's cache entry, when it was made beside the package
-    (`checks.incremental.entry_goes_with`)."""
 
 
 @dataclass(frozen=True)

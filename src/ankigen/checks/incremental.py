@@ -121,8 +121,8 @@ class EntryLater(threading.Thread):
     deck's plan): 0.1 s for 10,000 items, half of it in JSON's encoder, which holds the
     interpreter lock throughout. Made as the check's result left, it held up that result
     and the deck's job on their way (0.13 s from the check to the plan instead of 0.04);
-    a follow-up that keeps a package has it made while the package is deflated, which
-    lets go of the lock (`entry_goes_with`)."""
+    a follow-up that keeps a package has it made after the package
+    (`build.jobs.run_kept_entry`)."""
 
     def __init__(self, make: Callable[[], bytes]) -> None:
         super().__init__(name="ankigen-entry", daemon=True)

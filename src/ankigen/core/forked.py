@@ -84,11 +84,12 @@ class ForkedWorker:
         with self._lock:
             if self._closed:
                 raise RuntimeError("cannot schedule new futures after shutdown")
-            self._pending.append(future)
             try:
                 _write_message(self._tasks, message)
-            except OSError as exc:  # the worker is gone: as its results will say
-                raise WorkerDied("the worker process has ended") from exc
+            except OSError:  # the worker is gone
+                future.set_exception(WorkerDied("the worker process has ended"))
+            else:  # here, where the reader takes it: the result cannot come before
+                self._pending.append(future)
         return future
 
     def _read(self) -> None:
