@@ -28,6 +28,7 @@ from ankigen.checks.rules import (
     load_and_check,
 )
 from ankigen.checks.translation import (
+    forget_texts,
     sources_for,
 )
 from ankigen.core.errors import Diagnostic
@@ -361,9 +362,10 @@ def _load_and_check(
     bank, found = load_and_check(source, sources, before)
     outlined = outline(bank) if bank is not None else None
     result = (bank if keep else None), outlined, found
+    facts = None if bank is None or not for_cache else parity(bank, before.parity)
+    forget_texts()  # the bank's texts, held by the checks' memos until the build's end
     if not for_cache:
         return result, None, None
-    facts = None if bank is None else parity(bank, before.parity)
     if bank is not None and not keep:
         _checked_here[source.digest] = bank
     make = functools.partial(cache_entry.dump, source, (bank, found), sources, outlined, facts)
