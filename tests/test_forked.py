@@ -63,6 +63,14 @@ def test_tasks_run_in_the_child_in_order(worker: ForkedWorker) -> None:
     assert "ANKIGEN_TEST_WORKER" not in os.environ
 
 
+def test_a_first_task_larger_than_a_pipe_holds_is_sent_once_forked() -> None:
+    worker = ForkedWorker(_started, where, "x" * 100_000)
+    try:
+        assert worker.first_result.result(timeout=60)[0] == "x" * 100_000
+    finally:
+        worker.shutdown()
+
+
 def test_a_failure_is_raised_by_its_future_and_the_worker_goes_on(worker: ForkedWorker) -> None:
     failed = worker.submit(fail, "no good")
     with pytest.raises(ValueError, match="no good"):

@@ -26,6 +26,8 @@ if TYPE_CHECKING:
 R = TypeVar("R")
 
 _HEADER = struct.Struct("<Q")
+_PAGE = 4096
+"""What a pipe holds at least (Linux gives a user over their quota pipes of one page)."""
 
 
 class WorkerDied(RuntimeError):
@@ -46,8 +48,12 @@ class ForkedWorker:
         tasks_in, tasks_out = os.pipe()
         results_in, results_out = os.pipe()
         self._tasks = open(tasks_out, "wb")  # noqa: SIM115  (closed by `shutdown`)
-        # a pipe holds 64 KiB: a task's function and its few arguments fit
-        _write_message(self._tasks, pickle.dumps((first, args), protocol=pickle.HIGHEST_PROTOCOL))
+        message = pickle.dumps((first, args), protocol=pickle.HIGHEST_PROTOCOL)
+        # written before the fork only where the pipe surely holds it, with no one reading
+        # yet (a pipe holds at least a page; the task is a function and its few arguments)
+        early = _HEADER.size + len(message) <= _PAGE
+        if early:
+            _write_message(self._tasks, message)
         # what this process has yet to print is printed once, not again by the child
         for stream in (sys.stdout, sys.stderr):
             with contextlib.suppress(Exception):
@@ -65,6 +71,8 @@ class ForkedWorker:
                 os._exit(status)
         os.close(tasks_in)
         os.close(results_out)
+        if not early:
+            _write_message(self._tasks, message)
         from concurrent.futures import Future  # while the worker starts on its task
 
         self.pid = pid
