@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import json
+import os
 import re
+import subprocess
+import sys
 import zlib
 from pathlib import Path
 from typing import Any
@@ -14,6 +17,14 @@ from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPack
 from anki.notes import Note
 
 SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+
+
+def run_probe(code: str) -> subprocess.CompletedProcess[str]:
+    """`python -c code` with this checkout's ankigen, its output captured as text."""
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    return subprocess.run(
+        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+    )
 
 
 def shared_path(relative: str) -> Path:

@@ -5,18 +5,14 @@ nothing is printed twice and no process is left behind."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
 from ankigen.core.forked import ForkedWorker, WorkerDied
+from tests.helpers import run_probe
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks only where it can")
-
-SRC = Path(__file__).resolve().parents[1] / "src"
 
 
 def _started() -> None:
@@ -108,9 +104,6 @@ def test_what_this_process_has_not_printed_yet_is_printed_once() -> None:
         "print(worker.first_result.result(timeout=60))\n"
         "worker.shutdown()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
-    )
+    done = run_probe(probe)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "before the fork\n3\n"

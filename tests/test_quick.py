@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import io
 import os
-import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
@@ -16,9 +15,7 @@ from click.testing import CliRunner
 
 from ankigen.cli.quick import BuildArgs, answer, build_args
 from tests.conftest import invoke
-from tests.helpers import item, write_bank
-
-SRC = Path(__file__).resolve().parents[1] / "src"
+from tests.helpers import item, run_probe, write_bank
 
 
 def make_built(root: Path, runner: CliRunner) -> None:
@@ -112,26 +109,19 @@ def test_the_command_builds_without_loading_click(built: Path) -> None:
         "from ankigen.cli.entry import main\n"
         "main()\n"
     )
-    env = {**os.environ, "PYTHONPATH": str(SRC)}
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
-    )
+    done = run_probe(probe)
     assert done.returncode == 0, done.stderr
     assert done.stderr.endswith("False\n")
     assert done.stdout.startswith("up to date out/one.hi.apkg: 1 note, version ")
     # and a build with something to do
     write_bank(built / "banks", "two", items=[item("one"), item("two", 3)])
-    done = subprocess.run(
-        [sys.executable, "-c", probe], env=env, capture_output=True, text=True, check=False
-    )
+    done = run_probe(probe)
     assert done.returncode == 0, done.stderr
     assert done.stderr.endswith("False\n")
     assert "wrote out/two.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged" in done.stdout
     # the same probe on a form it leaves alone loads the command line
     changed = probe.replace("'build']", "'build', '--prune']")
-    done = subprocess.run(
-        [sys.executable, "-c", changed], env=env, capture_output=True, text=True, check=False
-    )
+    done = run_probe(changed)
     assert done.returncode == 0, done.stderr
     assert done.stderr.endswith("True\n")
 

@@ -151,7 +151,7 @@ _entries_later: dict[str, EntryLater] = {}
 def entry_goes_with(digest: str, token: str) -> EntryLater | None:
     """In a follow-up: the entry of the bank with this digest travels with the package
     kept under `token`, not with the follow-up's outcome. The entry, not yet started, if
-    there is one: the package starts it as it is deflated."""
+    there is one: it is made once the package is (`build.jobs.run_kept_entry`)."""
     made = _entries_later.get(digest)
     if made is not None:
         made.goes_with = token

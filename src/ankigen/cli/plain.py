@@ -14,7 +14,7 @@ import sys
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
-from ankigen.cli.output import Line, build_lines, media_line
+from ankigen.cli.output import Line, build_lines, media_line, progress_text
 from ankigen.core.errors import AnkigenError
 
 
@@ -44,8 +44,6 @@ def _encodes(text: str, stream: object) -> bool:
 
 def terminal_progress() -> Callable[[int, int], None] | None:
     """A counter on standard error, only when it is a terminal."""
-    from ankigen.cli.output import progress_text
-
     if not sys.stderr.isatty():
         return None
 
