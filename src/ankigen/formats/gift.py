@@ -33,6 +33,7 @@ from ankigen.formats.model import (
     check_choice_count,
     decode,
     graded,
+    shared_grades,
     tag_of,
 )
 from ankigen.text import l10n
@@ -369,19 +370,10 @@ def escape(text: str) -> str:
 
 def _weights(question: Question) -> list[str]:
     """Each choice's prefix: `=`/`~` with one right answer; percentages with several."""
-    correct = [c.correct for c in question.choices]
-    right = sum(correct)
-    if right <= 1:
-        return ["=" if c else "~" for c in correct]
-    wrong = len(correct) - right
-    plus = _percent(100 / right)
-    minus = _percent(-100 / wrong) if wrong else "0"
-    return [f"~%{plus}%" if c else f"~%{minus}%" for c in correct]
-
-
-def _percent(value: float) -> str:
-    """A weight as Moodle writes it: at most 5 decimals, no trailing zeros."""
-    return f"{value:.5f}".rstrip("0").rstrip(".")
+    shared = shared_grades(question)
+    if shared is None:
+        return ["=" if c.correct else "~" for c in question.choices]
+    return [f"~%{grade}%" for grade in shared]
 
 
 def write(source: Source, media_dir: Path) -> bytes:

@@ -221,17 +221,17 @@ def graded(
     out = []
     for number, (choice, weight, right) in enumerate(zip(choices, weights, full, strict=True), 1):
         if number in partial:
-            credit = l10n.partial_credit(language, _percent(weight))
+            credit = l10n.partial_credit(language, percent(weight * 100))
             why = f"{credit}: {choice.why}" if choice.why else credit
             choice = replace(choice, why=why)
         out.append(replace(choice, correct=right))
     if best < 1 - _SAME_CREDIT:
         problems.warn(
             line,
-            f"no choice has full credit; the best ({_percent(best)}%) is taken as the answer",
+            f"no choice has full credit; the best ({percent(best * 100)}%) is taken as the answer",
         )
     if partial:
-        listed = ", ".join(f"{n} ({_percent(weights[n - 1])}%)" for n in partial)
+        listed = ", ".join(f"{n} ({percent(weights[n - 1] * 100)}%)" for n in partial)
         problems.warn(
             line,
             f"choice(s) {listed} give partial credit in a single-answer question: they are "
@@ -250,8 +250,22 @@ def graded(
 _SAME_CREDIT = 1e-6
 
 
-def _percent(weight: float) -> str:
-    return f"{weight * 100:.5f}".rstrip("0").rstrip(".")
+def percent(value: float) -> str:
+    """A percentage as Moodle writes grades: at most 5 decimals, no trailing zeros."""
+    return f"{value:.5f}".rstrip("0").rstrip(".")
+
+
+def shared_grades(question: Question) -> list[str] | None:
+    """Each choice's grade in percent when several choices are right, as Moodle wants
+    them (shares of 100 for the right ones, of -100 for the wrong); None with one."""
+    correct = [c.correct for c in question.choices]
+    right = sum(correct)
+    if right <= 1:
+        return None
+    wrong = len(correct) - right
+    plus = percent(100 / right)
+    minus = percent(-100 / wrong) if wrong else "0"
+    return [plus if c else minus for c in correct]
 
 
 def check_choice_count(problems: Problems, line: int, count: int) -> bool:
