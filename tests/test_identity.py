@@ -74,6 +74,26 @@ def test_a_git_revert_reaches_learners_with_history_kept(
     assert all(collection.col.get_card(c).ivl > 0 for c in collection.col.find_cards(""))
 
 
+def test_git_is_asked_for_the_locks_history_only_where_a_repository_could_be(
+    project: Path, runner: CliRunner, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    calls = tmp_path / "git-calls"
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    (fake / "git").write_text(f'#!/bin/sh\necho "$*" >> "{calls}"\nexit 128\n')
+    (fake / "git").chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.delenv("GIT_DIR", raising=False)
+    write_bank(project / "banks", items=[item("one")])
+    build(runner)
+    assert not calls.exists()  # no repository above the project: git never started
+
+    (project / ".git").mkdir()
+    write_bank(project / "banks", items=[item("one", question="Edited?")])
+    build(runner)
+    assert calls.read_text().startswith("log --all")
+
+
 def test_an_undo_outside_git_reaches_learners_through_the_output_folder(
     project: Path, runner: CliRunner, collection: AnkiCollection, monkeypatch: pytest.MonkeyPatch
 ) -> None:
