@@ -9,7 +9,7 @@ from collections.abc import Iterator
 
 import pytest
 
-from ankigen.core.forked import ForkedWorker, WorkerDied
+from ankigen.core.forked import ForkedWorker, WorkerDied, after_result
 from tests.helpers import run_probe
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks only where it can")
@@ -107,3 +107,36 @@ def test_what_this_process_has_not_printed_yet_is_printed_once() -> None:
     done = run_probe(probe)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "before the fork\n3\n"
+
+
+_signal: list[int] = []
+"""The read end of a pipe the test writes to, inherited by the forked worker."""
+
+
+def _wait_for_signal() -> None:
+    os.environ["ANKIGEN_TEST_AFTER"] = os.read(_signal[0], 16).decode()
+
+
+def later(tag: str) -> tuple[str, bool]:
+    return tag, after_result(_wait_for_signal)
+
+
+def after_value() -> str:
+    return os.environ.get("ANKIGEN_TEST_AFTER", "")
+
+
+def test_work_after_a_result_runs_once_it_has_left_and_before_the_next_task() -> None:
+    assert after_result(_wait_for_signal) is False  # not in a worker: nothing is done
+    read_end, write_end = os.pipe()
+    _signal[:] = [read_end]
+    worker = ForkedWorker(lambda: None, later, "first")
+    try:
+        # the work waits for this process's word: the result came before it was done
+        assert worker.first_result.result(timeout=60) == ("first", True)
+        os.write(write_end, b"go")
+        assert worker.submit(after_value).result(timeout=60) == "go"
+    finally:
+        worker.shutdown(wait=True, cancel_futures=True)
+        os.close(read_end)
+        os.close(write_end)
+        _signal.clear()

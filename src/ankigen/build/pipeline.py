@@ -9,6 +9,7 @@ something changed.
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -43,6 +44,7 @@ TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 # the project file's parsing, the lock's, images, the build proper
 if TYPE_CHECKING:
     from ankigen.bank.project import Project
+    from ankigen.build.jobs import Evidence
 
 
 def build(
@@ -89,7 +91,6 @@ def build(
     # the build proper: a build with nothing changed never imports it (most of its time)
     from ankigen.apkg.package import check_file_name
     from ankigen.build.jobs import EarlyPlans, Evidence
-    from ankigen.build.locked import Inputs, build_locked
     from ankigen.checks.bankcache import BankCache
     from ankigen.checks.incremental import check_outlines
     from ankigen.checks.translation import sources_for
@@ -108,7 +109,7 @@ def build(
             bank_cache,
             project.reference,
             early,
-            meanwhile=evidence.read,
+            meanwhile=functools.partial(_meanwhile, evidence),
             deck_name=project.deck_name,
         )
         # as checked: a bank known by its status is read if it must be, and its bytes decide
@@ -119,6 +120,8 @@ def build(
             raise InvalidBanks([*checked.diagnostics, *lock_problems])
         outlines = [replace(o, bank=project.apply(o.bank)) for o in checked.outlines]
         diagnostics = checked.diagnostics
+        from ankigen.build.locked import Inputs, build_locked
+
         for outlined in outlines:
             check_file_name(package_name(outlined.bank))
         with exclusive(out_dir):
@@ -148,6 +151,14 @@ def build(
             )
             bank_cache.save()
             return result
+
+
+def _meanwhile(evidence: Evidence) -> None:
+    """While the workers check the banks: the lock and what was issued, then the build
+    proper's own modules, which the workers never need (imported before, they held up
+    an edit's check by 8 ms at 10 x 1,000 items)."""
+    evidence.read()
+    import ankigen.build.locked  # noqa: F401
 
 
 _read_here: BuildCache | None = None

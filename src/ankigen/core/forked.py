@@ -30,6 +30,23 @@ _PAGE = 4096
 """What a pipe holds at least (Linux gives a user over their quota pipes of one page)."""
 
 
+_serving = False
+"""Whether this process is a forked worker serving its tasks (`_serve`)."""
+
+_after_result: list[Callable[[], object]] = []
+
+
+def after_result(work: Callable[[], object]) -> bool:
+    """In a forked worker, from a task: do `work` once the task's result has left, before
+    the next task is read. The main process is then taking the result in and preparing
+    what follows from it, and the worker would wait for that idle. False anywhere else,
+    and `work` is not done."""
+    if not _serving:
+        return False
+    _after_result.append(work)
+    return True
+
+
 class WorkerDied(RuntimeError):
     """The worker process ended before it gave a task's result (killed, or out of memory)."""
 
@@ -158,6 +175,8 @@ def _read_message(stream: Any) -> bytes | None:
 
 def _serve(tasks_in: int, results_out: int) -> None:
     """In the worker: each task, in turn, until this process closes its end."""
+    global _serving
+    _serving = True
     with open(tasks_in, "rb") as tasks, open(results_out, "wb") as results:
         while (message := _read_message(tasks)) is not None:
             try:
@@ -170,3 +189,5 @@ def _serve(tasks_in: int, results_out: int) -> None:
             except Exception as exc:  # a result or an error that cannot travel
                 answer = pickle.dumps((True, RuntimeError(f"{type(exc).__name__}: {exc}")))
             _write_message(results, answer)
+            while _after_result:
+                _after_result.pop(0)()
