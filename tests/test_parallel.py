@@ -306,18 +306,24 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
     monkeypatch.setattr(ankigen.core.parallel, "FORK_MAX_BYTES", 0)  # every build counts as large
     monkeypatch.setattr(ankigen.checks.incremental, "LONE_BANK_FOR_A_WORKER", 0)
     monkeypatch.setattr(ankigen.core.parallel, "workers", lambda: 2)
-    pools: list[bool] = []
+    pools: list[tuple[bool, bool]] = []
     real = ankigen.core.parallel.Pool.__init__
 
-    def noting(self: Pool, max_workers: int, fork: bool = False) -> None:
-        pools.append(fork)
-        real(self, max_workers, fork)
+    def noting(
+        self: Pool,
+        max_workers: int,
+        fork: bool = False,
+        prepare: Callable[[], object] | None = None,
+    ) -> None:
+        pools.append((fork, prepare is not None))
+        real(self, max_workers, fork, prepare)
 
     monkeypatch.setattr(ankigen.core.parallel.Pool, "__init__", noting)
     build(banks, tmp_path / "out")
     write_bank(banks, "b", items=[item(f"b{n}") for n in range(6)])
     build(banks, tmp_path / "out")
-    assert pools == [False, True]
+    # the lone worker prepares the package's making once it has sent its check
+    assert pools == [(False, False), (True, True)]
 
 
 FIRST_TASK_INHERITED = """

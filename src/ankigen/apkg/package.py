@@ -78,18 +78,26 @@ def _genanki() -> types.ModuleType:
 
 
 def genanki_model(kept: KeptNotetype | None = None) -> genanki.Model:
+    if kept is None:
+        return _our_model(notetype.templates())
     genanki = _genanki()
-    if kept is not None:
-        t = kept_templates(kept)
-        return genanki.Model(
-            model_id=kept.id,
-            name=notetype_name(kept),
-            fields=[{"name": name} for name in kept.fields],
-            templates=[{"name": kept.template, "qfmt": t.front, "afmt": t.back}],
-            css=t.css,
-            sort_field_index=kept.fields.index(kept.question),
-        )
-    t = notetype.templates()
+    t = kept_templates(kept)
+    return genanki.Model(
+        model_id=kept.id,
+        name=notetype_name(kept),
+        fields=[{"name": name} for name in kept.fields],
+        templates=[{"name": kept.template, "qfmt": t.front, "afmt": t.back}],
+        css=t.css,
+        sort_field_index=kept.fields.index(kept.question),
+    )
+
+
+@functools.cache
+def _our_model(t: notetype.Templates) -> genanki.Model:
+    """Our note type as genanki's model, made once for its templates: genanki works out
+    its required fields (`_req`) by rendering them, 2 ms a package; writing a package
+    only fills in what its JSON leaves unset, the same each time."""
+    genanki = _genanki()
     return genanki.Model(
         model_id=NOTETYPE_ID,
         name=NOTETYPE_NAME,
@@ -98,6 +106,15 @@ def genanki_model(kept: KeptNotetype | None = None) -> genanki.Model:
         css=t.css,
         sort_field_index=0,
     )
+
+
+def prepare() -> None:
+    """Load what making a package needs, ahead of it: genanki, the note type's templates
+    and our model's required fields. Done by the one worker of an edit once it has sent
+    its check, while the build proper takes the check in and sends the deck's job: time
+    it waited idle, and the package took after the plan (10 to 15 ms of an edit at
+    10 x 1,000 items)."""
+    genanki_model()._req  # noqa: B018  (computed on first access, and kept)
 
 
 def _note_ids(first: int) -> Iterator[int]:

@@ -9,6 +9,7 @@ parsed value would cost dumping it again (8 ms of a 0.1 s build with nothing to 
 
 from __future__ import annotations
 
+import copy
 import hashlib
 import json
 from collections.abc import Iterator, Sequence
@@ -75,6 +76,14 @@ class BuildCache:
         except OSError:
             same = not self.read_bytes
         return self if same else BuildCache(self.path.parent)
+
+    def to_record(self) -> BuildCache:
+        """A copy for a build to record itself in (`record`, `remember`), leaving this one
+        as it was read: the file is parsed once a build (0.05 s of an edit at 10 x 10,000
+        items when the build proper read it again)."""
+        made = copy.copy(self)
+        made.packages = dict(self.packages)  # the one record changed in place
+        return made
 
     def fresh(self, path: Path) -> bool:
         """Whether the file is still the one this cache recorded."""

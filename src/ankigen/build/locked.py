@@ -159,7 +159,7 @@ def build_locked(
     for key in orphan_keys:
         if not prune:
             new_lock.decks[key] = old_lock.decks[key]  # kept: restoring the bank keeps history
-    cache = BuildCache(out_dir)
+    cache = early.cache.current().to_record()  # read before the lock: read again if changed
     source_of = {str(source.path): source for source in inputs.sources}
     project_digest = inputs.project.digest
     subsets = {bank.key: images.subset(bank) for bank in banks}

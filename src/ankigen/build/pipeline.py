@@ -89,7 +89,7 @@ def build(
     media_given = media_dir
     media_dir = media_dir or default_media_dir(banks_dir, project)
     # the build proper: a build with nothing changed never imports it (most of its time)
-    from ankigen.apkg.package import check_file_name
+    from ankigen.apkg.package import check_file_name, prepare
     from ankigen.build.jobs import EarlyPlans, Evidence
     from ankigen.checks.bankcache import BankCache
     from ankigen.checks.incremental import check_outlines
@@ -100,7 +100,7 @@ def build(
     size = sum(source.size for source in sources)
     evidence = Evidence(out_dir, lock_path, lock_bytes)
     alone = sum(not bank_cache.has_entry(source) for source in sources) == 1
-    with worker_pool(size, len(sources), alone) as pool:
+    with worker_pool(size, len(sources), alone, prepare if alone else None) as pool:
         lone = pool if alone else None
         early = EarlyPlans(banks_dir, out_dir, project, evidence, now, lone, last_cache)
         checked = check_outlines(

@@ -37,10 +37,10 @@ _after_result: list[Callable[[], object]] = []
 
 
 def after_result(work: Callable[[], object]) -> bool:
-    """In a forked worker, from a task: do `work` once the task's result has left, before
-    the next task is read. The main process is then taking the result in and preparing
-    what follows from it, and the worker would wait for that idle. False anywhere else,
-    and `work` is not done."""
+    """In a forked worker, from its initializer or a task: do `work` once the (first)
+    task's result has left, before the next task is read. The main process is then
+    taking the result in and preparing what follows from it, and the worker would wait
+    for that idle. False anywhere else, and `work` is not done."""
     if not _serving:
         return False
     _after_result.append(work)
@@ -81,8 +81,7 @@ class ForkedWorker:
             try:
                 self._tasks.close()
                 os.close(results_in)
-                initializer()
-                _serve(tasks_in, results_out)
+                _serve(tasks_in, results_out, initializer)
                 status = 0
             finally:
                 os._exit(status)
@@ -173,10 +172,11 @@ def _read_message(stream: Any) -> bytes | None:
     return message if len(message) == size else None
 
 
-def _serve(tasks_in: int, results_out: int) -> None:
+def _serve(tasks_in: int, results_out: int, initializer: Callable[[], None]) -> None:
     """In the worker: each task, in turn, until this process closes its end."""
     global _serving
     _serving = True
+    initializer()
     with open(tasks_in, "rb") as tasks, open(results_out, "wb") as results:
         while (message := _read_message(tasks)) is not None:
             try:

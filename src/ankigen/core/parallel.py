@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import os
@@ -12,7 +13,7 @@ import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
-from ankigen.core.forked import ForkedWorker
+from ankigen.core.forked import ForkedWorker, after_result
 from ankigen.core.process import GC_THRESHOLDS
 
 if TYPE_CHECKING:  # concurrent.futures is imported with the first worker (see `Pool`)
@@ -50,6 +51,12 @@ def _start_worker() -> None:
     # copying each page this process shares with it (a forked worker's tasks took half
     # as long again, a cold build 7% more CPU)
     gc.freeze()
+
+
+def _start_forked_worker(prepare: Callable[[], object] | None) -> None:
+    _start_worker()
+    if prepare is not None:
+        after_result(prepare)
 
 
 @contextlib.contextmanager
@@ -109,10 +116,15 @@ class Pool:
     concurrent.futures (with logging, a hundredth of that edit), nor starts a helper
     process."""
 
-    def __init__(self, max_workers: int, fork: bool = False) -> None:
+    def __init__(
+        self, max_workers: int, fork: bool = False, prepare: Callable[[], object] | None = None
+    ) -> None:
         self.max_workers = max_workers
         self.fork = fork
         """Whether the workers may be forked (see FORK_MAX_BYTES)."""
+        self.prepare = prepare
+        """What a lone forked worker does once its first result has left, while this
+        process takes it in: what its next tasks need loaded (`forked.after_result`)."""
         self.started_by = ""
         """How the workers were started, "fork" or "spawn", once they are."""
         self.pool: Executor | ForkedWorker | None = None
@@ -134,7 +146,8 @@ class Pool:
         token = next(_tokens)
         _inherited[token] = arg
         if self.max_workers == 1:
-            worker = ForkedWorker(_start_worker, _call_inherited, fn, token)
+            started = functools.partial(_start_forked_worker, self.prepare)
+            worker = ForkedWorker(started, _call_inherited, fn, token)
             self.pool, future = worker, worker.first_result
         else:
             self.pool = _process_pool(self.max_workers, self.started_by)
@@ -167,15 +180,18 @@ def _process_pool(workers: int, started_by: str) -> Executor:
 
 
 @contextlib.contextmanager
-def worker_pool(total_bytes: int, jobs: int, alone: bool = False) -> Iterator[Pool | None]:
+def worker_pool(
+    total_bytes: int, jobs: int, alone: bool = False, prepare: Callable[[], object] | None = None
+) -> Iterator[Pool | None]:
     """Processes for a build big enough to gain from them, else None (run in this process).
-    `alone`: the build checks one bank alone (see FORK_MAX_BYTES)."""
+    `alone`: the build checks one bank alone (see FORK_MAX_BYTES), in one worker that does
+    `prepare` once it has sent its check (see `Pool.prepare`)."""
     if jobs < 2 or total_bytes < MIN_PARALLEL_BYTES or workers() < 2:
         yield None
         return
     # this process works too (see `parallel_map`): one process fewer to start and feed
     count = 1 if alone else min(workers(), jobs) - 1
-    pool = Pool(count, fork=total_bytes <= FORK_MAX_BYTES or alone)
+    pool = Pool(count, fork=total_bytes <= FORK_MAX_BYTES or alone, prepare=prepare)
     try:
         yield pool
     finally:
