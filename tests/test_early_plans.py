@@ -25,6 +25,7 @@ import ankigen.checks.run
 import ankigen.core.parallel
 from ankigen.bank.files import LOCK_NAME
 from ankigen.build.pipeline import build
+from ankigen.build.planned import DeckPlan
 from ankigen.build.result import BANK_CACHE
 from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.lockfile import parse_lock
@@ -358,7 +359,7 @@ def _noting_plans(folder: Path) -> Any:
     real = ankigen.build.jobs.EarlyPlans.collect
 
     def collect(self: Any, source: Any, outcome: object, *rest: Any) -> None:
-        if isinstance(outcome, ankigen.build.result.DeckPlan):
+        if isinstance(outcome, DeckPlan):
             (folder / "plan-in").write_text("")
         real(self, source, outcome, *rest)
 

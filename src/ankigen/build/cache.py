@@ -162,8 +162,8 @@ class BuildCache:
             "inputs": fingerprint,
             "media": str(media_dir),
             "decks": [d.as_json() for d in result.decks],
-            "warnings": [[d.path, d.line, d.severity, d.message] for d in result.warnings],
-            "standing": [[d.path, d.line, d.severity, d.message] for d in standing],
+            "warnings": recorded(result.warnings),
+            "standing": recorded(standing),
             "images": [source.as_json() for source in images.sources],
         }
 
@@ -236,27 +236,52 @@ def verified_record(data: bytes) -> dict[str, object]:
 
 
 class Recorded(Sequence[Diagnostic]):
-    """Warnings as the cache records them, made into diagnostics only when read: a build
-    with nothing to do reports only how many there are (thousands, on a bank half
-    translated)."""
+    """Warnings as the cache records them (`recorded`): their number, and their rows as
+    JSON text, parsed and made into diagnostics only when read. A build with nothing to
+    do reports only how many there are: thousands on a bank half translated, whose rows
+    were a twentieth of that build's time to parse and check."""
 
-    def __init__(self, rows: object) -> None:
-        if not isinstance(rows, list) or not all(
-            type(row) is list and len(row) == 4 and type(row[1]) is int for row in rows
+    def __init__(self, recorded: object) -> None:
+        if not (
+            type(recorded) is list
+            and len(recorded) == 2
+            and type(recorded[0]) is int
+            and recorded[0] >= 0
+            and type(recorded[1]) is str
         ):
             raise ValueError("not warnings as the cache records them")
-        self._rows: list[list[object]] = rows
+        self._count: int = recorded[0]
+        self._text: str = recorded[1]
+        self._parsed: list[list[object]] | None = None
+
+    def _rows(self) -> list[list[object]]:
+        if self._parsed is None:
+            rows = parse_json(self._text)
+            if not (
+                isinstance(rows, list)
+                and len(rows) == self._count
+                and all(type(row) is list and len(row) == 4 and type(row[1]) is int for row in rows)
+            ):
+                raise ValueError("not warnings as the cache records them")
+            self._parsed = rows
+        return self._parsed
 
     def __len__(self) -> int:
-        return len(self._rows)
+        return self._count
 
     def __getitem__(self, index: int | slice) -> Any:
         if isinstance(index, slice):
             return tuple(self)[index]
-        return _diagnostic(self._rows[index])
+        return _diagnostic(self._rows()[index])
 
     def __iter__(self) -> Iterator[Diagnostic]:
-        return map(_diagnostic, self._rows)
+        return map(_diagnostic, self._rows())
+
+
+def recorded(diagnostics: Sequence[Diagnostic]) -> list[object]:
+    """Warnings as the cache records them, for `Recorded` to read."""
+    rows = [[d.path, d.line, d.severity, d.message] for d in diagnostics]
+    return [len(rows), json.dumps(rows, ensure_ascii=False, separators=(",", ":"))]
 
 
 def _diagnostic(row: list[object]) -> Diagnostic:

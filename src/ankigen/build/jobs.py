@@ -25,10 +25,8 @@ from ankigen.build.plan import (
     plan_deck,
     relative_bank_path,
 )
+from ankigen.build.planned import DeckPlan, Kept, Packaged
 from ankigen.build.result import (
-    DeckPlan,
-    Kept,
-    Packaged,
     Parents,
     package_name,
 )

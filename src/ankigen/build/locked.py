@@ -39,13 +39,11 @@ from ankigen.build.plan import (
     reuse_key,
     unchanged_report,
 )
+from ankigen.build.planned import DeckPlan, Kept, Packaged
 from ankigen.build.result import (
     IMAGE_CACHE,
     BuildResult,
-    DeckPlan,
     DeckReport,
-    Kept,
-    Packaged,
     Parents,
     Progress,
     package_name,

@@ -18,8 +18,8 @@ from ankigen.apkg.note import NoteContent, note_content
 from ankigen.apkg.package import PackageDeck, PackageNote
 from ankigen.bank.files import SourceDigest
 from ankigen.bank.model import Bank, Outline
+from ankigen.build.planned import DeckPlan
 from ankigen.build.result import (
-    DeckPlan,
     DeckReport,
     package_name,
 )

@@ -10,7 +10,6 @@ without JavaScript and no author text is ever placed in a script.
 from __future__ import annotations
 
 import functools
-import html
 import json
 from pathlib import Path
 
@@ -48,6 +47,8 @@ def card_keys() -> tuple[str, ...]:
 
 def phrase(key: str) -> str:
     """One UI phrase in every language; the card's CSS shows the one for its language."""
+    import html  # here: a build with nothing to do reads this module, not the templates
+
     spans = "".join(
         f'<span lang="{code}">{html.escape(words[key])}</span>'
         for code, words in card_words().items()
