@@ -21,7 +21,7 @@ from ankigen.apkg.limits import check_package
 from ankigen.bank.files import Known, SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import Project
-from ankigen.build.cache import BuildCache, inputs_fingerprint
+from ankigen.build.cache import BuildCache, inputs_fingerprint, recorded
 from ankigen.build.jobs import (
     DeckJob,
     EarlyPlans,
@@ -328,6 +328,7 @@ def build_locked(
         prune,
         inputs.project_bytes,
     )
+    warnings_recorded = recorded(warnings)  # before waiting for the packages still coming
     with Commit() as commit:
         # the evidence first, the lock last: a stop in between only makes times newer;
         # both are written while the build waits for the packages still being made
@@ -352,7 +353,7 @@ def build_locked(
     ordered_reports = [reports[key] for key in sorted(reports)]
     pruned = tuple(orphan_keys) if prune else ()
     result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
-    cache.remember(after, result, images, media_dir, standing)
+    cache.remember(after, result, images, media_dir, standing, warnings_recorded)
     cache.banks = inputs.by_status
     # only a cache, written once the packages and the lock are in place: if it cannot be
     # (a folder where it should be), the next build is a real one
