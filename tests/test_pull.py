@@ -11,7 +11,7 @@ import pytest
 import yaml
 from anki.collection import ExportAnkiPackageOptions
 from click.testing import CliRunner
-from hypothesis import HealthCheck, assume, given, settings
+from hypothesis import HealthCheck, assume, example, given, settings
 from hypothesis import strategies as st
 
 from ankigen.apkg.note import note_content
@@ -324,6 +324,8 @@ def test_any_bank_text_survives_the_note_and_pull_unchanged(
 
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(_TEXTS, _TEXTS)
+# a line of spaces between blank lines after a code block: read back without them once
+@example("\n```python\nprint(1 < 2)  # &amp;\n```\n\n \nword", "word")
 def test_an_edited_text_is_read_back_into_the_text_that_makes_that_field(
     edited: str, before: str
 ) -> None:

@@ -48,8 +48,9 @@ def text_of(markup: str, now: str) -> tuple[str, list[str]]:
     # text before says which
     markup = markup.replace("&nbsp;", "\u00a0" if "\u00a0" in now else " ")
     # a line break next to a code block is a blank line the bank wrote there, which the
-    # reducer would take for the space around a block
-    markup = _BREAK_BY_CODE.sub(lambda m: _KEPT_BREAK * m[0].count("<br>"), markup)
+    # reducer would take for the space around a block; a line of spaces between two
+    # such breaks stays as the bank wrote it
+    markup = _BREAK_BY_CODE.sub(lambda m: m[0].replace("<br>", _KEPT_BREAK), markup)
     converted = html_to_text(markup)
     text = converted.text.replace(_KEPT_BREAK, "\n")
     return _with_languages(text, now), _losses(converted)
