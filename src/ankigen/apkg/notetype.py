@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from collections import namedtuple
 from functools import cache
 from pathlib import Path
 
@@ -36,11 +36,16 @@ FIELDS = (
 TEMPLATE_NAME = "Multiple choice"
 
 
-@dataclass(frozen=True)
-class Templates:
-    front: str
-    back: str
-    css: str
+TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
+if TYPE_CHECKING:
+    from typing import NamedTuple
+
+    class Templates(NamedTuple):
+        front: str
+        back: str
+        css: str
+else:
+    Templates = namedtuple("Templates", "front back css")
 
 
 _TEMPLATES = Path(__file__).with_name("templates")

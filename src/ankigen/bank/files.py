@@ -17,8 +17,8 @@ import hashlib
 import os
 import stat
 import time
+from collections import namedtuple
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
@@ -56,29 +56,42 @@ def settled(info: os.stat_result, taken_ns: int) -> bool:
     return max(info.st_mtime_ns, info.st_ctime_ns) < taken_ns - SETTLE_NS
 
 
-@dataclass
 class Source:
     """One bank file as it was read: its path, its bytes and their SHA-256.
 
     A build lets go of the bytes once the bank is checked (`release`): its bank cache
     entry then holds what the build needs of it, and the banks' bytes are the build's
     largest input, held otherwise while every deck is planned. A bank known by its
-    `signature` is not read at all unless its bytes are needed (`read`)."""
+    `signature` is not read at all unless its bytes are needed (`read`).
 
-    path: Path
-    data: bytes
-    digest: str
-    released: bool = False
-    signature: Signature | None = None
-    """The file's status taken before its bytes were read, if settled (`SETTLE_NS`)."""
-    unread: bool = False
-    """Known by `signature` alone: `data` is empty until `read`."""
-    size: int = -1
-    """The bytes' length, read or not."""
+    A plain class, not a dataclass: a build with nothing to do makes these, and
+    importing dataclasses would be a fifth of its time (see `core.errors`)."""
 
-    def __post_init__(self) -> None:
-        if self.size < 0:
-            self.size = len(self.data)
+    __slots__ = ("data", "digest", "path", "released", "signature", "size", "unread")
+
+    def __init__(
+        self,
+        path: Path,
+        data: bytes,
+        digest: str,
+        released: bool = False,
+        signature: Signature | None = None,
+        unread: bool = False,
+        size: int = -1,
+    ) -> None:
+        self.path = path
+        self.data = data
+        self.digest = digest
+        self.released = released
+        self.signature = signature
+        """The file's status taken before its bytes were read, if settled (`SETTLE_NS`)."""
+        self.unread = unread
+        """Known by `signature` alone: `data` is empty until `read`."""
+        self.size = len(data) if size < 0 else size
+        """The bytes' length, read or not."""
+
+    def __repr__(self) -> str:
+        return f"Source({str(self.path)!r}, {self.digest[:12]}, {self.size} bytes)"
 
     def release(self) -> None:
         self.data = b""
@@ -105,12 +118,17 @@ class Source:
         return SourceDigest(self.path, self.digest)
 
 
-@dataclass(frozen=True)
-class SourceDigest:
-    """What a build keeps of a bank file once its bytes are checked: path and SHA-256."""
+TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-    path: Path
-    digest: str
+    class SourceDigest(NamedTuple):
+        """What a build keeps of a bank file once its bytes are checked: path and SHA-256."""
+
+        path: Path
+        digest: str
+else:
+    SourceDigest = namedtuple("SourceDigest", "path digest")
 
 
 def shown_path(path: Path | str) -> str:

@@ -260,7 +260,7 @@ def build_locked(
         package_keys[key] = packaged.key
         if packaged.data is not None:
             made[key] = packaged.data
-        reports[key] = report if packaged.data is not None else replace(report, written=False)
+        reports[key] = report if packaged.data is not None else report._replace(written=False)
 
     for key, plan in sorted(plans.items()):
         new_lock.decks[key] = plan.lock
@@ -279,7 +279,7 @@ def build_locked(
         in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
         if not in_place:
             jobs[key] = PackageJob(package, plan.media)
-        reports[key] = replace(plan.report, written=False) if in_place else plan.report
+        reports[key] = plan.report._replace(written=False) if in_place else plan.report
     # the notes of every deck are the build's largest data: gone once packaged
     written = {key: plan.report.path for key, plan in plans.items()}
     del plans

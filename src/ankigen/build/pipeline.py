@@ -11,7 +11,6 @@ from __future__ import annotations
 import contextlib
 import functools
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import Path
 
 from ankigen.bank.files import (
@@ -89,6 +88,8 @@ def build(
     media_given = media_dir
     media_dir = media_dir or default_media_dir(banks_dir, project)
     # the build proper: a build with nothing changed never imports it (most of its time)
+    from dataclasses import replace
+
     from ankigen.apkg.package import check_file_name, prepare
     from ankigen.build.jobs import EarlyPlans, Evidence
     from ankigen.checks.bankcache import BankCache

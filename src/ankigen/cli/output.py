@@ -6,12 +6,13 @@ the command line is loaded (`quick`); `app` echoes the same lines."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections import namedtuple
 from pathlib import Path
 
-TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
 if TYPE_CHECKING:
     from collections.abc import Sequence
+    from typing import NamedTuple
 
     from ankigen.build.result import BuildResult
     from ankigen.checks.run import Linted
@@ -23,10 +24,13 @@ if TYPE_CHECKING:
     from ankigen.translation.start import Started
 
 
-@dataclass(frozen=True)
-class Line:
-    text: str
-    to_stderr: bool = False
+if TYPE_CHECKING:
+
+    class Line(NamedTuple):
+        text: str
+        to_stderr: bool = False
+else:
+    Line = namedtuple("Line", "text to_stderr", defaults=(False,))
 
 
 def count(number: int, word: str) -> str:

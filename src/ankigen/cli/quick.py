@@ -13,16 +13,20 @@ from __future__ import annotations
 
 import os
 import stat
+from collections import namedtuple
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 
+TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
+if TYPE_CHECKING:
+    from typing import NamedTuple
 
-@dataclass(frozen=True)
-class BuildArgs:
-    banks: Path
-    out: Path
-    as_json: bool
+    class BuildArgs(NamedTuple):
+        banks: Path
+        out: Path
+        as_json: bool
+else:
+    BuildArgs = namedtuple("BuildArgs", "banks out as_json")
 
 
 def build_args(argv: Sequence[str]) -> BuildArgs | None:
