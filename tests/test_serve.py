@@ -11,6 +11,7 @@ import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,3 +166,53 @@ def test_a_save_checks_and_renders_only_the_deck_it_changed(tmp_path: Path) -> N
     third = preview_pages(banks, None, tmp_path / "cache", memo)
     assert third.decks["demo.en.html"] is not second.decks["demo.en.html"]
     assert third.decks["demo.en.html"].title == "demo — en"
+
+
+def test_a_save_identifies_the_language_of_the_changed_texts_only(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The untranslated check's verdicts outlive a save in `serve`: a translation still
+    in English prose has every text judged by the language identifier once, and a save
+    that changes one question asks it about that item alone. (A build forgets them
+    after each bank, for memory: serve had forgotten them too, and a save at 10 x 1,000
+    half-translated items took 0.75 s instead of 0.3.)"""
+    import ankigen.text.langid
+    from ankigen.preview.pages import Memo, preview_pages
+
+    banks = tmp_path / "banks"
+    count = 12
+    english = [
+        f"Which gradient shard does worker {n} hold after the all-reduce of step {n}?"
+        for n in range(count)
+    ]
+    write_bank(
+        banks, "demo", "en", items=[item(f"q{n}", question=english[n]) for n in range(count)]
+    )
+    # the German translation is half done: its questions are still English, reworded
+    de = write_bank(
+        banks,
+        "demo",
+        "de",
+        items=[item(f"q{n}", question=english[n].replace("Which", "What")) for n in range(count)],
+    )
+    asked: list[str] = []
+    identify = ankigen.text.langid.identify
+
+    def noting(text: str, *rest: Any) -> Any:
+        asked.append(text)
+        return identify(text, *rest)
+
+    monkeypatch.setattr(ankigen.text.langid, "identify", noting)
+    memo = Memo()
+    preview_pages(banks, None, tmp_path / "cache", memo)
+    assert any("worker 7 hold" in text for text in asked)  # the test reaches the identifier
+    asked.clear()
+    edited = english[3].replace("Which", "What").replace("step 3", "step three")
+    de.write_text(
+        de.read_text(encoding="utf-8").replace(english[3].replace("Which", "What"), edited),
+        "utf-8",
+    )
+    preview_pages(banks, None, tmp_path / "cache", memo)
+    assert asked, "the edited question is judged again"
+    # the edited item's texts (its verdict is its texts' together), no other item's
+    assert all("worker 3 hold" in text or "q3" in text for text in asked), asked
