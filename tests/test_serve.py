@@ -189,11 +189,9 @@ def test_a_save_identifies_the_language_of_the_changed_texts_only(
         banks, "demo", "en", items=[item(f"q{n}", question=english[n]) for n in range(count)]
     )
     # the German translation is half done: its questions are still English, reworded
+    german = [text.replace("Which", "What") for text in english]
     de = write_bank(
-        banks,
-        "demo",
-        "de",
-        items=[item(f"q{n}", question=english[n].replace("Which", "What")) for n in range(count)],
+        banks, "demo", "de", items=[item(f"q{n}", question=german[n]) for n in range(count)]
     )
     asked: list[str] = []
     identify = ankigen.text.langid.identify
@@ -207,11 +205,8 @@ def test_a_save_identifies_the_language_of_the_changed_texts_only(
     preview_pages(banks, None, tmp_path / "cache", memo)
     assert any("worker 7 hold" in text for text in asked)  # the test reaches the identifier
     asked.clear()
-    edited = english[3].replace("Which", "What").replace("step 3", "step three")
-    de.write_text(
-        de.read_text(encoding="utf-8").replace(english[3].replace("Which", "What"), edited),
-        "utf-8",
-    )
+    edited = german[3].replace("step 3", "step three")
+    de.write_text(de.read_text(encoding="utf-8").replace(german[3], edited), "utf-8")
     preview_pages(banks, None, tmp_path / "cache", memo)
     assert asked, "the edited question is judged again"
     # the edited item's texts (its verdict is its texts' together), no other item's

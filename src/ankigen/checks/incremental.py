@@ -358,15 +358,15 @@ def _load_and_check(
     bank, found = load_and_check(source, sources, before)
     outlined = outline(bank) if bank is not None else None
     result = (bank if keep else None), outlined, found
-    facts = None if bank is None or not for_cache else parity(bank, before.parity)
-    if for_cache:
-        # a build: the bank's texts, held by the checks' memos until its end (50 MiB of a
-        # process at 10 x 10,000 items); an edit reuses verdicts through the bank cache.
-        # `serve` and `lint` have no bank cache: `serve` re-checks an edited bank
-        # through these memos (forgotten, a save at 10 x 1,000 items took 0.75 s, not 0.3)
-        forget_texts()
     if not for_cache:
+        # `serve` and `lint`: no bank cache, and the checks' memos of texts stay; `serve`
+        # re-checks an edited bank through them (forgotten, a save at 10 x 1,000 items
+        # took 0.75 s, not 0.3)
         return result, None, None
+    facts = None if bank is None else parity(bank, before.parity)
+    # a build: the bank's texts, held by the checks' memos until its end (50 MiB of a
+    # process at 10 x 10,000 items); an edit reuses verdicts through the bank cache
+    forget_texts()
     if bank is not None and not keep:
         _checked_here[source.digest] = bank
     make = functools.partial(cache_entry.dump, source, (bank, found), sources, outlined, facts)
