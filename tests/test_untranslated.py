@@ -215,3 +215,43 @@ def test_models_unloaded_to_make_room_are_loaded_again_with_the_same_verdicts() 
         assert len(langid._held) <= langid.MODELS_HELD and "en" not in langid._held
     assert "de" not in langid._held  # unloaded to make room
     assert [judge(text, "de", ("en",)) for text in (english, german)] == first
+
+
+def test_languages_with_function_words_are_known_by_the_identifier_s_names() -> None:
+    """`known` and `language_name` answer for these without loading lingua: lingua must
+    agree, or an upgrade that dropped one would go unseen."""
+    from lingua import IsoCode639_1, Language
+
+    for code in langid.FUNCTION_WORDS:
+        language = Language.from_iso_code_639_1(getattr(IsoCode639_1, code.upper()))
+        assert langid.language_name(code) == language.name.title()
+    assert langid._NAMES.keys() == langid.FUNCTION_WORDS.keys()
+
+
+def test_text_decided_by_its_function_words_is_reported_without_loading_the_identifier(
+    tmp_path: Path,
+) -> None:
+    """lingua took 2 ms to load in an edit whose one changed text needed no identifier."""
+    import subprocess
+    import sys
+
+    english = "the gradient of every shard is reduced across the ranks before the update"
+    write_bank(tmp_path, language="de", items=[item("one", question=f"{english}?")])
+    script = (
+        "import sys\n"
+        "from pathlib import Path\n"
+        "from ankigen.checks.run import check_paths\n"
+        "checked = check_paths([Path(sys.argv[1])])\n"
+        "print(*[d.message for d in checked.diagnostics], sep='\\n')\n"
+        "print('lingua' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script, str(tmp_path / "demo" / "de.yaml")],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    *messages, loaded = done.stdout.splitlines()
+    assert any("in English" in message for message in messages), messages
+    assert loaded == "False"

@@ -176,15 +176,24 @@ def _lingua_code(code: str) -> object | None:
         return None
 
 
+# The names of the languages with function words, as the identifier gives them: an
+# untranslated text decided by its function words is reported without loading lingua
+# (2 ms of an edit whose check needs no identifier; the test asserts they agree)
+_NAMES = {"en": "English", "fr": "French", "es": "Spanish", "de": "German", "pt": "Portuguese"}
+
+
 def language_name(code: str) -> str:
     """The English name of a language the identifier knows, such as `English`."""
+    if primary(code) in _NAMES:
+        return _NAMES[primary(code)]
     found = _lingua_code(primary(code))
     return str(found.name).title() if found is not None else code  # type: ignore[attr-defined]
 
 
 def known(language: str) -> bool:
-    """Whether the identifier has a model for this language."""
-    return _lingua_code(primary(language)) is not None
+    """Whether the identifier has a model for this language: every language with function
+    words has one (a test asserts it), and lingua is not loaded to say so."""
+    return primary(language) in FUNCTION_WORDS or _lingua_code(primary(language)) is not None
 
 
 @functools.cache
