@@ -35,6 +35,8 @@ FORBIDDEN_PREFIXES = ("backup-",)
 
 @dataclass(frozen=True)
 class PackageNote:
+    """One note as a package holds it: its fields filled in, ready for the notes table."""
+
     guid: str
     fields: tuple[str, ...]
     tags: tuple[str, ...]
@@ -43,6 +45,8 @@ class PackageNote:
 
 @dataclass(frozen=True)
 class PackageDeck:
+    """A deck's package content: everything its database is made from."""
+
     deck_id: int
     name: str
     description: str

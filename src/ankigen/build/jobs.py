@@ -376,6 +376,8 @@ def plan_decks(
 
 @dataclass(frozen=True)
 class PackageJob:
+    """A package to make in another process, from its content and media."""
+
     package: PackageDeck
     media: tuple[tuple[str, bytes], ...]
 

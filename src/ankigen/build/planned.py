@@ -16,6 +16,9 @@ if TYPE_CHECKING:
 
 @dataclass(frozen=True)
 class DeckPlan:
+    """What the build proper needs of one deck: its package (or where it is), its lock
+    entry, its report and warnings."""
+
     key: str
     """The bank's key: a plan made in a worker comes back without the bank it was made from."""
     package: PackageDeck | Packaged | Kept

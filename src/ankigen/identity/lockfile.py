@@ -30,6 +30,9 @@ READABLE_VERSIONS = (1, 2)
 
 @dataclass
 class DeckLock:
+    """One deck's entry in the lock file: its name, creation time, bank, and the time
+    and GUID issued for each item."""
+
     name: str
     created: int
     path: str = ""
@@ -64,6 +67,8 @@ Texts = Mapping[str, tuple[DeckLock, str]]
 
 @dataclass
 class Lock:
+    """The lock file: the note type's stamp and every deck's entry."""
+
     notetype: Stamp | None = None
     decks: dict[str, DeckLock] = field(default_factory=dict)
     read_from: str = field(default="", compare=False, repr=False)

@@ -48,6 +48,8 @@ class ImageRef:
 
 @dataclass(frozen=True)
 class Processed:
+    """An image as a package carries it: resized and re-encoded, named by its content."""
+
     name: str
     """`<hash>.<ext>`: what the note references and the media folder holds."""
     data: bytes
@@ -246,6 +248,8 @@ def unchanged_images(recorded: object, media_dir: Path) -> bool:
 
 @dataclass(frozen=True)
 class Prepared:
+    """Every bank's images, processed once for the whole build, and what was wrong."""
+
     images: dict[tuple[str, str, str], Processed]
     """(bank path, item id, field) -> the processed image."""
     diagnostics: tuple[Diagnostic, ...]
