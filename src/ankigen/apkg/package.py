@@ -11,7 +11,7 @@ import itertools
 import json
 import sys
 import types
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -213,12 +213,20 @@ def _rows(
     return notes, cards
 
 
-def apkg_bytes(deck: PackageDeck, media: Sequence[tuple[str, bytes]] = ()) -> bytes:
-    """The complete package; the same input gives the same bytes."""
+def apkg_bytes(
+    deck: PackageDeck,
+    media: Sequence[tuple[str, bytes]] = (),
+    compressing: Callable[[], object] | None = None,
+) -> bytes:
+    """The complete package; the same input gives the same bytes. `compressing` is called
+    once the database is made, as its compression starts: libdeflate leaves the
+    interpreter to other threads for the rest, about half of a package's time."""
     import tempfile
 
     with tempfile.TemporaryDirectory(prefix="ankigen-") as tmp:
         database = collection_bytes(deck, Path(tmp))
+    if compressing is not None:
+        compressing()
     entries: list[tuple[str, bytes]] = [("collection.anki2", database)]
     media_sorted = sorted(media)
     entries.append(
