@@ -482,3 +482,29 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
     [failure] = outcome
     assert isinstance(failure, ValueError)
     assert str(failure) == "no package today"
+
+
+def test_an_edit_s_bank_entry_is_made_while_its_package_is_compressed() -> None:
+    """In the worker, the bank's cache entry is made once the package's database is made,
+    while libdeflate compresses it without the interpreter lock, and is ready when the
+    package is: the build proper no longer waits for it after the package."""
+    import ankigen.build.jobs as jobs
+    from ankigen.apkg.notetype import FIELDS
+    from ankigen.apkg.package import PackageDeck, PackageNote
+    from ankigen.checks.incremental import EntryLater
+
+    fields = tuple(f"{name} text" for name in FIELDS)
+    notes = tuple(PackageNote(f"g{n}", fields, (), 1) for n in range(3))
+    packaging = jobs.Packaging(PackageDeck(7, "Deck", "About", notes, 1, 2), (), None)
+    when: list[bool] = []
+
+    def entry() -> bytes:
+        when.append(packaging.compressing.is_set())
+        return b"entry"
+
+    later = EntryLater(entry)
+    jobs._kept["t"], jobs._entries_kept["t"] = packaging, later
+    packaged = jobs.run_kept_package("t")
+    assert packaged is not None and packaged.data is not None
+    assert when == [True] and later.entry == b"entry"  # made before the package was given
+    assert jobs.run_kept_entry("t") == b"entry" and when == [True]  # and not made again
