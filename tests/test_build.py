@@ -289,14 +289,14 @@ def test_new_templates_update_the_note_type_without_conflicts(
         return text + "\n.ag-card { outline: 1px solid red; }\n" if name == "card.css" else text
 
     monkeypatch.setattr(notetype, "_read", restyled)
-    notetype.templates.cache_clear()
+    monkeypatch.setattr(notetype, "_templates", None)
     notetype.schema_hash.cache_clear()
     try:
         write_bank(project / "banks", items=[item("one", question="New?")])
         output = build(runner, 1_700_000_500, monkeypatch)
         log = collection.import_package(project / "out" / "demo.en.apkg")
     finally:
-        notetype.templates.cache_clear()
+        notetype._templates = None  # made from the restyled file
         notetype.schema_hash.cache_clear()
     assert "(0 new, 1 changed, 0 unchanged, 0 removed)" in output
     assert log.counts() == {"new": 0, "updated": 1, "duplicate": 0, "conflicting": 0}

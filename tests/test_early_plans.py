@@ -484,6 +484,43 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
     assert str(failure) == "no package today"
 
 
+def test_an_edit_s_worker_takes_the_templates_from_the_build_proper(
+    project: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The note type's templates are made once, by the build proper while the worker
+    checks the edited bank, and come to the worker with its deck's job: the worker never
+    makes them (it would between its check and its plan), and its package is the one a
+    build in one process makes."""
+    import ankigen.apkg.notetype
+
+    banks = built_with_a_plain_bank(project, monkeypatch)
+    alone = project.parent / "alone"
+    shutil.copytree(project, alone)
+    makers = project.parent / "makers"
+    made = ankigen.apkg.notetype._made_templates
+
+    def noting_who() -> Any:
+        with makers.open("a", encoding="utf-8") as noted:  # the worker's too
+            noted.write(f"{os.getpid()}\n")
+        return made()
+
+    items = [item(f"c{n}", explanation=f"Edited {n}.") for n in range(40)]
+    for where in (project, alone):
+        write_bank(where / "banks", "c", items=items)
+    with monkeypatch.context() as patched:
+        patched.setenv("SOURCE_DATE_EPOCH", "1700000100")
+        build(alone / "banks", alone / "out")
+        with_workers(patched)
+        patched.setattr(ankigen.apkg.notetype, "_templates", None)
+        patched.setattr(ankigen.apkg.notetype, "_made_templates", noting_who)
+        early = planned_early(patched)
+        build(banks, project / "out")
+    assert early == {"c/en.yaml": True}  # checked and planned in the worker
+    # by this process alone (its two threads may both make them, as the first to ask)
+    assert set(makers.read_text(encoding="utf-8").split()) == {str(os.getpid())}
+    assert outputs(project) == outputs(alone)
+
+
 def test_an_edit_s_bank_entry_is_made_while_its_package_is_compressed() -> None:
     """In the worker, the bank's cache entry is made once the package's database is made,
     while libdeflate compresses it without the interpreter lock, and is ready when the

@@ -14,6 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ankigen.apkg import notetype
 from ankigen.apkg.package import PackageDeck, apkg_bytes
 from ankigen.bank.files import SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
@@ -56,6 +57,8 @@ from ankigen.text.html import plain_text
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
+    from ankigen.apkg.notetype import Templates
+
 
 _kept: dict[str, Packaging] = {}
 """Packages made here from the decks planned here, by `DeckJob.keep_as`, until asked for."""
@@ -95,6 +98,9 @@ class DeckJob:
     plan without it; the package is made when asked for (`run_kept_package`), as soon as
     the plan is in, while the build proper does its own end (the lock, the issued
     record)."""
+    templates: Templates | None = None
+    """The note type's templates, as this process made them, for a worker that would
+    make them again (`notetype.adopt_templates`)."""
 
     def __getstate__(self) -> dict[str, object]:
         return self.__dict__ | {"bank": None}
@@ -121,6 +127,8 @@ def _job_size(job: DeckJob) -> int:
 def run_deck_job(job: DeckJob) -> DeckPlan:
     """Plan one deck: its notes, lock entry, version and package content; and make the
     package when the job knows the parents."""
+    if job.templates is not None:
+        notetype.adopt_templates(job.templates)
     loaded = job.bank or checked_here(job.source.digest)
     if loaded is None:
         loaded, _ = cache_entry.load(job.source, job.entry, sources_for(job.project.reference))
@@ -304,6 +312,7 @@ class EarlyPlans:
         if issued is None:  # it could not be read: the build stops
             return None
         ident = resolve([replace(outlined, bank=applied)], lock, issued)
+        alone = self.lone_worker is not None
         job = DeckJob(
             source=source,
             entry=entry,
@@ -316,7 +325,8 @@ class EarlyPlans:
             parents=(),
             in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
             bank=bank,
-            keep_as=f"{os.getpid()}.{next(_tokens)}" if self.lone_worker is not None else None,
+            keep_as=f"{os.getpid()}.{next(_tokens)}" if alone else None,
+            templates=notetype.templates() if alone else None,
         )
         with self.changed:
             self.idents.update(ident)
