@@ -100,3 +100,35 @@ def test_without_standard_output_the_command_still_ends_cleanly(tmp_path: Path) 
     done = run_entry("import sys\nsys.stdout = None\n", "--version", cwd=tmp_path)
     assert done.returncode == 0
     assert done.stderr == ""
+
+
+def test_the_command_keeps_what_it_is_given_until_it_leaves(tmp_path: Path) -> None:
+    """A build's working state is not freed piece by piece as the build returns: the
+    command leaves without teardown anyway. A program that imports ankigen frees it."""
+    script = textwrap.dedent(
+        """
+        import gc, sys, weakref
+        from ankigen.core import process
+
+        class State:
+            pass
+
+        def kept_after_return():
+            state = State()
+            process.keep_until_exit(state)
+            return weakref.ref(state)
+
+        library = kept_after_return()
+        gc.collect()
+        process.ends_without_teardown()
+        command = kept_after_return()
+        gc.collect()
+        print(library() is None, command() is not None)
+        """
+    )
+    env = dict(os.environ, PYTHONPATH=SRC)
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "True True\n"

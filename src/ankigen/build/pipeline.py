@@ -35,6 +35,7 @@ from ankigen.build.result import (
 )
 from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.core.folderlock import exclusive
+from ankigen.core.process import keep_until_exit
 from ankigen.core.times import build_time
 from ankigen.images.settings import Settings
 
@@ -151,6 +152,7 @@ def build(
                 early,
             )
             bank_cache.save()
+            keep_until_exit(evidence, bank_cache, early, checked, outlines, project)
             return result
 
 

@@ -8,7 +8,7 @@ import os
 import signal
 import sys
 
-from ankigen.core.process import GC_THRESHOLDS
+from ankigen.core.process import GC_THRESHOLDS, ends_without_teardown
 
 TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
@@ -17,6 +17,7 @@ if TYPE_CHECKING:
 
 def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
+    ends_without_teardown()
     try:
         from ankigen.cli.quick import answer
 
