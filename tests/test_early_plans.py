@@ -545,3 +545,39 @@ def test_an_edit_s_bank_entry_is_made_while_its_package_is_compressed() -> None:
     assert packaged is not None and packaged.data is not None
     assert when == [True] and later.entry == b"entry"  # made before the package was given
     assert jobs.run_kept_entry("t") == b"entry" and when == [True]  # and not made again
+
+
+def test_a_package_known_to_differ_from_the_one_in_place_has_its_key_made_while_compressed(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """An edited deck's new version is in its description, so its package cannot be the
+    one in place of another version: it is made at once, and its key is made while it is
+    compressed. The same package and key as made key first; and a deck whose package in
+    place may be the same is still asked key first, and not made again."""
+    import ankigen.build.jobs as jobs
+    from ankigen.apkg.notetype import FIELDS
+    from ankigen.apkg.package import PackageDeck, PackageNote, apkg_bytes
+    from ankigen.build.plan import package_key
+
+    fields = tuple(f"{name} text" for name in FIELDS)
+    notes = tuple(PackageNote(f"g{n}", fields, (), 1) for n in range(3))
+    package = PackageDeck(7, "Deck", "About", notes, 1, 2)
+    happened: list[str] = []
+
+    def keying(made: Any) -> str:
+        happened.append("key")
+        return package_key(made)
+
+    def making(made: Any, media: Any, compressing: Any) -> bytes:
+        happened.append("made")
+        return apkg_bytes(made, media, lambda: happened.append("compressing") or compressing())
+
+    monkeypatch.setattr(jobs, "package_key", keying)
+    monkeypatch.setattr(jobs, "apkg_bytes", making)
+    jobs._kept["t"] = jobs.Packaging(package, (), "another version's key", differs=True)
+    assert jobs.run_kept_package("t") == jobs.Packaged(package_key(package), apkg_bytes(package))
+    assert happened == ["made", "compressing", "key"]  # once, while or once compressed
+    happened.clear()
+    jobs._kept["t"] = jobs.Packaging(package, (), package_key(package))
+    assert jobs.run_kept_package("t") == jobs.Packaged(package_key(package), None)
+    assert happened == ["key"]  # first, and the package in place kept

@@ -99,6 +99,9 @@ class DeckJob:
     the plan is in, while the build proper does its own end (the lock, the issued
     record)."""
     templates: Templates | None = None
+    in_place_version: str | None = None
+    """The deck's version recorded with that package, where it is known: a package kept
+    for another version is made without asking first whether it is the one in place."""
     """The note type's templates, as this process made them, for a worker that would
     make them again (`notetype.adopt_templates`)."""
 
@@ -144,7 +147,12 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
         entry = entry_goes_with(job.source.digest, job.keep_as)
         if entry is not None:
             _entries_kept[job.keep_as] = entry
-        _kept[job.keep_as] = Packaging(package, plan.media, job.in_place)
+        # a package in place of another version holds other content: the version is in
+        # the deck's description
+        differs = job.in_place is None or (
+            job.in_place_version is not None and plan.report.version != job.in_place_version
+        )
+        _kept[job.keep_as] = Packaging(package, plan.media, job.in_place, differs)
         return replace(plan, package=Kept(job.keep_as), media=())
     plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
     return replace(plan, package=_packaged(package, plan.media, job.in_place), media=())
@@ -155,7 +163,14 @@ def _packaged(
     media: Sequence[tuple[str, bytes]],
     in_place: str | None,
     compressing: Callable[[], object] | None = None,
+    key_after: Callable[[], str] | None = None,
 ) -> Packaged:
+    """The package, unless the package in place has its content. `key_after`: that
+    package is known to hold other content; the package is made at once, and its key
+    asked of `key_after` once it is (made meanwhile, while it was compressed)."""
+    if key_after is not None:
+        data = apkg_bytes(package, media, compressing)
+        return Packaged(key_after(), data)
     key = package_key(package)
     if key == in_place:
         return Packaged(key, None)
@@ -168,27 +183,50 @@ class Packaging(threading.Thread):
     of an edit at 10 x 10,000 items, the worker idle)."""
 
     def __init__(
-        self, package: PackageDeck, media: Sequence[tuple[str, bytes]], in_place: str | None
+        self,
+        package: PackageDeck,
+        media: Sequence[tuple[str, bytes]],
+        in_place: str | None,
+        differs: bool = False,
     ) -> None:
+        """`differs`: the package in place, if any, is known to hold other content (another
+        version of the deck, which its description shows): the package is made without
+        its key first, and its key is made while it is compressed (`key_meanwhile`)."""
         super().__init__(name="ankigen-package", daemon=True)
         self.package, self.media, self.in_place = package, media, in_place
+        self.differs = differs
         self.packaged: Packaged | None = None
         self.failure: BaseException | None = None
         self.compressing = threading.Event()
         """Set once the package needs the interpreter no more: it is being compressed, or
         is done, or failed."""
+        self._key: str | None = None
+        self._key_made = threading.Lock()
         self.start()
 
     def run(self) -> None:
         try:
             with contextlib.suppress(AnkigenError):  # reported where it is made again
                 self.packaged = _packaged(
-                    self.package, self.media, self.in_place, self.compressing.set
+                    self.package,
+                    self.media,
+                    self.in_place,
+                    self.compressing.set,
+                    self.key_meanwhile if self.differs else None,
                 )
         except BaseException as exc:  # a bug: raised where the package is asked for
             self.failure = exc
         finally:
             self.compressing.set()
+
+    def key_meanwhile(self) -> str:
+        """The package's key, made once, by whichever thread asks first: the one that asks
+        for the package, while it is compressed (3 to 5 ms of an edit at 10 x 1,000
+        items), or this one, once it is."""
+        with self._key_made:
+            if self._key is None:
+                self._key = package_key(self.package)
+            return self._key
 
     def result(self) -> Packaged | None:
         self.join()
@@ -202,17 +240,21 @@ def run_kept_package(token: str) -> Packaged | None:
     not planned here, or cannot be made: the build proper then plans it again, and
     reports what is wrong.
 
-    The bank's cache entry, asked for next (`run_kept_entry`), is made while the package
-    is compressed. Made beside the whole package, its JSON encoding held the interpreter
-    lock from it (an edit's package took half as long again at 10 x 1,000 items); made
-    after it, it came 12 to 16 ms after the package, and the build ended with it."""
+    While the package is compressed (libdeflate leaves the interpreter lock free), the
+    bank's cache entry, asked for next (`run_kept_entry`), is made, then the package's
+    key where it was not needed first. Made beside the whole package, the entry's JSON
+    encoding held the interpreter lock from it (an edit's package took half as long
+    again at 10 x 1,000 items); made after it, it came 12 to 16 ms after the package,
+    and the build ended with it."""
     packaging = _kept.pop(token, None)
     if packaging is None:
         return None
+    packaging.compressing.wait()
     entry = _entries_kept.get(token)
     if entry is not None:
-        packaging.compressing.wait()
         entry.result()
+    if packaging.differs:
+        packaging.key_meanwhile()
     return packaging.result()
 
 
@@ -313,6 +355,8 @@ class EarlyPlans:
             return None
         ident = resolve([replace(outlined, bank=applied)], lock, issued)
         alone = self.lone_worker is not None
+        package_path = self.out_dir / package_name(applied)
+        in_place = self.cache.key_if_fresh(package_path)
         job = DeckJob(
             source=source,
             entry=entry,
@@ -323,7 +367,8 @@ class EarlyPlans:
             images=Prepared({}, ()),
             bank_path=relative_bank_path(applied, self.banks_dir),
             parents=(),
-            in_place=self.cache.key_if_fresh(self.out_dir / package_name(applied)),
+            in_place=in_place,
+            in_place_version=self.cache.recorded_version(package_path) if in_place else None,
             bank=bank,
             keep_as=f"{os.getpid()}.{next(_tokens)}" if alone else None,
             templates=notetype.templates() if alone else None,
