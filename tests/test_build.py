@@ -331,3 +331,27 @@ print(hasattr(cached_property, "threaded_cached_property"))
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "False False True\nTrue\n"
+
+
+def test_genanki_is_imported_without_zipfile_and_tempfile(tmp_path: Path) -> None:
+    """genanki imports them for its own package writer, which ankigen never calls: they
+    are imported only when genanki uses them, and its writer still works."""
+    script = """
+import sys
+from ankigen.apkg.package import _genanki
+genanki = _genanki()
+print("zipfile" in sys.modules, "tempfile" in sys.modules)
+model = genanki.Model(1, "M", fields=[{"name": "F"}], templates=[
+    {"name": "C", "qfmt": "{{F}}", "afmt": "{{F}}"}])
+deck = genanki.Deck(2, "D")
+deck.add_note(genanki.Note(model=model, fields=["x"]))
+genanki.Package(deck).write_to_file("written.apkg")
+import zipfile
+print(zipfile.ZipFile("written.apkg").namelist()[:1], type(sys.modules["zipfile"]).__name__)
+"""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "False False\n['collection.anki2'] module\n"

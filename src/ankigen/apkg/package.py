@@ -7,6 +7,7 @@ is deflated, has fixed entry times and order, and contains no temporary names.
 from __future__ import annotations
 
 import functools
+import importlib
 import itertools
 import json
 import sys
@@ -59,25 +60,46 @@ class PackageDeck:
 
 
 def _genanki() -> types.ModuleType:
-    """genanki, imported without asyncio.
+    """genanki, imported without asyncio, zipfile and tempfile.
 
     genanki takes `cached_property` from the package of that name, which imports
     asyncio for coroutine properties (genanki has none): a tenth of a build that
     changes one deck of 1,000 items. While genanki is imported that name is the
     standard library's `functools.cached_property`, the same descriptor without them;
-    whatever imports the package later gets the package."""
+    whatever imports the package later gets the package.
+
+    genanki's own writing of a package file takes zipfile and tempfile (with shutil,
+    random, bz2 and lzma), which ankigen never asks of it (`zip_bytes` writes ours):
+    they cost an edit's worker 5 ms between its check and its deck's plan. While
+    genanki is imported those names are modules that import the real one when a name
+    is first looked up in them (`_ImportedOnUse`); whatever imports them later gets
+    the real one."""
     if "genanki" not in sys.modules and "cached_property" not in sys.modules:
         stand_in = types.ModuleType("cached_property")
         stand_in.cached_property = functools.cached_property  # type: ignore[attr-defined]
-        sys.modules["cached_property"] = stand_in
+        stand_ins = {"cached_property": stand_in}
+        for name in ("zipfile", "tempfile"):
+            if name not in sys.modules:
+                stand_ins[name] = _ImportedOnUse(name)
+        sys.modules.update(stand_ins)
         try:
             import genanki
         finally:
-            if sys.modules.get("cached_property") is stand_in:
-                del sys.modules["cached_property"]
+            for name, module in stand_ins.items():
+                if sys.modules.get(name) is module:
+                    del sys.modules[name]
     import genanki  # noqa: F401  (already imported by another way, or now)
 
     return sys.modules["genanki"]
+
+
+class _ImportedOnUse(types.ModuleType):
+    """Stands for a module that is imported when a name is first looked up in it."""
+
+    def __getattr__(self, name: str) -> object:
+        if sys.modules.get(self.__name__) is self:
+            del sys.modules[self.__name__]  # looked up while standing in: the real one now
+        return getattr(importlib.import_module(self.__name__), name)
 
 
 def genanki_model(kept: KeptNotetype | None = None) -> genanki.Model:
