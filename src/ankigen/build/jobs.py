@@ -99,11 +99,12 @@ class DeckJob:
     the plan is in, while the build proper does its own end (the lock, the issued
     record)."""
     templates: Templates | None = None
-    in_place_version: str | None = None
-    """The deck's version recorded with that package, where it is known: a package kept
-    for another version is made without asking first whether it is the one in place."""
     """The note type's templates, as this process made them, for a worker that would
     make them again (`notetype.adopt_templates`)."""
+    in_place_version: str | None = None
+    """The deck's version recorded with the package in place, where it is known: a
+    package kept for another version is made without asking first whether it is the
+    one in place."""
 
     def __getstate__(self) -> dict[str, object]:
         return self.__dict__ | {"bank": None}
