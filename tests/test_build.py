@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -355,3 +356,33 @@ print(zipfile.ZipFile("written.apkg").namelist()[:1], type(sys.modules["zipfile"
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "False False\n['collection.anki2'] module\n"
+
+
+def test_a_database_is_read_the_same_where_sqlite_cannot_serialize(tmp_path: Path) -> None:
+    """An SQLite older than 3.36 has no `serialize`: the in-memory database is copied to a
+    scratch file instead, with the same tables and rows."""
+    import sqlite3
+
+    from ankigen.apkg.package import database_bytes
+
+    memory = sqlite3.connect(":memory:")
+    memory.execute("PRAGMA page_size = 65536")
+    memory.execute("CREATE TABLE notes (id integer primary key, flds text)")
+    memory.executemany("INSERT INTO notes VALUES (?, ?)", [(n, "x" * n) for n in range(500)])
+    memory.commit()
+
+    class WithoutSerialize:
+        def backup(self, target: sqlite3.Connection) -> None:
+            memory.backup(target)
+
+    def rows(data: bytes, name: str) -> list[tuple[object, ...]]:
+        path = tmp_path / name
+        path.write_bytes(data)
+        with contextlib.closing(sqlite3.connect(path)) as read:
+            assert read.execute("PRAGMA page_size").fetchone() == (65536,)
+            return read.execute("SELECT * FROM notes ORDER BY id").fetchall()
+
+    serialized = database_bytes(memory)
+    copied = database_bytes(WithoutSerialize())  # type: ignore[arg-type]
+    assert rows(copied, "copied.db") == rows(serialized, "serialized.db")
+    assert len(rows(copied, "copied.db")) == 500

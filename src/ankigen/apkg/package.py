@@ -26,6 +26,8 @@ from ankigen.core.errors import OutputError
 # nothing changed writes nothing, and importing them was a tenth of its time
 
 if TYPE_CHECKING:
+    import sqlite3
+
     import genanki
 
 ZIP_EPOCH = (1980, 1, 1, 0, 0, 0)
@@ -196,9 +198,30 @@ def collection_bytes(deck: PackageDeck) -> bytes:
         # a small deck leaves some of those pages free: copied away, as before
         if conn.execute("PRAGMA freelist_count").fetchone() != (0,):
             conn.execute("VACUUM")
-        return conn.serialize()
+        return database_bytes(conn)
     finally:
         conn.close()
+
+
+def database_bytes(conn: sqlite3.Connection) -> bytes:
+    """The file an in-memory database would be: sqlite3's `serialize`, where SQLite has
+    it (every SQLite since 3.36 builds it in); else copied to a scratch file and read
+    back, as an older SQLite (Ubuntu 20.04's, RHEL 8's) must."""
+    if hasattr(conn, "serialize"):
+        data: bytes = conn.serialize()
+        return data
+    import sqlite3
+    import tempfile
+    from pathlib import Path
+
+    with tempfile.TemporaryDirectory(prefix="ankigen-") as folder:
+        path = Path(folder) / "collection.anki2"
+        copy = sqlite3.connect(path)
+        try:
+            conn.backup(copy)
+        finally:
+            copy.close()
+        return path.read_bytes()
 
 
 # ivl, factor, reps, lapses, left, odue, odid, flags, data
