@@ -310,6 +310,15 @@ def test_new_templates_update_the_note_type_without_conflicts(
     assert "outline: 1px solid red" in collection.note_type("ankigen multiple choice v1")["css"]
 
 
+def _run_python(script: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    """`script` in a fresh interpreter, with this checkout's ankigen: what a process
+    loads is seen only from its start."""
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
+    return subprocess.run(
+        [sys.executable, "-c", script], cwd=cwd, env=env, capture_output=True, text=True
+    )
+
+
 def test_genanki_is_imported_without_asyncio(tmp_path: Path) -> None:
     """genanki's `cached_property` package imports asyncio; while genanki is imported the
     standard library's descriptor stands in, and only then (the package stays usable)."""
@@ -326,10 +335,7 @@ print("asyncio" in sys.modules, "cached_property" in sys.modules,
 import cached_property
 print(hasattr(cached_property, "threaded_cached_property"))
 """
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
+    done = _run_python(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "False False True\nTrue\n"
 
@@ -350,10 +356,7 @@ genanki.Package(deck).write_to_file("written.apkg")
 import zipfile
 print(zipfile.ZipFile("written.apkg").namelist()[:1], type(sys.modules["zipfile"]).__name__)
 """
-    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1] / "src"))
-    done = subprocess.run(
-        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True
-    )
+    done = _run_python(script, tmp_path)
     assert done.returncode == 0, done.stderr
     assert done.stdout == "False False\n['collection.anki2'] module\n"
 
