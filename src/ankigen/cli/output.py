@@ -143,9 +143,10 @@ def export_lines(done: ExportWritten) -> list[Line]:
 def po_import_lines(po_path: Path, imported: PoImported) -> list[Line]:
     done = imported.done
     lines = [Line(str(warning), True) for warning in done.warnings]
-    if str(done.path) != "-":
+    path = done.bank.path
+    if str(path) != "-":
         translations = count(done.translated, "translation")
-        lines.append(Line(f"{_done(imported.wrote)} {done.path}: {translations} from {po_path}"))
+        lines.append(Line(f"{_done(imported.wrote)} {path}: {translations} from {po_path}"))
     return lines
 
 

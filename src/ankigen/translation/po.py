@@ -32,12 +32,11 @@ from ankigen.bank.reader import parse_bank
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
+from ankigen.formats.bankedit import OpenBank, open_bank, write_banks
 from ankigen.formats.banktexts import bank_contexts, replace_texts
-from ankigen.formats.bankyaml import loads_as_bank
 from ankigen.text import lang
 from ankigen.translation.start import (
     add_missing,
-    load_target,
     new_bank_text,
     reference_bank,
     refuse_reference,
@@ -211,12 +210,9 @@ def read_po(path: Path) -> polib.POFile:
 
 @dataclass(frozen=True)
 class PoImport:
-    path: Path
-    before: bytes | None
-    """The bank file as it was read (None: it did not exist)."""
+    bank: OpenBank
+    """The bank as it was read (or where a new one goes)."""
     text: str
-    topic: str
-    language: str
     translated: int
     """Texts the bank now holds from the PO file that it did not hold before."""
     warnings: tuple[Diagnostic, ...]
@@ -242,14 +238,16 @@ def import_po(
             f"{reference.topic!r}: a PO file translates the reference, it never rewrites it"
         )
     target_path = target_path or banks_dir / reference.topic / f"{language}.yaml"
-    # read as it will be written: a FIFO or device named by -o is refused, never opened
-    before = existing(Target(target_path, "a bank", inputs=(po_path,)))
-    target: Bank | None = None
-    if before is not None:
-        target, found = parse_bank(str(target_path), before)
-        if target is None:
-            raise InvalidBanks(found)
-        text, _ = add_missing(before.decode("utf-8"), str(target_path), reference, target)
+    opened = open_bank(
+        target_path,
+        reference.topic,
+        language,
+        source=str(po_path),
+        inputs=(po_path,),
+    )
+    target = opened.bank
+    if opened.text is not None and target is not None:
+        text, _ = add_missing(opened.text, str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language)
     known = bank_contexts(reference)
@@ -272,7 +270,8 @@ def import_po(
         if context not in known:
             warn(entry, f"{context!r} is not a text of {reference.path}; skipped")
             continue
-        base = recorded_digest(entry)
+        # a bank that is not there yet holds no edit made since the PO file: nothing to keep
+        base = recorded_digest(entry) if target is not None else None
         if base is not None and base != digest(now[context]) and now[context] != entry.msgstr:
             warn(
                 entry,
@@ -291,7 +290,7 @@ def import_po(
     bank, found = parse_bank(str(target_path), text.encode("utf-8"))
     if bank is None:
         raise InvalidBanks(found)
-    return PoImport(target_path, before, text, reference.topic, language, replaced, tuple(warnings))
+    return PoImport(opened, text, replaced, tuple(warnings))
 
 
 @dataclass(frozen=True)
@@ -310,15 +309,7 @@ def import_po_file(
     paths = find_bank_paths(banks_dir)
     reference, _ = reference_bank(paths, topic, po.metadata.get(REFERENCE_HEADER))
     done = import_po(po_path, po, banks_dir, reference, out)
-    bank = Target(
-        done.path,
-        "a bank",
-        force,
-        (po_path,),
-        edits=done.before,
-        check=loads_as_bank(str(done.path)),
-    )
-    return PoImported(done, write(bank, done.text.encode("utf-8")))
+    return PoImported(done, write_banks([(done.bank, done.text)], force=force)[0])
 
 
 def export_po(
@@ -334,5 +325,5 @@ def export_po(
     reference, _ = reference_bank(paths, topic, reference_tag)
     code = refuse_reference(reference, language)
     target_path = banks_dir / topic / f"{code}.yaml"
-    target = load_target(target_path) if target_path.exists() else None
+    target = open_bank(target_path, reference.topic, code, source="the translation").bank
     return write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))

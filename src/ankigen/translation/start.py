@@ -20,14 +20,13 @@ import yaml
 
 from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
-from ankigen.bank.reader import parse_bank
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.checks.run import check_paths
 from ankigen.checks.translation import reference_language
 from ankigen.core.errors import AnkigenError, InvalidBanks
-from ankigen.core.userfile import Target, write
-from ankigen.formats.bankyaml import bank_yaml, item_lines, loads_as_bank
+from ankigen.formats.bankedit import OpenBank, open_bank, write_banks
+from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
 from ankigen.text import lang
 
@@ -38,14 +37,17 @@ class TranslationError(AnkigenError):
 
 @dataclass(frozen=True)
 class Started:
-    path: Path
+    bank: OpenBank
+    """The translation as it was read by `--update`, or where a new one goes."""
     text: str
     """The bank file's new content."""
     added: tuple[str, ...]
     """Ids of the items added."""
     reference: Bank
-    before: bytes | None = None
-    """The bank file as it was read, by `--update` (None: a new bank)."""
+
+    @property
+    def path(self) -> Path:
+        return self.bank.path
 
 
 def reference_bank(
@@ -88,16 +90,15 @@ def start(
     ref, _ = reference_bank(paths, topic, reference)
     language = refuse_reference(ref, language)
     path = banks_dir / topic / f"{language}.yaml"
-    if not path.exists():
-        return Started(path, new_bank_text(ref, language), tuple(i.id for i in ref.items), ref)
-    if not update:
+    if path.exists() and not update:
         raise TranslationError(
             f"{path} exists: --update adds the items it lacks and changes nothing else"
         )
-    before = path.read_bytes()
-    target = load_target(path)
-    new_text, added = add_missing(before.decode("utf-8"), str(path), ref, target)
-    return Started(path, new_text, added, ref, before)
+    opened = open_bank(path, ref.topic, language, source=f"the translation of {ref.path}")
+    if opened.text is None or opened.bank is None:
+        return Started(opened, new_bank_text(ref, language), tuple(i.id for i in ref.items), ref)
+    new_text, added = add_missing(opened.text, str(path), ref, opened.bank)
+    return Started(opened, new_text, added, ref)
 
 
 def refuse_reference(ref: Bank, language: str) -> str:
@@ -106,13 +107,6 @@ def refuse_reference(ref: Bank, language: str) -> str:
     if language == ref.language:
         raise TranslationError(f"{language!r} is the reference language of {ref.topic!r}")
     return language
-
-
-def load_target(path: Path) -> Bank:
-    bank, found = parse_bank(str(path), path.read_bytes())
-    if bank is None:
-        raise InvalidBanks(found)
-    return bank
 
 
 def new_bank_text(ref: Bank, language: str) -> str:
@@ -221,8 +215,5 @@ def write_translation(
     started = start(banks_dir, paths, topic, language, update=update, reference=reference_tag)
     if update and not started.added:
         return started
-    bank = Target(
-        started.path, "a bank", force, edits=started.before, check=loads_as_bank(str(started.path))
-    )
-    write(bank, started.text.encode("utf-8"))
+    write_banks([(started.bank, started.text)], force=force)
     return started
