@@ -5,11 +5,14 @@ from __future__ import annotations
 import os
 import queue
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -211,3 +214,116 @@ def test_a_save_identifies_the_language_of_the_changed_texts_only(
     assert asked, "the edited question is judged again"
     # the edited item's texts (its verdict is its texts' together), no other item's
     assert all("worker 3 hold" in text or "q3" in text for text in asked), asked
+
+
+def until(condition: Callable[[], object], what: str, seconds: float = 15) -> None:
+    """Wait for `condition` to hold, failing with `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
+        time.sleep(0.02)
+
+
+def test_the_watch_survives_the_banks_folder_going_away(
+    served: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    """`git stash -u`, a checkout, `rm -rf banks`: the banks' folder is gone for a while.
+    The page says so and keeps its cards; once the folder is back, saves show again.
+    (The watch had died on the first round without the folder, the server still up.)"""
+    process, url, bank = served
+    banks = bank.parent.parent
+    text = bank.read_text(encoding="utf-8")
+    with headless_chromium() as chromium:
+        page = chromium.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url + "demo.en.html")
+        page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
+        away = banks.with_name("banks.away")
+        banks.rename(away)  # a stash: gone, then back as it was
+        page.wait_for_selector(".pv-problems", timeout=15000)
+        shown = page.inner_text(".pv-problems")
+        assert re.search(r"banks: error: .*no such folder of banks", shown), shown
+        assert page.is_visible('.pv-card[data-item="one"]')  # the last good cards stay
+        away.rename(banks)
+        page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
+        bank.write_text(text.replace("Question one?", "Question one, stashed?"), "utf-8")
+        page.wait_for_function(
+            "() => document.body.innerText.includes('Question one, stashed?')", timeout=15000
+        )
+        shutil.rmtree(banks)  # removed outright, then made again with an edit
+        page.wait_for_selector(".pv-problems", timeout=15000)
+        assert "no such folder of banks" in page.inner_text(".pv-problems")
+        write_bank(banks, items=[item("one", question="Question one, again?"), item("two", 2)])
+        page.wait_for_function(
+            """() => document.body.innerText.includes('Question one, again?')
+            && !document.querySelector('.pv-problems')""",
+            timeout=15000,
+        )
+        assert errors == []
+    assert process.poll() is None
+    process.send_signal(signal.SIGINT)
+    assert process.wait(20) == 130
+    stderr = process.stderr.read() if process.stderr else ""
+    assert "no such folder of banks" in stderr
+    assert "Traceback" not in stderr and "interrupted" in stderr
+
+
+def fetch_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.read().decode("utf-8"))
+
+
+def test_no_failure_in_a_round_ends_the_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever one round of the watch meets (here a bug in making the pages, then in
+    looking at the files), it is told on the terminal and on the page, and the next
+    change is shown."""
+    import ankigen.serve
+
+    bank = write_bank(tmp_path / "banks", items=[item("one"), item("two", 2)])
+    text = bank.read_text(encoding="utf-8")
+    making, looking = ankigen.serve.preview_pages, ankigen.serve.snapshot
+    broken: set[str] = set()
+
+    def make(*args: Any) -> Any:
+        if "make" in broken:
+            raise RuntimeError("a bug in making the pages")
+        return making(*args)
+
+    def look(*args: Any) -> Any:
+        if "look" in broken:
+            raise ValueError("a bug in looking at the files")
+        return looking(*args)
+
+    monkeypatch.setattr(ankigen.serve, "preview_pages", make)
+    monkeypatch.setattr(ankigen.serve, "snapshot", look)
+    heard: list[tuple[object, ...]] = []
+    running = ankigen.serve.serve(tmp_path / "banks", None, 0, heard.append)
+    page = next(running).url + "demo.en.html"
+    try:
+        broken.add("make")
+        bank.write_text(text.replace("Question one?", "Question one, broken?"), "utf-8")
+        until(
+            lambda: "RuntimeError: a bug in making the pages" in fetch_text(page),
+            "the page shows the failure",
+        )
+        assert any("a bug in making the pages" in str(p) for ps in heard for p in ps)
+        broken.discard("make")
+        bank.write_text(text.replace("Question one?", "Question one, mended?"), "utf-8")
+        until(lambda: "Question one, mended?" in fetch_text(page), "the next save is shown")
+        assert 'class="pv-problems"' not in fetch_text(page)
+        broken.add("look")
+        until(
+            lambda: "ValueError: a bug in looking at the files" in fetch_text(page),
+            "the page shows the watch's own failure",
+        )
+        broken.discard("look")  # the next round looks again: the problem goes
+        until(lambda: 'class="pv-problems"' not in fetch_text(page), "the failure is cleared")
+        # told once, not at each of the rounds that met it
+        assert sum("looking at the files" in str(p) for ps in heard for p in ps) == 1
+        bank.write_text(text.replace("Question one?", "Question one, seen?"), "utf-8")
+        until(lambda: "Question one, seen?" in fetch_text(page), "the save after is shown")
+    finally:
+        running.close()
