@@ -2,15 +2,18 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
 import time
+import urllib.parse
 import urllib.request
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -121,8 +124,6 @@ def test_pages_follow_the_banks_and_show_their_problems(
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
-    import socket
-
     write_bank(tmp_path / "banks")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -327,3 +328,97 @@ def test_no_failure_in_a_round_ends_the_watch(
         until(lambda: "Question one, seen?" in fetch_text(page), "the save after is shown")
     finally:
         running.close()
+
+
+def ask(port: int, target: str, headers: list[tuple[str, str]], version: str = "1.1") -> Any:
+    """A raw GET (no client adds or fixes a header): the status, the headers (lowercase
+    names) and the body, or an event stream's first event."""
+    request = [f"GET {target} HTTP/{version}", *(f"{k}: {v}" for k, v in headers)]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(("\r\n".join([*request, "Connection: close", "", ""])).encode())
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = connection.recv(65536)
+            assert chunk, received
+            received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        fields = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+        if "content-length" in fields:
+            wanted = int(fields["content-length"])
+            ended = lambda: len(body) >= wanted  # noqa: E731
+        elif fields.get("content-type") == "text/event-stream":
+            ended = lambda: b"\n\n" in body  # noqa: E731
+        else:
+            ended = lambda: False  # noqa: E731
+        while not ended():
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+    return int(status_line.split()[1]), fields, body.decode("utf-8", "replace")
+
+
+def test_only_its_own_pages_may_read_it(
+    served: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    """DNS rebinding (a page on evil.example, its name then pointed at 127.0.0.1) and
+    cross-origin reads get nothing: only the server's own names are answered, only
+    its own pages' requests, and no response allows another origin."""
+    process, url, _ = served
+    port = int(urllib.parse.urlsplit(url).port or 0)
+    items = urllib.parse.quote(json.dumps(["one"]))
+    routes = [
+        "/",
+        "/index.html",
+        "/demo.en.html",
+        "/__events?page=demo.en.html",
+        "/__cards?page=demo.en.html",
+        f"/__cards?page=demo.en.html&items={items}",
+        "/_mathjax/tex-chtml-full.js",
+    ]
+    own, local = f"127.0.0.1:{port}", f"localhost:{port}"
+    allowed: list[list[tuple[str, str]]] = [
+        [("Host", own)],
+        [("Host", local)],
+        [("Host", own), ("Origin", f"http://{own}")],
+        [("Host", local), ("Origin", f"http://{local}")],
+        [("Host", own), ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "cors")],
+    ]
+    refused: list[tuple[int, list[tuple[str, str]]]] = [
+        (421, [("Host", f"evil.example:{port}")]),
+        (421, [("Host", "evil.example")]),
+        (421, [("Host", f"127.0.0.1:{port + 1}")]),
+        (421, [("Host", "127.0.0.1")]),
+        (421, [("Host", f"[::1]:{port}")]),  # it does not listen there
+        (400, []),
+        (400, [("Host", own), ("Host", f"evil.example:{port}")]),
+        (403, [("Host", own), ("Origin", "http://evil.example")]),
+        (403, [("Host", own), ("Origin", f"http://evil.example:{port}")]),
+        (403, [("Host", own), ("Origin", "null")]),
+        (403, [("Host", own), ("Origin", f"http://{local}")]),  # another origin
+        (403, [("Host", own), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "cors")]),
+        (403, [("Host", own), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors")]),
+        (403, [("Host", own), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Dest", "iframe")]),
+    ]
+    card_text = re.compile(r"Question|Explanation|choice \d|data-item|demo quiz")
+    for route in routes:
+        for headers in allowed:
+            status, fields, body = ask(port, route, headers)
+            assert status == 200, (route, headers, status, body[:300])
+            assert not any(name.startswith("access-control-") for name in fields), fields
+            assert fields.get("cross-origin-resource-policy") == "same-origin", fields
+        if not route.startswith(("/__events", "/_mathjax")):  # the check can see card text
+            assert card_text.search(ask(port, route, [("Host", own)])[2]), route
+        for expected, headers in refused:
+            status, fields, body = ask(port, route, headers)
+            assert status == expected, (route, headers, status)
+            assert not card_text.search(body), (route, headers, body)
+            assert not any(name.startswith("access-control-") for name in fields), fields
+        status, _, body = ask(port, route, [], version="1.0")  # HTTP/1.0 has no Host either
+        assert status == 400 and not card_text.search(body), (route, status, body)
+    # a link from another site opens the page: a navigation shows nothing to that site
+    navigation = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate")]
+    navigation.append(("Sec-Fetch-Dest", "document"))
+    assert ask(port, "/demo.en.html", [("Host", own), *navigation])[0] == 200
+    assert process.poll() is None

@@ -1,6 +1,6 @@
 """`ankigen serve`: the preview, live. Pages as `preview` makes them, served from memory on
-127.0.0.1, made again when a bank, the project file or an image changes; every open page
-follows, keeping its place and the cards it had turned.
+127.0.0.1 to its own pages alone, made again when a bank, the project file or an image
+changes; every open page follows, keeping its place and the cards it had turned.
 
 Standard library only: a threaded HTTP server, Server-Sent Events for the pages, and a
 watch that compares the files' sizes and times ten times a second. A few hundred
@@ -22,6 +22,7 @@ import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 
 from ankigen.bank.files import shown_path
@@ -169,14 +170,47 @@ def failure(banks_dir: Path, error: Exception) -> Diagnostic:
     return Diagnostic(where, 0, "error", message)
 
 
+def refusal(headers: Message, port: int) -> tuple[int, str] | None:
+    """Why a request is not answered (status, reason), or None. Only the names this
+    server has: a page on another domain whose name is then pointed at 127.0.0.1 (DNS
+    rebinding) sends its own in `Host`. And only its own pages: a browser names the
+    origin of a cross-origin request (`Origin`) and says when a request comes from
+    another site (`Sec-Fetch-Site`), where a link that opens a page reads nothing."""
+    hosts = headers.get_all("Host") or []
+    if len(hosts) != 1:
+        return 400, "exactly one Host header is required"  # RFC 9112, 3.2
+    host = hosts[0].strip().lower()
+    names = {f"127.0.0.1:{port}", f"localhost:{port}"}
+    if port == 80:  # the default port, which browsers leave out
+        names |= {"127.0.0.1", "localhost"}
+    if host not in names:
+        return 421, "this server answers only to 127.0.0.1 and localhost on its port"
+    origin = headers.get("Origin")
+    if origin is not None and origin.strip().lower() != f"http://{host}":
+        return 403, "requests from other origins are refused"
+    opened = headers.get("Sec-Fetch-Mode") == "navigate" and (
+        headers.get("Sec-Fetch-Dest") == "document"
+    )
+    if headers.get("Sec-Fetch-Site") == "cross-site" and not opened:
+        return 403, "requests from other sites are refused"
+    return None
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     site: Site
     stopping: threading.Event
+    port: int
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # the terminal shows problems, not every request
 
     def do_GET(self) -> None:
+        refused = refusal(self.headers, self.port)
+        if refused is None and not self.path.startswith("/"):
+            refused = 400, "a path, please"  # not a proxy: no other server's URL
+        if refused is not None:
+            self.send_error(*refused)
+            return
         path, _, query = self.path.partition("?")
         path = urllib.parse.unquote(path.lstrip("/")) or "index.html"
         asked = urllib.parse.parse_qs(query)
@@ -196,11 +230,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self._send(body, _media_type(path), "no-store")
 
-    def _send(self, body: bytes, kind: str, caching: str) -> None:
+    def _answer(self, kind: str, caching: str) -> None:
         self.send_response(200)
         self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", caching)
+        # no page of another origin reads these, even as an image or a script, whose
+        # requests name no origin; and none is read as other than its type
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        self.send_header("X-Content-Type-Options", "nosniff")
+
+    def _send(self, body: bytes, kind: str, caching: str) -> None:
+        self._answer(kind, caching)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
@@ -218,9 +259,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._send(body, "application/json", "no-store")
 
     def _events(self, page: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-store")
+        self._answer("text/event-stream", "no-store")
         self.end_headers()
         stamp = ""
         try:
@@ -323,12 +362,14 @@ def serve(
     server listens. `report` hears each attempt's problems (empty: the pages are new)."""
     site = Site()
     stopping = threading.Event()
-    handler = type("Handler", (_Handler,), {"site": site, "stopping": stopping})
+    handler: type[_Handler] = type("Handler", (_Handler,), {"site": site, "stopping": stopping})
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as error:
         raise AnkigenError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
     server.daemon_threads = True
+    bound = server.server_address[1]
+    handler.port = bound
     with tempfile.TemporaryDirectory(prefix="ankigen-serve-") as cache:
         watch = Watch(site, banks_dir, media, Path(cache), report, stopping)
         watch.make(first=True)
@@ -344,7 +385,6 @@ def serve(
             server.shutdown()
             server.server_close()
 
-        bound = server.server_address[1]
         try:
             yield Serving(f"http://127.0.0.1:{bound}/", stop)
         finally:
