@@ -2,14 +2,20 @@
 
 from __future__ import annotations
 
+import json
 import os
 import queue
 import re
+import shutil
 import signal
+import socket
 import subprocess
 import sys
 import threading
-from collections.abc import Iterator
+import time
+import urllib.parse
+import urllib.request
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -118,8 +124,6 @@ def test_pages_follow_the_banks_and_show_their_problems(
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
-    import socket
-
     write_bank(tmp_path / "banks")
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -211,3 +215,210 @@ def test_a_save_identifies_the_language_of_the_changed_texts_only(
     assert asked, "the edited question is judged again"
     # the edited item's texts (its verdict is its texts' together), no other item's
     assert all("worker 3 hold" in text or "q3" in text for text in asked), asked
+
+
+def until(condition: Callable[[], object], what: str, seconds: float = 15) -> None:
+    """Wait for `condition` to hold, failing with `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
+        time.sleep(0.02)
+
+
+def test_the_watch_survives_the_banks_folder_going_away(
+    served: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    """`git stash -u`, a checkout, `rm -rf banks`: the banks' folder is gone for a while.
+    The page says so and keeps its cards; once the folder is back, saves show again.
+    (The watch had died on the first round without the folder, the server still up.)"""
+    process, url, bank = served
+    banks = bank.parent.parent
+    text = bank.read_text(encoding="utf-8")
+    with headless_chromium() as chromium:
+        page = chromium.new_page()
+        errors: list[str] = []
+        page.on("pageerror", lambda error: errors.append(str(error)))
+        page.goto(url + "demo.en.html")
+        page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
+        away = banks.with_name("banks.away")
+        banks.rename(away)  # a stash: gone, then back as it was
+        page.wait_for_selector(".pv-problems", timeout=15000)
+        shown = page.inner_text(".pv-problems")
+        assert re.search(r"banks: error: .*no such folder of banks", shown), shown
+        assert page.is_visible('.pv-card[data-item="one"]')  # the last good cards stay
+        away.rename(banks)
+        page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
+        bank.write_text(text.replace("Question one?", "Question one, stashed?"), "utf-8")
+        page.wait_for_function(
+            "() => document.body.innerText.includes('Question one, stashed?')", timeout=15000
+        )
+        shutil.rmtree(banks)  # removed outright, then made again with an edit
+        page.wait_for_selector(".pv-problems", timeout=15000)
+        assert "no such folder of banks" in page.inner_text(".pv-problems")
+        write_bank(banks, items=[item("one", question="Question one, again?"), item("two", 2)])
+        page.wait_for_function(
+            """() => document.body.innerText.includes('Question one, again?')
+            && !document.querySelector('.pv-problems')""",
+            timeout=15000,
+        )
+        assert errors == []
+    assert process.poll() is None
+    process.send_signal(signal.SIGINT)
+    assert process.wait(20) == 130
+    stderr = process.stderr.read() if process.stderr else ""
+    assert "no such folder of banks" in stderr
+    assert "Traceback" not in stderr and "interrupted" in stderr
+
+
+def fetch_text(url: str) -> str:
+    with urllib.request.urlopen(url, timeout=10) as response:
+        return str(response.read().decode("utf-8"))
+
+
+def test_no_failure_in_a_round_ends_the_watch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whatever one round of the watch meets (here a bug in making the pages, then in
+    looking at the files), it is told on the terminal and on the page, and the next
+    change is shown."""
+    import ankigen.serve
+
+    bank = write_bank(tmp_path / "banks", items=[item("one"), item("two", 2)])
+    text = bank.read_text(encoding="utf-8")
+    making, looking = ankigen.serve.preview_pages, ankigen.serve.snapshot
+    broken: set[str] = set()
+
+    def make(*args: Any) -> Any:
+        if "make" in broken:
+            raise RuntimeError("a bug in making the pages")
+        return making(*args)
+
+    def look(*args: Any) -> Any:
+        if "look" in broken:
+            raise ValueError("a bug in looking at the files")
+        return looking(*args)
+
+    monkeypatch.setattr(ankigen.serve, "preview_pages", make)
+    monkeypatch.setattr(ankigen.serve, "snapshot", look)
+    heard: list[tuple[object, ...]] = []
+    running = ankigen.serve.serve(tmp_path / "banks", None, 0, heard.append)
+    page = next(running).url + "demo.en.html"
+    try:
+        broken.add("make")
+        bank.write_text(text.replace("Question one?", "Question one, broken?"), "utf-8")
+        until(
+            lambda: "RuntimeError: a bug in making the pages" in fetch_text(page),
+            "the page shows the failure",
+        )
+        assert any("a bug in making the pages" in str(p) for ps in heard for p in ps)
+        broken.discard("make")
+        bank.write_text(text.replace("Question one?", "Question one, mended?"), "utf-8")
+        until(lambda: "Question one, mended?" in fetch_text(page), "the next save is shown")
+        assert 'class="pv-problems"' not in fetch_text(page)
+        broken.add("look")
+        until(
+            lambda: "ValueError: a bug in looking at the files" in fetch_text(page),
+            "the page shows the watch's own failure",
+        )
+        broken.discard("look")  # the next round looks again: the problem goes
+        until(lambda: 'class="pv-problems"' not in fetch_text(page), "the failure is cleared")
+        # told once, not at each of the rounds that met it
+        assert sum("looking at the files" in str(p) for ps in heard for p in ps) == 1
+        bank.write_text(text.replace("Question one?", "Question one, seen?"), "utf-8")
+        until(lambda: "Question one, seen?" in fetch_text(page), "the save after is shown")
+    finally:
+        running.close()
+
+
+def ask(port: int, target: str, headers: list[tuple[str, str]], version: str = "1.1") -> Any:
+    """A raw GET (no client adds or fixes a header): the status, the headers (lowercase
+    names) and the body, or an event stream's first event."""
+    request = [f"GET {target} HTTP/{version}", *(f"{k}: {v}" for k, v in headers)]
+    with socket.create_connection(("127.0.0.1", port), timeout=10) as connection:
+        connection.sendall(("\r\n".join([*request, "Connection: close", "", ""])).encode())
+        received = b""
+        while b"\r\n\r\n" not in received:
+            chunk = connection.recv(65536)
+            assert chunk, received
+            received += chunk
+        head, _, body = received.partition(b"\r\n\r\n")
+        status_line, *lines = head.decode("latin-1").split("\r\n")
+        fields = {k.lower(): v.strip() for k, _, v in (line.partition(":") for line in lines)}
+        if "content-length" in fields:
+            wanted = int(fields["content-length"])
+            ended = lambda: len(body) >= wanted  # noqa: E731
+        elif fields.get("content-type") == "text/event-stream":
+            ended = lambda: b"\n\n" in body  # noqa: E731
+        else:
+            ended = lambda: False  # noqa: E731
+        while not ended():
+            chunk = connection.recv(65536)
+            if not chunk:
+                break
+            body += chunk
+    return int(status_line.split()[1]), fields, body.decode("utf-8", "replace")
+
+
+def test_only_its_own_pages_may_read_it(
+    served: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    """DNS rebinding (a page on evil.example, its name then pointed at 127.0.0.1) and
+    cross-origin reads get nothing: only the server's own names are answered, only
+    its own pages' requests, and no response allows another origin."""
+    process, url, _ = served
+    port = int(urllib.parse.urlsplit(url).port or 0)
+    items = urllib.parse.quote(json.dumps(["one"]))
+    routes = [
+        "/",
+        "/index.html",
+        "/demo.en.html",
+        "/__events?page=demo.en.html",
+        "/__cards?page=demo.en.html",
+        f"/__cards?page=demo.en.html&items={items}",
+        "/_mathjax/tex-chtml-full.js",
+    ]
+    own, local = f"127.0.0.1:{port}", f"localhost:{port}"
+    allowed: list[list[tuple[str, str]]] = [
+        [("Host", own)],
+        [("Host", local)],
+        [("Host", own), ("Origin", f"http://{own}")],
+        [("Host", local), ("Origin", f"http://{local}")],
+        [("Host", own), ("Sec-Fetch-Site", "same-origin"), ("Sec-Fetch-Mode", "cors")],
+    ]
+    refused: list[tuple[int, list[tuple[str, str]]]] = [
+        (421, [("Host", f"evil.example:{port}")]),
+        (421, [("Host", "evil.example")]),
+        (421, [("Host", f"127.0.0.1:{port + 1}")]),
+        (421, [("Host", "127.0.0.1")]),
+        (421, [("Host", f"[::1]:{port}")]),  # it does not listen there
+        (400, []),
+        (400, [("Host", own), ("Host", f"evil.example:{port}")]),
+        (403, [("Host", own), ("Origin", "http://evil.example")]),
+        (403, [("Host", own), ("Origin", f"http://evil.example:{port}")]),
+        (403, [("Host", own), ("Origin", "null")]),
+        (403, [("Host", own), ("Origin", f"http://{local}")]),  # another origin
+        (403, [("Host", own), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "cors")]),
+        (403, [("Host", own), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "no-cors")]),
+        (403, [("Host", own), ("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Dest", "iframe")]),
+    ]
+    card_text = re.compile(r"Question|Explanation|choice \d|data-item|demo quiz")
+    for route in routes:
+        for headers in allowed:
+            status, fields, body = ask(port, route, headers)
+            assert status == 200, (route, headers, status, body[:300])
+            assert not any(name.startswith("access-control-") for name in fields), fields
+            assert fields.get("cross-origin-resource-policy") == "same-origin", fields
+        if not route.startswith(("/__events", "/_mathjax")):  # the check can see card text
+            assert card_text.search(ask(port, route, [("Host", own)])[2]), route
+        for expected, headers in refused:
+            status, fields, body = ask(port, route, headers)
+            assert status == expected, (route, headers, status)
+            assert not card_text.search(body), (route, headers, body)
+            assert not any(name.startswith("access-control-") for name in fields), fields
+        status, _, body = ask(port, route, [], version="1.0")  # HTTP/1.0 has no Host either
+        assert status == 400 and not card_text.search(body), (route, status, body)
+    # a link from another site opens the page: a navigation shows nothing to that site
+    navigation = [("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", "navigate")]
+    navigation.append(("Sec-Fetch-Dest", "document"))
+    assert ask(port, "/demo.en.html", [("Host", own), *navigation])[0] == 200
+    assert process.poll() is None

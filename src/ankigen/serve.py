@@ -1,6 +1,6 @@
 """`ankigen serve`: the preview, live. Pages as `preview` makes them, served from memory on
-127.0.0.1, made again when a bank, the project file or an image changes; every open page
-follows, keeping its place and the cards it had turned.
+127.0.0.1 to its own pages alone, made again when a bank, the project file or an image
+changes; every open page follows, keeping its place and the cards it had turned.
 
 Standard library only: a threaded HTTP server, Server-Sent Events for the pages, and a
 watch that compares the files' sizes and times ten times a second. A few hundred
@@ -10,17 +10,22 @@ container, and need no native watcher. Nothing is written: not a package, not a 
 
 from __future__ import annotations
 
+import contextlib
 import html
 import http.server
 import json
 import mimetypes
+import os
+import stat
 import tempfile
 import threading
 import urllib.parse
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from email.message import Message
 from pathlib import Path
 
+from ankigen.bank.files import shown_path
 from ankigen.bank.workspace import default_media_dir
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.preview.pages import (
@@ -127,28 +132,85 @@ class Site:
 
 
 def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
-    """Each file's size and modification time, under the folders that exist."""
+    """Each file's size and modification time, under the folders that exist. A folder or
+    file that goes while it is looked at (`git stash -u`, `rm -rf`) is simply not there:
+    the next look sees what is."""
     seen: dict[str, tuple[int, int]] = {}
-    for folder in folders:
-        if folder.is_file():
-            status = folder.stat()
-            seen[str(folder)] = (status.st_size, status.st_mtime_ns)
-            continue
-        for path in sorted(folder.rglob("*")) if folder.is_dir() else ():
-            if path.is_file():
-                status = path.stat()
-                seen[str(path)] = (status.st_size, status.st_mtime_ns)
+
+    def note(path: str) -> None:
+        try:
+            status = os.stat(path)
+        except OSError:
+            return
+        if stat.S_ISREG(status.st_mode):
+            seen[path] = (status.st_size, status.st_mtime_ns)
+
+    for folder in map(str, folders):
+        note(folder)
+        # os.walk passes over folders it cannot list (gone, not allowed) and, as the
+        # watch did before, does not follow links to folders
+        for parent, _, names in os.walk(folder):
+            for name in names:
+                note(os.path.join(parent, name))
     return seen
+
+
+def failure(banks_dir: Path, error: Exception) -> Diagnostic:
+    """What the pages show, and the terminal prints, for an attempt that failed other
+    than with the banks' own problems: the banks' folder gone, a file gone while it was
+    read, or a bug."""
+    where = shown_path(banks_dir)
+    if isinstance(error, AnkigenError):
+        message = str(error).removeprefix(f"{where}: ")
+    elif isinstance(error, OSError) and error.strerror:
+        message = f"{error.filename}: {error.strerror}" if error.filename else error.strerror
+    else:
+        message = f"{type(error).__name__}: {error}"
+        message = f"the pages could not be made ({message}); the watch goes on"
+    return Diagnostic(where, 0, "error", message)
+
+
+def refusal(headers: Message, port: int) -> tuple[int, str] | None:
+    """Why a request is not answered (status, reason), or None. Only the names this
+    server has: a page on another domain whose name is then pointed at 127.0.0.1 (DNS
+    rebinding) sends its own in `Host`. And only its own pages: a browser names the
+    origin of a cross-origin request (`Origin`) and says when a request comes from
+    another site (`Sec-Fetch-Site`), where a link that opens a page reads nothing."""
+    hosts = headers.get_all("Host") or []
+    if len(hosts) != 1:
+        return 400, "exactly one Host header is required"  # RFC 9112, 3.2
+    host = hosts[0].strip().lower()
+    names = {f"127.0.0.1:{port}", f"localhost:{port}"}
+    if port == 80:  # the default port, which browsers leave out
+        names |= {"127.0.0.1", "localhost"}
+    if host not in names:
+        return 421, "this server answers only to 127.0.0.1 and localhost on its port"
+    origin = headers.get("Origin")
+    if origin is not None and origin.strip().lower() != f"http://{host}":
+        return 403, "requests from other origins are refused"
+    opened = headers.get("Sec-Fetch-Mode") == "navigate" and (
+        headers.get("Sec-Fetch-Dest") == "document"
+    )
+    if headers.get("Sec-Fetch-Site") == "cross-site" and not opened:
+        return 403, "requests from other sites are refused"
+    return None
 
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     site: Site
     stopping: threading.Event
+    port: int
 
     def log_message(self, format: str, *args: object) -> None:
         pass  # the terminal shows problems, not every request
 
     def do_GET(self) -> None:
+        refused = refusal(self.headers, self.port)
+        if refused is None and not self.path.startswith("/"):
+            refused = 400, "a path, please"  # not a proxy: no other server's URL
+        if refused is not None:
+            self.send_error(*refused)
+            return
         path, _, query = self.path.partition("?")
         path = urllib.parse.unquote(path.lstrip("/")) or "index.html"
         asked = urllib.parse.parse_qs(query)
@@ -168,11 +230,18 @@ class _Handler(http.server.BaseHTTPRequestHandler):
             return
         self._send(body, _media_type(path), "no-store")
 
-    def _send(self, body: bytes, kind: str, caching: str) -> None:
+    def _answer(self, kind: str, caching: str) -> None:
         self.send_response(200)
         self.send_header("Content-Type", kind)
-        self.send_header("Content-Length", str(len(body)))
         self.send_header("Cache-Control", caching)
+        # no page of another origin reads these, even as an image or a script, whose
+        # requests name no origin; and none is read as other than its type
+        self.send_header("Cross-Origin-Resource-Policy", "same-origin")
+        self.send_header("X-Content-Type-Options", "nosniff")
+
+    def _send(self, body: bytes, kind: str, caching: str) -> None:
+        self._answer(kind, caching)
+        self.send_header("Content-Length", str(len(body)))
         self.end_headers()
         self.wfile.write(body)
 
@@ -190,9 +259,7 @@ class _Handler(http.server.BaseHTTPRequestHandler):
         self._send(body, "application/json", "no-store")
 
     def _events(self, page: str) -> None:
-        self.send_response(200)
-        self.send_header("Content-Type", "text/event-stream")
-        self.send_header("Cache-Control", "no-store")
+        self._answer("text/event-stream", "no-store")
         self.end_headers()
         stamp = ""
         try:
@@ -212,6 +279,73 @@ def _media_type(name: str) -> str:
     return mimetypes.guess_type(name)[0] or "application/octet-stream"
 
 
+class Watch:
+    """Makes the pages again whenever a watched file changes. Nothing that one round
+    meets ends it: it is told on the terminal and on every page, and the next round
+    looks again. (A watch that died left the server up, every page stale for good, and
+    said nothing on the page: the banks' folder gone for a moment, as `git stash -u`
+    does, was enough.)"""
+
+    def __init__(
+        self,
+        site: Site,
+        banks_dir: Path,
+        media: Path | None,
+        cache: Path,
+        report: Callable[[tuple[Diagnostic, ...]], None],
+        stopping: threading.Event,
+    ) -> None:
+        self.site, self.banks_dir, self.media, self.cache = site, banks_dir, media, cache
+        self.report, self.stopping = report, stopping
+        self.watched = [banks_dir, media or default_media_dir(banks_dir)]
+        self.memo = Memo()
+        self.seen = snapshot(self.watched)  # before the first making: a save during it counts
+        self.problems: tuple[Diagnostic, ...] = ()
+        """The last making's problems."""
+        self.failed: Diagnostic | None = None
+        """A round's own failure, while the pages show it."""
+
+    def make(self, first: bool = False) -> None:
+        """The pages made again and shown, or the problems that stopped them. The first
+        making stops `serve` on an error other than the banks' (no folder of banks)."""
+        pages = None
+        try:
+            pages = preview_pages(self.banks_dir, self.media, self.cache, self.memo)
+            self.problems = ()
+        except InvalidBanks as problems:
+            self.problems = tuple(problems.diagnostics)
+        except Exception as error:  # any: the pages keep the last good cards and say why
+            if first:
+                raise
+            if self.stopping.is_set():
+                return  # its scratch folder went as the server stopped: nothing to tell
+            self.problems = (failure(self.banks_dir, error),)
+        self.site.publish(pages, self.problems)
+        self.report(self.problems)
+
+    def round(self) -> None:
+        try:
+            now = snapshot(self.watched)
+            if now != self.seen:
+                self.seen = now
+                self.make()
+            elif self.failed is not None:  # looked again without failing: back as it was
+                self.site.publish(None, self.problems)
+            self.failed = None
+        except Exception as error:  # any, or the watch ends (see the class)
+            problem = failure(self.banks_dir, error)
+            if problem != self.failed:  # once, not ten times a second
+                self.failed = problem
+                self.site.publish(None, (problem,))
+                self.report((problem,))
+
+    def run(self) -> None:
+        while not self.stopping.wait(POLL_SECONDS):
+            # telling the terminal failed (its pipe closed?): the pages have shown it
+            with contextlib.suppress(Exception):
+                self.round()
+
+
 @dataclass(frozen=True)
 class Serving:
     url: str
@@ -228,34 +362,18 @@ def serve(
     server listens. `report` hears each attempt's problems (empty: the pages are new)."""
     site = Site()
     stopping = threading.Event()
-    handler = type("Handler", (_Handler,), {"site": site, "stopping": stopping})
+    handler: type[_Handler] = type("Handler", (_Handler,), {"site": site, "stopping": stopping})
     try:
         server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
     except OSError as error:
         raise AnkigenError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
     server.daemon_threads = True
-    media_dir = media or default_media_dir(banks_dir)
-    watched = [banks_dir, media_dir]
-    memo = Memo()
+    bound = server.server_address[1]
+    handler.port = bound
     with tempfile.TemporaryDirectory(prefix="ankigen-serve-") as cache:
-
-        def make() -> None:
-            try:
-                site.publish(preview_pages(banks_dir, media, Path(cache), memo), ())
-            except InvalidBanks as problems:
-                site.publish(None, tuple(problems.diagnostics))
-            report(site.problems)
-
-        def watch() -> None:
-            seen = snapshot(watched)
-            while not stopping.wait(POLL_SECONDS):
-                now = snapshot(watched)
-                if now != seen:
-                    seen = now
-                    make()
-
-        make()
-        watcher = threading.Thread(target=watch, name="ankigen-watch", daemon=True)
+        watch = Watch(site, banks_dir, media, Path(cache), report, stopping)
+        watch.make(first=True)
+        watcher = threading.Thread(target=watch.run, name="ankigen-watch", daemon=True)
         listener = threading.Thread(target=server.serve_forever, name="ankigen-serve", daemon=True)
         watcher.start()
         listener.start()
@@ -267,7 +385,6 @@ def serve(
             server.shutdown()
             server.server_close()
 
-        bound = server.server_address[1]
         try:
             yield Serving(f"http://127.0.0.1:{bound}/", stop)
         finally:
