@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import tempfile
 from pathlib import Path
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 from hypothesis import HealthCheck, example, given, settings
+from PIL import Image
 
 from ankigen.bank.files import Source
 from ankigen.bank.reader import readable_part
@@ -19,6 +21,7 @@ from ankigen.checks.incremental import check_outlines
 from ankigen.checks.run import check_sources, lint
 from ankigen.checks.translation import sources_for
 from ankigen.core.errors import InvalidBanks
+from ankigen.text.markup import rich_html
 from tests.conftest import invoke
 from tests.helpers import item, write_bank
 from tests.test_early_plans import with_workers
@@ -303,6 +306,111 @@ def test_a_build_says_of_banks_in_error_what_lint_says(
     assert said == lint_says()
     assert "banks/tr/de.yaml:7: warning: item 'a' has 3 choices; in 'en' it has 4" in said
     assert any("the deck name 'tr quiz (en)' is also the deck of" in line for line in said)
+
+
+# each as a question's text: some that the entities show otherwise than before (the
+# three, in any text but a code block), some that they do not
+ENTITY_TEXTS = [
+    "Q&A",
+    "&nbsp;",
+    "&#38;",
+    "&quot;",
+    "&AMP;",
+    "&amp no semicolon",
+    "&lt",
+    "&amp;",
+    "&amp;nbsp;",
+    "&amp;eacute;",
+    "&amp;amp;",
+    "a &&lt; b",
+    "&lt;br&gt; breaks",
+    "&gt;",
+    "<code>&amp;</code>",
+    "\\(a &lt; b\\)",
+    "<b>&lt;</b>",
+    "code:\n```\nx &amp;&amp; y\n```",
+    "code:\n```\nx &amp; y\n```\nthen &amp; here",
+]
+
+
+def test_lint_warns_of_exactly_the_texts_the_entities_show_otherwise(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`&lt;`, `&gt;` and `&amp;` show `<`, `>` and `&` since 74f814b; before, every `&`
+    showed as written. Rendered both ways, the texts that differ are those warned of."""
+    import ankigen.text.html
+
+    items = [item(f"t{n}", question=f"Question {n}: {text}") for n, text in enumerate(ENTITY_TEXTS)]
+    write_bank(project / "banks", items=items)
+    output = invoke(runner, "lint").output
+    now = [rich_html(i["question"]) for i in items]
+    monkeypatch.setattr(ankigen.text.html, "_BANK_ENTITY", re.compile("(?!)(x)"))  # as before
+    before = [rich_html(i["question"]) for i in items]
+    warned = [f"warning: item 't{n}': question: " in output for n in range(len(items))]
+    assert warned == [a != b for a, b in zip(now, before, strict=True)]
+    assert warned.count(True) == 11 and output.count("became entities") == 11
+
+
+def test_a_changed_text_is_warned_of_once_with_how_to_keep_it(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import ankigen.text.html
+
+    banks = project / "banks"
+    path = write_bank(
+        banks,
+        title="Q&amp;A",
+        items=[
+            item("a", question="What does &amp;nbsp; show, and &lt;br&gt;?"),
+            item("b", image="x.png", image_alt="a &lt; b")
+            | {"choices": [{"text": "one", "why": "&gt; is greater"}, "two"]},
+        ],
+    )
+    (project / "media").mkdir()
+    Image.new("RGB", (2, 2)).save(project / "media" / "x.png")
+    lines = path.read_text(encoding="utf-8").splitlines()
+    assert [lines[n - 1].split(":")[0] for n in (3, 6, 17, 23)] == [
+        "title",
+        "  question",
+        "  - text",
+        "  image_alt",
+    ]
+    result = invoke(runner, "lint")
+    assert result.output.splitlines() == [
+        "banks/demo/en.yaml:3: warning: title: '&amp;A' shows '&A' since &lt;, &gt; and "
+        "&amp; became entities; to show '&amp;A' as before, write '&amp;amp;A'",
+        "banks/demo/en.yaml:6: warning: item 'a': question: '&amp;nbsp;' shows '&nbsp;' since "
+        "&lt;, &gt; and &amp; became entities; to show '&amp;nbsp;' as before, write "
+        "'&amp;amp;nbsp;' (and 2 more in this text)",
+        "banks/demo/en.yaml:17: warning: item 'b': why 1: '&gt;' shows '>' since &lt;, &gt; "
+        "and &amp; became entities; to show '&gt;' as before, write '&amp;gt;'",
+        "banks/demo/en.yaml:23: warning: item 'b': image_alt: '&lt;' shows '<' since &lt;, "
+        "&gt; and &amp; became entities; to show '&lt;' as before, write '&amp;lt;'",
+        "0 errors, 4 warnings in 1 bank",
+    ]
+    # what it says to write shows what the text showed before
+    shown_now = rich_html("&amp;amp;nbsp;")
+    monkeypatch.setattr(ankigen.text.html, "_BANK_ENTITY", re.compile("(?!)(x)"))
+    assert shown_now == rich_html("&amp;nbsp;") == "&amp;amp;nbsp;"
+
+
+def test_a_build_warns_of_changed_texts_as_lint_does(
+    project: Path, settled: None, reads: list[str]
+) -> None:
+    """Cold, with the bank's check read from its cache entry, and with nothing to do."""
+    banks = project / "banks"
+    write_bank(banks, "a", items=[item("x", question="What does &amp; show?")])
+    write_bank(banks, "b")
+    cold = build_says()
+    assert cold == lint_says()
+    assert [line.split(": warning: ")[0] for line in cold] == ["banks/a/en.yaml:6"]
+    write_bank(banks, "b", items=[item("one"), item("two", 3)])
+    reads.clear()
+    assert build_says() == cold
+    assert reads == ["b/en.yaml"]  # a's warning comes from its cache entry
+    reads.clear()
+    assert build_says() == cold  # nothing to do: the warnings the last build recorded
+    assert reads == []
 
 
 DE_BANK = """\

@@ -13,6 +13,7 @@ from ankigen.bank.files import Source
 from ankigen.bank.model import Bank, Item, Parity, ParityRow
 from ankigen.bank.reader import parse_bank, readable_part
 from ankigen.bank.values import lookalike_key
+from ankigen.checks.entities import changed_entities
 from ankigen.checks.translation import (
     _untranslated_prefix,
     untranslated,
@@ -95,6 +96,7 @@ def check_bank(
     yield from content_checks(bank, whole)
     said = before.untranslated if before and before.language == bank.language else None
     yield from untranslated(bank, sources, said)
+    yield from changed_entities(bank)
 
 
 def content_checks(bank: Bank, whole: bool = True) -> Iterator[Diagnostic]:
