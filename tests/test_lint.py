@@ -309,7 +309,8 @@ def test_a_build_says_of_banks_in_error_what_lint_says(
 
 
 # each as a question's text: some that the entities show otherwise than before (the
-# three, in any text but a code block), some that they do not
+# three, in any text but a code block), some that they do not; of the first, those with
+# `&amp;` and a letter after it (not `lt;`, `gt;`, `amp;`) are warned of
 ENTITY_TEXTS = [
     "Q&A",
     "&nbsp;",
@@ -337,7 +338,8 @@ def test_lint_warns_of_exactly_the_texts_the_entities_show_otherwise(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """`&lt;`, `&gt;` and `&amp;` show `<`, `>` and `&` since 74f814b; before, every `&`
-    showed as written. Rendered both ways, the texts that differ are those warned of."""
+    showed as written. Rendered both ways, every text warned of differs, and so does
+    every text with `&amp;` and a letter after it that is not `lt;`, `gt;` or `amp;`."""
     import ankigen.text.html
 
     items = [item(f"t{n}", question=f"Question {n}: {text}") for n, text in enumerate(ENTITY_TEXTS)]
@@ -347,8 +349,11 @@ def test_lint_warns_of_exactly_the_texts_the_entities_show_otherwise(
     monkeypatch.setattr(ankigen.text.html, "_BANK_ENTITY", re.compile("(?!)(x)"))  # as before
     before = [rich_html(i["question"]) for i in items]
     warned = [f"warning: item 't{n}': question: " in output for n in range(len(items))]
-    assert warned == [a != b for a, b in zip(now, before, strict=True)]
-    assert warned.count(True) == 11 and output.count("became entities") == 11
+    differs = [a != b for a, b in zip(now, before, strict=True)]
+    assert differs.count(True) == 11
+    assert all(d for d, w in zip(differs, warned, strict=True) if w)
+    assert [ENTITY_TEXTS[n] for n, w in enumerate(warned) if w] == ["&amp;nbsp;", "&amp;eacute;"]
+    assert output.count("since &amp; became the entity for &") == 2
 
 
 def test_a_changed_text_is_warned_of_once_with_how_to_keep_it(
@@ -361,9 +366,9 @@ def test_a_changed_text_is_warned_of_once_with_how_to_keep_it(
         banks,
         title="Q&amp;A",
         items=[
-            item("a", question="What does &amp;nbsp; show, and &lt;br&gt;?"),
-            item("b", image="x.png", image_alt="a &lt; b")
-            | {"choices": [{"text": "one", "why": "&gt; is greater"}, "two"]},
+            item("a", question="What does &amp;nbsp; show, and &lt;br&gt; or &amp;eacute;?"),
+            item("b", image="x.png", image_alt="a &lt; b, &amp;lt; shows &lt;")
+            | {"choices": [{"text": "one", "why": "&amp;gt is no entity"}, "two"]},
         ],
     )
     (project / "media").mkdir()
@@ -377,16 +382,14 @@ def test_a_changed_text_is_warned_of_once_with_how_to_keep_it(
     ]
     result = invoke(runner, "lint")
     assert result.output.splitlines() == [
-        "banks/demo/en.yaml:3: warning: title: '&amp;A' shows '&A' since &lt;, &gt; and "
-        "&amp; became entities; to show '&amp;A' as before, write '&amp;amp;A'",
+        "banks/demo/en.yaml:3: warning: title: '&amp;A' shows '&A' since &amp; became the "
+        "entity for &; to show '&amp;A' as before, write '&amp;amp;A'",
         "banks/demo/en.yaml:6: warning: item 'a': question: '&amp;nbsp;' shows '&nbsp;' since "
-        "&lt;, &gt; and &amp; became entities; to show '&amp;nbsp;' as before, write "
-        "'&amp;amp;nbsp;' (and 2 more in this text)",
-        "banks/demo/en.yaml:17: warning: item 'b': why 1: '&gt;' shows '>' since &lt;, &gt; "
-        "and &amp; became entities; to show '&gt;' as before, write '&amp;gt;'",
-        "banks/demo/en.yaml:23: warning: item 'b': image_alt: '&lt;' shows '<' since &lt;, "
-        "&gt; and &amp; became entities; to show '&lt;' as before, write '&amp;lt;'",
-        "0 errors, 4 warnings in 1 bank",
+        "&amp; became the entity for &; to show '&amp;nbsp;' as before, write "
+        "'&amp;amp;nbsp;' (and 1 more in this text)",
+        "banks/demo/en.yaml:17: warning: item 'b': why 1: '&amp;gt' shows '&gt' since &amp; "
+        "became the entity for &; to show '&amp;gt' as before, write '&amp;amp;gt'",
+        "0 errors, 3 warnings in 1 bank",
     ]
     # what it says to write shows what the text showed before
     shown_now = rich_html("&amp;amp;nbsp;")
@@ -399,7 +402,7 @@ def test_a_build_warns_of_changed_texts_as_lint_does(
 ) -> None:
     """Cold, with the bank's check read from its cache entry, and with nothing to do."""
     banks = project / "banks"
-    write_bank(banks, "a", items=[item("x", question="What does &amp; show?")])
+    write_bank(banks, "a", items=[item("x", question="What does &amp;nbsp; show?")])
     write_bank(banks, "b")
     cold = build_says()
     assert cold == lint_says()

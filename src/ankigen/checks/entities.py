@@ -1,11 +1,13 @@
-"""Texts whose meaning the bank format's three entities changed.
+"""Texts whose meaning changed when `&amp;` became the entity for `&`.
 
 Author text showed every `&` as written until `&lt;`, `&gt;` and `&amp;` became
-entities for `<`, `>` and `&` (`text.html`, so that a text can show a tag's name): a
-bank written before shows `&lt;`, `&gt;` and `&amp;` as the characters they name now,
-where it showed them as written. Exactly the texts that hold one of the three where
-it is rendered as text, outside code blocks, show otherwise than they did: each is
-pointed at once, with how to write it to show what it showed before.
+entities for `<`, `>` and `&` (`text.html`, so that a text can show a tag's name). A
+bank written before that and meant to show an entity's source, `&amp;nbsp;` or
+`Q&amp;A`, now shows `&nbsp;` or `Q&A`. Those texts are pointed at, each once, with how
+to write it to show what it showed before: `&amp;` followed by a letter, but not by
+`lt;`, `gt;` or `amp;`, where it is rendered as text (outside code blocks). `&lt;`,
+`&gt;`, `&amp;lt;` and the like are how the format writes a tag's name or an entity now,
+and importers write them: warning of them would never end.
 """
 
 from __future__ import annotations
@@ -17,14 +19,10 @@ from ankigen.bank.model import Bank, Item
 from ankigen.core.errors import Diagnostic
 from ankigen.text import markup
 
-# as `text.html` reads them, in the text as written: case counts, and the `;` too
-_ENTITY = re.compile(r"&(lt|gt|amp);")
-_SHOWN = {"lt": "<", "gt": ">", "amp": "&"}
-# what a message quotes: the first entity and what follows it up to a space, a tag or
-# another `&` that is no entity (a word such as `&amp;nbsp;` or `&lt;br&gt;`), bounded
-_RUN = re.compile(r"&(?:lt|gt|amp);(?:&(?:lt|gt|amp);|[^\s&<]){0,32}")
-# the `&` of an entity: written `&amp;`, the text shows the entity as written
-_ENTITY_START = re.compile(r"&(?=(?:lt|gt|amp);)")
+# as `text.html` reads it, in the text as written: case counts, and the `;` too
+_CHANGED = re.compile(r"&amp;(?!(?:lt|gt|amp);)[A-Za-z]")
+# what a message quotes: the entity and the word after it (`&amp;nbsp;`, `&amp;A`)
+_RUN = re.compile(r"&amp;[A-Za-z][A-Za-z0-9]{0,31};?")
 
 # where a text is: the item (None for the bank's settings), the key and the choice's
 # number, resolved to a line and a label only for a text warned of (see `_where`); and
@@ -63,7 +61,7 @@ def _as_text(text: str, rich: bool) -> str:
 
 
 def changed_entities(bank: Bank) -> Iterator[Diagnostic]:
-    """A warning for each text the three entities show otherwise than it showed before."""
+    """A warning for each text with an `&amp;` that most likely meant the five characters."""
     # most banks hold none: all their texts are tried at once first, joined by NUL (which
     # makes no entity), and only a bank that has one is walked text by text (0.01 s at
     # 10,000 items, where walking every text with its line took 0.27 s)
@@ -75,26 +73,25 @@ def changed_entities(bank: Bank) -> Iterator[Diagnostic]:
         parts.append(item.explanation)
         parts.append(item.image_alt)
         parts.append(item.explanation_image_alt)
-    if _ENTITY.search("\0".join(parts)) is None:
+    if _CHANGED.search("\0".join(parts)) is None:
         return
     for text, place in _texts(bank):
         if "&" not in text:
             continue
         shown = _as_text(text, place[3])
-        if _ENTITY.search(shown) is not None:
+        if _CHANGED.search(shown) is not None:
             line, label = _where(bank, place)
             yield Diagnostic(bank.path, line, "warning", f"{label}: {_explained(shown)}")
 
 
 def _explained(text: str) -> str:
-    """What the text's first entity shows now, and how to write it to show it as before."""
+    """What the text's first changed `&amp;` shows now, and how to write it as before."""
     found = _RUN.search(text)
-    assert found is not None  # the text holds an entity
+    assert found is not None  # the text holds one
     run = found[0]
-    now = _ENTITY.sub(lambda entity: _SHOWN[entity[1]], run)
-    kept = _ENTITY_START.sub("&amp;", run)
-    more = len(_ENTITY.findall(text)) - len(_ENTITY.findall(run))
+    now, kept = run.replace("&amp;", "&", 1), run.replace("&amp;", "&amp;amp;", 1)
+    more = len(_CHANGED.findall(text)) - 1
     return (
-        f"{run!r} shows {now!r} since &lt;, &gt; and &amp; became entities; to show "
-        f"{run!r} as before, write {kept!r}" + (f" (and {more} more in this text)" if more else "")
+        f"{run!r} shows {now!r} since &amp; became the entity for &; to show {run!r} as "
+        f"before, write {kept!r}" + (f" (and {more} more in this text)" if more else "")
     )
