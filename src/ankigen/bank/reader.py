@@ -6,7 +6,7 @@ from __future__ import annotations
 import hashlib
 import sys
 from collections.abc import Iterable, Iterator
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import yaml
@@ -79,16 +79,44 @@ def parse_bank(
         return None, [problem.diagnostic]
 
 
-def bank_header(path: str, data: bytes) -> Bank | None:
-    """The settings of a bank that has errors, without its items, if they read well
-    (topic, language, title, deck, formerly): enough to check it against the others
-    for what needs no items, such as two banks with one deck name."""
+@dataclass(frozen=True)
+class Readable:
+    """What reads well of a bank that has errors (`readable_part`)."""
+
+    bank: Bank
+    """Its settings, and those of its items that read well."""
+    listed: tuple[tuple[str | None, int], ...] | None
+    """The id and line of every item the file lists, read well or not (None for an id
+    that does not read); None if `items` is not a list."""
+
+
+def readable_part(path: str, data: bytes) -> Readable | None:
+    """Of a bank that has errors, what reads well, if its settings do (topic, language,
+    title): enough to check it against the others for all that does not depend on the
+    parts in error, such as two banks with one deck name or a translation's items."""
     try:
         root = yamltree.compose_text(path, yamltree.decode(path, data))
         bank = _read_bank(Reader(path), root, None, {}) if root is not None else None
     except YamlProblem:
         return None
-    return replace(bank, items=()) if bank is not None else None
+    if bank is None or root is None:
+        return None
+    return Readable(bank, _listed(root))
+
+
+def _listed(root: yaml.Node) -> tuple[tuple[str | None, int], ...] | None:
+    if not isinstance(root, yaml.MappingNode):
+        return None
+    found = [v for k, v in root.value if isinstance(k, yaml.ScalarNode) and k.value == "items"]
+    # `items` twice is an error of its own: which list holds the bank's items is not told
+    if len(found) != 1 or not isinstance(found[0], yaml.SequenceNode):
+        return None
+    listed = []
+    for node in found[0].value:
+        peeked = _peek_id(node)
+        valid = peeked is not None and SLUG.fullmatch(peeked) and len(peeked) <= MAX_ID
+        listed.append((peeked if valid else None, line_of(node)))
+    return tuple(listed)
 
 
 def _parse_text(

@@ -4,11 +4,12 @@ lacks, and each translation against its topic's reference."""
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ankigen.apkg.notetype import NOTETYPE_ID
 from ankigen.bank.model import MAX_DECK_PART, Bank, Item, Outline, Parity
+from ankigen.bank.reader import Readable
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.parity import in_step
 from ankigen.checks.translation import (
@@ -31,19 +32,23 @@ def check_across(
     cache: BankCache | None = None,
     parity: Callable[[Outline], Parity | None] | None = None,
     deck_name: Callable[[Bank], str] | None = None,
-    broken: Sequence[Bank] = (),
+    broken: Sequence[Readable] = (),
 ) -> list[Diagnostic]:
     """Problems between banks: the same deck twice, translations out of step. `full` gives
     the whole of a bank, needed to compare a translation with its reference, unless
     `parity` shows the two in step; with a cache, only a translation or reference that
     changed is compared again. `deck_name`: each bank's deck name as it ships (the
-    project's template applied). `broken`: the settings of banks with errors of their
-    own (`bank_header`), checked for names taken twice but compared with no other."""
+    project's template applied). `broken`: what reads well of banks with errors of their
+    own (`readable_part`), checked for names taken twice and compared with the other
+    languages for all that does not depend on the parts in error: a topic's reference
+    with an error in one item hides nothing of its translations' other items."""
     found: list[Diagnostic] = []
     first: dict[str, Outline] = {}
+    partial: dict[str, Readable] = {}
     named: dict[str, Bank] = {}
-    headers = [(o.bank, o) for o in outlines] + [(bank, None) for bank in broken]
-    for bank, outlined in headers:
+    headers: list[tuple[Bank, Outline | Readable]] = [(o.bank, o) for o in outlines]
+    headers += [(part.bank, part) for part in broken]
+    for bank, checked in headers:
         if bank.key in named:
             found.append(
                 Diagnostic(
@@ -56,18 +61,29 @@ def check_across(
             )
             continue
         named[bank.key] = bank
-        if outlined is not None:
-            first[bank.key] = outlined
-    unique = list(first.values())
-    found.extend(missing_items(unique))
+        if isinstance(checked, Outline):
+            first[bank.key] = checked
+        else:
+            partial[bank.key] = checked
+    found.extend(
+        missing_items(
+            [(o.bank, {i.id for i in o.items}, True) for o in first.values()]
+            + [_listing(part) for part in partial.values()]
+        )
+    )
     indexes: dict[str, dict[str, _Reference]] = {}
     parities: dict[str, Parity | None] = {}
-    for bank, ref in _with_references([o.bank for o in unique], reference):
+
+    def whole(key: str) -> Bank:
+        return partial[key].bank if key in partial else full(first[key])
+
+    for bank, ref in _with_references(list(named.values()), reference):
         if ref is None:
             continue
 
         def check(bank: Bank = bank, ref: Bank = ref) -> list[Diagnostic]:
-            if parity is not None:
+            in_error = bank.key in partial or ref.key in partial
+            if parity is not None and not in_error:
                 if ref.key not in parities:
                     parities[ref.key] = parity(first[ref.key])
                 mine, theirs = parity(first[bank.key]), parities[ref.key]
@@ -75,8 +91,9 @@ def check_across(
                     return []
             index = indexes.get(ref.key)
             if index is None:
-                index = indexes[ref.key] = _reference_index(full(first[ref.key]))
-            return list(against_reference(full(first[bank.key]), ref, index, reference))
+                index = indexes[ref.key] = _reference_index(whole(ref.key))
+            unread = _unread_items(partial[ref.key]) if ref.key in partial else {}
+            return list(against_reference(whole(bank.key), ref, index, reference, unread))
 
         found.extend(cache.across(bank.path, ref.path, check) if cache else check())
     found.extend(same_deck_names(list(named.values()), deck_name))
@@ -182,19 +199,44 @@ def former_names_taken(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
                 claimed[key] = bank
 
 
-def missing_items(outlines: Sequence[Outline]) -> Iterable[Diagnostic]:
-    """Items that some language of a topic has and another has not."""
-    topics: dict[str, list[tuple[Bank, set[str]]]] = {}
-    for outlined in outlines:
-        bank = outlined.bank
-        topics.setdefault(bank.topic, []).append((bank, {i.id for i in outlined.items}))
+# a bank, the ids of its items, and whether those are all its items (an item whose id
+# does not read is none of them)
+_Listing = tuple[Bank, set[str], bool]
+
+
+def _listing(part: Readable) -> _Listing:
+    """A bank with errors: the ids of its items that read well and of those that do not."""
+    ids = {i.id for i in part.bank.items}
+    if part.listed is None:  # `items` is not a list
+        return part.bank, ids, False
+    listed = [item_id for item_id, _ in part.listed]
+    return part.bank, ids | {i for i in listed if i is not None}, None not in listed
+
+
+def missing_items(listings: Sequence[_Listing]) -> Iterable[Diagnostic]:
+    """Items that some language of a topic has and another has not. Of a bank with an
+    item whose id does not read, which items it lacks cannot be told: it is said once."""
+    topics: dict[str, list[_Listing]] = {}
+    # by path, as the banks are found: a missing item is said to be in the first that has it
+    for listing in sorted(listings, key=lambda listing: listing[0].path):
+        topics.setdefault(listing[0].topic, []).append(listing)
     for group in topics.values():
         if len(group) < 2:
             continue
-        all_ids = set().union(*(ids for _, ids in group))
-        for bank, ids in group:
-            for item_id in sorted(all_ids - ids):
-                holder = next(b for b, held in group if item_id in held)
+        all_ids = set().union(*(ids for _, ids, _ in group))
+        for bank, ids, complete in group:
+            lacking = sorted(all_ids - ids)
+            if lacking and not complete:
+                yield Diagnostic(
+                    bank.path,
+                    bank.lines.get("items", 1),
+                    "warning",
+                    f"whether items of the other languages are missing in {bank.language!r} "
+                    "is not checked: not every item's id here reads",
+                )
+                continue
+            for item_id in lacking:
+                holder = next(b for b, held, _ in group if item_id in held)
                 yield Diagnostic(
                     bank.path,
                     bank.lines.get("items", 1),
@@ -212,16 +254,36 @@ def _reference_index(reference: Bank) -> dict[str, _Reference]:
     return {i.id: (i, _normal(i.question), _normal(i.explanation)) for i in reference.items}
 
 
+def _unread_items(part: Readable) -> dict[str, int]:
+    """The items of a bank with errors that did not read, by id, at their lines."""
+    read = {i.id for i in part.bank.items}
+    return {i: line for i, line in part.listed or () if i is not None and i not in read}
+
+
 def against_reference(
-    bank: Bank, reference: Bank, index: dict[str, _Reference], reference_tag: str = ""
+    bank: Bank,
+    reference: Bank,
+    index: dict[str, _Reference],
+    reference_tag: str = "",
+    unread: Mapping[str, int] | None = None,
 ) -> Iterable[Diagnostic]:
     """Where a translation is out of step with its topic's reference: other choices, another
     answer, missing whys; questions and explanations left as the reference wrote them.
-    A function of the two banks alone (see `BankCache.across`)."""
+    `unread`: the reference's items in error, by id, at their lines: a translation's
+    item is not compared with one, and says so. A function of the two banks alone (see
+    `BankCache.across`)."""
     sources = sources_for(reference_tag)
     for item in bank.items:
         found = index.get(item.id)
         if found is None:
+            if unread and item.id in unread:
+                yield Diagnostic(
+                    bank.path,
+                    item.line,
+                    "warning",
+                    f"item {item.id!r}: parity with {reference.language!r} not checked: the "
+                    f"reference item has an error ({reference.path}:{unread[item.id]})",
+                )
             continue
         ref, question, explanation = found
         if len(ref.choices) != len(item.choices):

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import contextlib
 import functools
+import hashlib
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
@@ -13,7 +14,7 @@ from typing import Protocol
 
 from ankigen.bank.files import Source, SourceDigest
 from ankigen.bank.model import Bank, Outline, Parity, outline
-from ankigen.bank.reader import bank_header
+from ankigen.bank.reader import Readable, readable_part
 from ankigen.checks import cache_entry
 from ankigen.checks.across import (
     check_across,
@@ -90,8 +91,10 @@ class _AfterEach:
         if later:
             assert self.cache is not None
             self.cache.expect(source)  # its bytes are kept until the entry comes
-        elif entry is not None:
-            source.release()  # its entry holds what the build needs of it
+        elif entry is not None and outlined is not None:
+            # its entry holds what the build needs of it; a bank that did not load keeps
+            # its bytes, read again for the checks across banks (`broken_parts`)
+            source.release()
         if outlined is None or entry is None or _has_errors(found):
             return None
         follow = self.then.after(source.seen, outlined, entry, bank)
@@ -204,18 +207,39 @@ def check_outlines(
             cache,
             lambda found: cache.parity(by_path[found.bank.path]),
             deck_name,
-            broken_headers(sources, results),
+            broken_parts(sources, results),
         )
     )
     cache.drop_parities()
     return CheckedOutlines(tuple(outlines), tuple(sorted(diagnostics)))
 
 
-def broken_headers(sources: Sequence[Source], results: dict[str, _Result]) -> list[Bank]:
-    """The settings of each bank that did not load for its errors, where they read well:
-    such a bank still takes its deck name and its topic in its language."""
-    headers = (bank_header(s.shown, s.data) for s in sources if results[s.shown][1] is None)
-    return [header for header in headers if header is not None]
+def broken_parts(sources: Sequence[Source], results: dict[str, _Result]) -> list[Readable]:
+    """What reads well of each bank that did not load for its errors, where its settings
+    do: such a bank still takes its deck name and its topic in its language, and its
+    items that read well are compared with the other languages'."""
+    found = []
+    for source in sources:
+        if results[source.shown][1] is not None:
+            continue
+        data = _bytes_checked(source)
+        part = readable_part(source.shown, data) if data is not None else None
+        if part is not None:
+            found.append(part)
+    return found
+
+
+def _bytes_checked(source: Source) -> bytes | None:
+    """The bytes the bank was checked from. A build keeps those of a bank with errors
+    (`_AfterEach.after`), but one known by its status alone was never read: read now,
+    they count only if they are the bytes checked."""
+    if not (source.released or source.unread):
+        return source.data
+    try:
+        data = source.path.read_bytes()
+    except OSError:
+        return None
+    return data if hashlib.sha256(data).hexdigest() == source.digest else None
 
 
 # a bank as checked: the whole bank when it was parsed here and kept (see `_check_each`),

@@ -11,8 +11,9 @@ from dataclasses import dataclass, field
 
 from ankigen.bank.files import Source
 from ankigen.bank.model import Bank, Item, Parity, ParityRow
-from ankigen.bank.reader import parse_bank
+from ankigen.bank.reader import parse_bank, readable_part
 from ankigen.bank.values import lookalike_key
+from ankigen.checks.entities import changed_entities
 from ankigen.checks.translation import (
     _untranslated_prefix,
     untranslated,
@@ -74,28 +75,39 @@ def _has_errors(found: Iterable[Diagnostic]) -> bool:
 def load_and_check(
     source: Source, sources: tuple[str, ...] = ("en",), before: Before | None = None
 ) -> tuple[Bank | None, list[Diagnostic]]:
-    """One bank with the problems found in it alone (runs in a worker process)."""
+    """One bank with the problems found in it alone (runs in a worker process). A bank
+    with errors is None, but what reads well of it is checked too: an error in one item
+    hides no warning about the others."""
     bank, found = parse_bank(source.shown, source.data, before.items if before else ())
     if bank is not None:
         found.extend(check_bank(bank, sources, before))
-    return bank, found
+        return bank, found
+    part = readable_part(source.shown, source.data)
+    if part is not None:
+        every_item = part.listed is not None and len(part.listed) == len(part.bank.items)
+        found.extend(check_bank(part.bank, sources, whole=every_item))
+    return None, found
 
 
 def check_bank(
-    bank: Bank, sources: tuple[str, ...] = ("en",), before: Before | None = None
+    bank: Bank, sources: tuple[str, ...] = ("en",), before: Before | None = None, whole: bool = True
 ) -> Iterable[Diagnostic]:
-    yield from content_checks(bank)
+    """`whole`: the bank has all its items (see `content_checks`)."""
+    yield from content_checks(bank, whole)
     said = before.untranslated if before and before.language == bank.language else None
     yield from untranslated(bank, sources, said)
+    yield from changed_entities(bank)
 
 
-def content_checks(bank: Bank) -> Iterator[Diagnostic]:
-    """The checks of a bank alone that need no idea of its language (for imports too)."""
+def content_checks(bank: Bank, whole: bool = True) -> Iterator[Diagnostic]:
+    """The checks of a bank alone that need no idea of its language (for imports too).
+    Not `whole` (some items in error), the checks that need every item are left out."""
     yield from former_ids_taken(bank)
     yield from bidi_controls(bank)
     yield from duplicate_questions(bank)
     yield from placeholders(bank)
-    yield from position_bias(bank)
+    if whole:
+        yield from position_bias(bank)
     yield from missing_alt_text(bank)
 
 

@@ -17,7 +17,7 @@ from ankigen.checks.across import (
 from ankigen.checks.incremental import (
     _check_each,
     _Result,
-    broken_headers,
+    broken_parts,
 )
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.parallel import Pool
@@ -95,7 +95,7 @@ def check_sources(
             lambda o: banks[o.bank.path],
             reference,
             deck_name=deck_name,
-            broken=broken_headers(sources, results),
+            broken=broken_parts(sources, results),
         )
     )
     if media_dir is not None:
