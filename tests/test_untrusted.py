@@ -256,6 +256,25 @@ def test_genuine_packages_still_pull(project: Path, name: str) -> None:
     assert ("Edited in Anki." in bank) == (name != "out/demo.en.apkg"), done.stderr
 
 
+def test_a_hostile_package_in_out_is_skipped_with_a_warning(project: Path) -> None:
+    """OUT/ only tells which notes the last build issued: a hostile file there is named
+    in a warning and skipped, and the pull from a genuine export goes on."""
+    altered(project / "out" / "demo.en.apkg", project / "out" / "endless.apkg", *ENDLESS)
+    schema = HOSTILE["schema-sql-not-utf8"][1]
+    altered(project / "out" / "demo.en.apkg", project / "out" / "schema.apkg", *schema)
+    done = ankigen(project, "pull", "anki21b.apkg")
+    assert done.returncode == 0, done.stderr
+    assert (
+        f"out/endless.apkg: warning: skipped: {UNREADABLE}its collection's notes is a view"
+        in done.stderr
+    )
+    assert (
+        f"out/schema.apkg: warning: skipped: {UNREADABLE}its collection cannot be read by SQLite"
+        in done.stderr
+    )
+    assert "Edited in Anki." in (project / "banks" / "demo" / "en.yaml").read_text("utf-8")
+
+
 # ---- the budget, and Ctrl-C inside a query
 
 
