@@ -8,6 +8,7 @@ a timeout that only bounds a failure: a finished command is read at once.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -17,12 +18,16 @@ import sys
 import threading
 import time
 import zipfile
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
 
 import pytest
 import zstandard
 from anki.collection import ExportAnkiPackageOptions
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from tests.helpers import AnkiCollection, write_bank
 
@@ -355,6 +360,120 @@ except KeyboardInterrupt:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+# ---- AnkiConnect answering in shapes it never sends
+
+
+class Hostile(BaseHTTPRequestHandler):
+    """Answers `version` with 6 and every other action with what the test chose."""
+
+    answers: dict[str, Any]
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        action = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))["action"]
+        result = self.answers.get(action, 6 if action == "version" else None)
+        reply = json.dumps({"result": result, "error": None}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+
+@pytest.fixture
+def hostile() -> Iterator[tuple[str, dict[str, Any]]]:
+    answers: dict[str, Any] = {}
+    server = ThreadingHTTPServer(("127.0.0.1", 0), type("H", (Hostile,), {"answers": answers}))
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}", answers
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+@pytest.mark.parametrize(
+    ("action", "answer", "said"),
+    [
+        ("deckNames", True, "answered deckNames with true; expected a list of deck names"),
+        ("deckNames", None, "answered deckNames with null; expected a list of deck names"),
+        (
+            "deckNames",
+            [["demo"]],
+            'answered deckNames with [["demo"]]; expected a list of deck names',
+        ),
+        (
+            "deckNames",
+            {"demo": 1},
+            'answered deckNames with {"demo": 1}; expected a list of deck names',
+        ),
+        (
+            "deckNames",
+            ["x" * 100, 7],
+            f'answered deckNames with ["{"x" * 75}...; expected a list of deck names',
+        ),
+        ("version", True, "answered version with true; expected a version number"),
+        ("version", [6], "answered version with [6]; expected a version number"),
+    ],
+    ids=["true", "null", "nested", "object", "long", "version-true", "version-list"],
+)
+def test_an_answer_of_the_wrong_shape_is_an_error(
+    project: Path, hostile: tuple[str, dict[str, Any]], action: str, answer: Any, said: str
+) -> None:
+    url, answers = hostile
+    answers[action] = answer
+    done = ankigen(project, "pull", "anki", "--url", url)
+    assert done.returncode == 1, done.stderr
+    # after "AnkiConnect 6 at URL", once the version was read
+    assert done.stderr.splitlines()[-1] == f"error: AnkiConnect at {url} {said}", done.stderr
+    assert "Traceback" not in done.stderr and "internal error" not in done.stderr
+
+
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=8),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=6), inner, max_size=3)
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(JSON, JSON)
+def test_any_result_is_taken_or_refused_with_a_message(result: Any, error: Any) -> None:
+    """Every request the client makes, answered with any result and any error: the
+    result it returns has the shape asked for, or an AnkiConnectError says why not."""
+    from ankigen.ankiconnect import AnkiConnect, AnkiConnectError
+
+    body = json.dumps({"result": result, "error": error}).encode()
+
+    class Answering(AnkiConnect):
+        def _post(self, body_sent: bytes, timeout: float) -> tuple[int, str, bytes]:
+            return 200, "OK", body
+
+    client = Answering()
+    asks = {
+        "version": (client.version, lambda got: isinstance(got, int) and got >= 6),
+        "deckNames": (client.deck_names, lambda got: all(isinstance(n, str) for n in got)),
+        "exportPackage": (
+            lambda: client.export_package("d", Path("x.apkg")),
+            lambda got: got is None,
+        ),
+        "importPackage": (
+            lambda: client.import_package(Path("x.apkg")),
+            lambda got: got["result"] is True,
+        ),
+    }
+    for action, (ask, shaped) in asks.items():
+        try:
+            got = ask()
+        except AnkiConnectError as refused:
+            assert 0 < len(str(refused)) < 600, action
+        else:
+            assert shaped(got), (action, got)
 
 
 def test_where_sqlite_cannot_open_bytes_a_scratch_copy_is_read_alike(
