@@ -3,7 +3,8 @@
 AnkiConnect listens on http://127.0.0.1:8765 and takes a JSON request
 `{"action", "version", "params"}`; with version 6 every reply is
 `{"result": ..., "error": ...}`. Every way a request can fail becomes an
-`AnkiConnectError` that says what to do.
+`AnkiConnectError` that says what to do, a result of the wrong shape too: whatever
+answers at the URL is not trusted to be AnkiConnect.
 """
 
 from __future__ import annotations
@@ -152,15 +153,32 @@ class AnkiConnect:
         version = reply["result"]
         if isinstance(version, str) and version.strip().isdecimal():
             version = int(version)  # some builds answer "6"
-        if not isinstance(version, int) or isinstance(version, bool) or version < API_VERSION:
+        if not isinstance(version, int) or isinstance(version, bool):
+            raise self.misshapen("version", version, "a version number")
+        if version < API_VERSION:
             raise AnkiConnectError(
                 f"AnkiConnect at {self.url} speaks API version {version}; ankigen needs "
                 f"{API_VERSION} or newer. Update it in Anki: Tools > Add-ons > Check for Updates"
             )
         return version
 
+    def misshapen(self, action: str, result: object, expected: str) -> AnkiConnectError:
+        """The error for a result that is not what AnkiConnect answers to `action`."""
+        return AnkiConnectError(
+            f"AnkiConnect at {self.url} answered {action} with {_shown(result)}; "
+            f"expected {expected}"
+        )
+
+    def deck_names(self) -> list[str]:
+        """The names of Anki's decks."""
+        names = self.result("deckNames", CHECK_TIMEOUT)
+        if not isinstance(names, list) or not all(isinstance(name, str) for name in names):
+            raise self.misshapen("deckNames", names, "a list of deck names")
+        return names
+
     def refused(self, error: object, what: str) -> AnkiConnectError:
-        text = str(error)
+        text = error if isinstance(error, str) else _shown(error)
+        text = text if len(text) <= 300 else text[:297] + "..."
         if "api key" in text.lower():
             return AnkiConnectError(
                 f"AnkiConnect refused {what}: {text}. It is set up with an API key: "
@@ -183,7 +201,7 @@ class AnkiConnect:
         )
         if done is not True:
             raise AnkiConnectError(
-                f"Anki did not export the deck {deck!r} (AnkiConnect replied {done!r}): "
+                f"Anki did not export the deck {deck!r} (AnkiConnect replied {_shown(done)}): "
                 "is a profile open? Open your profile in Anki and try again"
             )
 
@@ -194,10 +212,17 @@ class AnkiConnect:
             raise self.refused(reply["error"], f"{path}")
         if reply["result"] is not True:
             raise AnkiConnectError(
-                f"Anki did not import {path} (AnkiConnect replied {json.dumps(reply)}): "
+                f"Anki did not import {path} (AnkiConnect replied {_shown(reply)}): "
                 "is a profile open? Open your profile in Anki and try again"
             )
         return reply
+
+
+def _shown(value: object) -> str:
+    """A result as AnkiConnect sent it (JSON), cut short: whatever answers may send
+    megabytes."""
+    shown = json.dumps(value, ensure_ascii=False)
+    return shown if len(shown) <= 80 else shown[:77] + "..."
 
 
 def _without_credentials(url: str) -> str:

@@ -6,27 +6,38 @@ write `collection.anki21` (schema 11, note types and decks as JSON in the `col` 
 oldest write `collection.anki2`. A newer package also holds a `collection.anki2` that
 only says "please update Anki": the first of these names found wins, in this order.
 The database is read in memory, never opened where it lies, and never written; nothing
-larger than the largest collection AnkiWeb syncs is read.
+larger than the largest collection AnkiWeb syncs is read, and nothing its author wrote
+is run (`guarded`): a package is anyone's file.
 """
 
 from __future__ import annotations
 
 import io
-import json
-import sqlite3
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.apkg.limits import COLLECTION_NAMES, MAX_COLLECTION
+from ankigen.collection.guarded import GuardedDatabase, Refused, integer, text
 from ankigen.core.errors import AnkigenError
+from ankigen.core.jsondata import parse_json
 
 _SQLITE = b"SQLite format 3\x00"
 _ZSTD = b"\x28\xb5\x2f\xfd"
 
 
 class ExportedError(AnkigenError):
-    """A file that is not a package or collection Anki exported, or one too damaged to read."""
+    """A file that is not a package or collection Anki exported, or one too damaged or
+    too strange to read."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+        """The message without the file's name."""
+
+
+UNREADABLE = "not an Anki package ankigen can read"
 
 
 @dataclass(frozen=True)
@@ -69,27 +80,31 @@ def read_exported(path: Path, data: bytes | None = None) -> Exported:
     try:
         archive = zipfile.ZipFile(path if data is None else io.BytesIO(data))
     except FileNotFoundError:
-        raise ExportedError(f"{path}: no such file") from None
+        raise ExportedError(path, "no such file") from None
     except (zipfile.BadZipFile, OSError) as error:
         raise ExportedError(
-            f"{path}: not a package Anki exported (.apkg or .colpkg): {error}"
+            path, f"not a package Anki exported (.apkg or .colpkg): {error}"
         ) from None
     with archive:
         names = set(archive.namelist())
         found = next((name for name in COLLECTION_NAMES if name in names), None)
         if found is None:
             raise ExportedError(
-                f"{path}: a zip file, but not a package Anki exported: it has no collection"
+                path, "a zip file, but not a package Anki exported: it has no collection"
             )
         raw = _member(archive, path, found)
         media = _media(archive, path, names)
-    database = _database(path, found, raw)
+    data = _unzstd(path, found, raw) if raw.startswith(_ZSTD) else raw
     try:
-        return _read(path, database, media)
-    except sqlite3.DatabaseError as error:
-        raise ExportedError(f"{path}: its collection cannot be read: {error}") from None
-    finally:
-        database.close()
+        if not data.startswith(_SQLITE):
+            raise Refused(f"{found} is not an SQLite database")
+        # a database in WAL mode (Anki's are) cannot be opened in memory: its header's
+        # read and write versions (bytes 18 and 19) say 2; 1 is the same file with a
+        # rollback journal
+        with GuardedDatabase(data[:18] + b"\x01\x01" + data[20:]) as database:
+            return _read(path, database, media)
+    except Refused as error:
+        raise ExportedError(path, f"{UNREADABLE}: {error}") from None
 
 
 def media_file(path: Path, archive: zipfile.ZipFile, member: str, limit: int) -> bytes:
@@ -98,7 +113,7 @@ def media_file(path: Path, archive: zipfile.ZipFile, member: str, limit: int) ->
     try:
         data = _member(archive, path, member, limit)
     except KeyError as error:
-        raise ExportedError(f"{path}: media file {member} cannot be read: {error}") from None
+        raise ExportedError(path, f"media file {member} cannot be read: {error}") from None
     # a package of Anki 2.1.50 and later compresses each media file with zstd too
     return _unzstd(path, member, data, limit) if data.startswith(_ZSTD) else data
 
@@ -106,14 +121,14 @@ def media_file(path: Path, archive: zipfile.ZipFile, member: str, limit: int) ->
 def _member(archive: zipfile.ZipFile, path: Path, name: str, limit: int = MAX_COLLECTION) -> bytes:
     info = archive.getinfo(name)
     if info.file_size > limit:
-        raise ExportedError(f"{path}: {name} is larger than the {limit >> 20} MiB Anki syncs")
+        raise ExportedError(path, f"{name} is larger than the {limit >> 20} MiB Anki syncs")
     try:
         with archive.open(info) as member:
             data = member.read(limit + 1)
     except (zipfile.BadZipFile, OSError, EOFError, ValueError) as error:
-        raise ExportedError(f"{path}: {name} cannot be read: {error}") from None
+        raise ExportedError(path, f"{name} cannot be read: {error}") from None
     if len(data) > limit:
-        raise ExportedError(f"{path}: {name} is larger than the {limit >> 20} MiB Anki syncs")
+        raise ExportedError(path, f"{name} is larger than the {limit >> 20} MiB Anki syncs")
     return data
 
 
@@ -124,53 +139,42 @@ def _unzstd(path: Path, name: str, data: bytes, limit: int = MAX_COLLECTION) -> 
         with zstandard.ZstdDecompressor().stream_reader(data) as reader:
             out = reader.read(limit + 1)
     except zstandard.ZstdError as error:
-        raise ExportedError(f"{path}: {name} cannot be decompressed: {error}") from None
+        raise ExportedError(path, f"{name} cannot be decompressed: {error}") from None
     if len(out) > limit:
-        raise ExportedError(f"{path}: {name} is larger than the {limit >> 20} MiB Anki syncs")
+        raise ExportedError(path, f"{name} is larger than the {limit >> 20} MiB Anki syncs")
     return out
 
 
-def _database(path: Path, name: str, raw: bytes) -> sqlite3.Connection:
-    data = _unzstd(path, name, raw) if raw.startswith(_ZSTD) else raw
-    if not data.startswith(_SQLITE):
-        raise ExportedError(f"{path}: {name} is not an SQLite database")
-    # a database in WAL mode (Anki's are) cannot be opened in memory: its header's read
-    # and write versions (bytes 18 and 19) say 2; 1 is the same file with a rollback journal
-    data = data[:18] + b"\x01\x01" + data[20:]
-    database = sqlite3.connect(":memory:")
-    try:
-        database.deserialize(data)
-        database.execute("PRAGMA query_only = ON")
-        database.execute("SELECT count(*) FROM notes").fetchone()
-    except sqlite3.DatabaseError as error:
-        database.close()
-        raise ExportedError(f"{path}: its collection cannot be read: {error}") from None
-    return database
+_SCHEMA11 = ("col", "notes", "cards")
+_SCHEMA18 = ("notetypes", "fields", "templates", "decks", "notes", "cards")
 
 
-def _read(path: Path, database: sqlite3.Connection, media: dict[str, str]) -> Exported:
-    tables = {row[0] for row in database.execute("SELECT name FROM sqlite_master")}
-    if "notetypes" in tables:
+def _read(path: Path, database: GuardedDatabase, media: dict[str, str]) -> Exported:
+    tables = {name for (name,) in database.rows("SELECT name FROM sqlite_master")}
+    if b"notetypes" in tables:
+        database.require_tables(_SCHEMA18)
         notetypes, decks = _schema18(database)
     else:
-        notetypes, decks = _schema11(path, database)
+        database.require_tables(_SCHEMA11)
+        notetypes, decks = _schema11(database)
     first_deck: dict[int, int] = {}
-    for nid, did in database.execute("SELECT nid, did FROM cards ORDER BY nid, ord DESC"):
+    for nid, did in database.rows("SELECT nid, did FROM cards ORDER BY nid, ord DESC"):
         first_deck[nid] = did
     notes = []
-    rows = database.execute("SELECT id, guid, mid, flds, tags, mod FROM notes ORDER BY id")
-    for nid, guid, mid, fields, tags, modified in rows:
+    for row in database.rows("SELECT id, guid, mid, flds, tags, mod FROM notes ORDER BY id"):
+        nid = integer(row[0], "a note's id")
+        mid = integer(row[2], f"note {nid}'s note type")
         if mid not in notetypes:
-            raise ExportedError(f"{path}: note {nid} has a note type the collection lacks")
+            raise Refused(f"note {nid} has a note type the collection lacks")
         notes.append(
             AnkiNote(
-                int(nid),
-                str(guid),
-                int(mid),
-                tuple(str(fields).split("\x1f")),
-                tuple(str(tags).split()),
+                nid,
+                text(row[1], f"note {nid}'s GUID"),
+                mid,
+                tuple(text(row[3], f"note {nid}'s fields").split("\x1f")),
+                tuple(text(row[4], f"note {nid}'s tags").split()),
                 decks.get(first_deck.get(nid, -1), ""),
-                int(modified),
+                integer(row[5], f"note {nid}'s time"),
             )
         )
     return Exported(path, notetypes, tuple(notes), media)
@@ -180,30 +184,35 @@ _Kinds = tuple[dict[int, Notetype], dict[int, str]]
 """Note types by id, and deck names by id."""
 
 
-def _schema18(database: sqlite3.Connection) -> _Kinds:
-    fields: dict[int, list[str]] = {}
-    for ntid, name in database.execute("SELECT ntid, name FROM fields ORDER BY ntid, ord"):
-        fields.setdefault(ntid, []).append(str(name))
-    templates: dict[int, list[str]] = {}
-    for ntid, name in database.execute("SELECT ntid, name FROM templates ORDER BY ntid, ord"):
-        templates.setdefault(ntid, []).append(str(name))
-    notetypes = {
-        int(ntid): Notetype(
-            int(ntid), str(name), tuple(fields.get(ntid, ())), tuple(templates.get(ntid, ()))
+def _schema18(database: GuardedDatabase) -> _Kinds:
+    names: dict[str, dict[int, list[str]]] = {"fields": {}, "templates": {}}
+    for table, found in names.items():
+        for ntid, name in database.rows(f"SELECT ntid, name FROM {table} ORDER BY ntid, ord"):
+            kind = integer(ntid, f"a note type's {table}")
+            found.setdefault(kind, []).append(text(name, f"note type {kind}'s {table}"))
+    notetypes = {}
+    for ntid, name in database.rows("SELECT id, name FROM notetypes"):
+        kind = integer(ntid, "a note type's id")
+        notetypes[kind] = Notetype(
+            kind,
+            text(name, f"note type {kind}'s name"),
+            tuple(names["fields"].get(kind, ())),
+            tuple(names["templates"].get(kind, ())),
         )
-        for ntid, name in database.execute("SELECT id, name FROM notetypes")
-    }
     decks = {
-        int(did): str(name).replace("\x1f", "::")
-        for did, name in database.execute("SELECT id, name FROM decks")
+        integer(did, "a deck's id"): text(name, f"deck {did}'s name").replace("\x1f", "::")
+        for did, name in database.rows("SELECT id, name FROM decks")
     }
     return notetypes, decks
 
 
-def _schema11(path: Path, database: sqlite3.Connection) -> _Kinds:
-    row = database.execute("SELECT models, decks FROM col").fetchone()
+def _schema11(database: GuardedDatabase) -> _Kinds:
+    rows = database.rows("SELECT models, decks FROM col")
+    if not rows:
+        raise Refused("its collection has no col row")
     try:
-        models, decks = json.loads(row[0]), json.loads(row[1])
+        models = parse_json(text(rows[0][0], "its note types (col.models)"))
+        decks = parse_json(text(rows[0][1], "its decks (col.decks)"))
         notetypes = {
             int(key): Notetype(
                 int(key),
@@ -215,7 +224,7 @@ def _schema11(path: Path, database: sqlite3.Connection) -> _Kinds:
         }
         names = {int(key): str(deck["name"]) for key, deck in decks.items()}
     except (TypeError, ValueError, KeyError, AttributeError) as error:
-        raise ExportedError(f"{path}: its note types cannot be read: {error!r}") from None
+        raise Refused(f"its note types cannot be read: {error!r}") from None
     return notetypes, names
 
 
@@ -229,14 +238,16 @@ def _media(archive: zipfile.ZipFile, path: Path, names: set[str]) -> dict[str, s
         try:
             entries = _media_entries(_unzstd(path, "media", raw))
         except ExportedError as error:
-            raise ExportedError(f"{path}: its media list cannot be read: {error}") from None
+            raise ExportedError(path, f"its media list cannot be read: {error.reason}") from None
+        except ValueError as error:
+            raise ExportedError(path, f"its media list cannot be read: {error}") from None
         return {name: str(index) for index, name in enumerate(entries) if str(index) in names}
     try:
-        mapping = json.loads(raw.decode("utf-8") or "{}")
-    except ValueError as error:
-        raise ExportedError(f"{path}: its media list cannot be read: {error}") from None
+        mapping = parse_json(raw.decode("utf-8") or "{}")
+    except ValueError as error:  # UnicodeDecodeError too
+        raise ExportedError(path, f"its media list cannot be read: {error}") from None
     if not isinstance(mapping, dict):
-        raise ExportedError(f"{path}: its media list is not a list of files")
+        raise ExportedError(path, "its media list is not a list of files")
     return {str(name): str(key) for key, name in mapping.items() if str(key) in names}
 
 
@@ -261,7 +272,7 @@ def _protobuf(data: bytes) -> list[tuple[int, int | bytes]]:
         shift = value = 0
         while True:
             if at >= len(data) or shift > 63:
-                raise ExportedError("a damaged media list")
+                raise ValueError("a damaged media list")
             byte = data[at]
             at += 1
             value |= (byte & 0x7F) << shift
@@ -277,11 +288,11 @@ def _protobuf(data: bytes) -> list[tuple[int, int | bytes]]:
         elif kind == 2:
             size = varint()
             if at + size > len(data):
-                raise ExportedError("a damaged media list")
+                raise ValueError("a damaged media list")
             fields.append((number, data[at : at + size]))
             at += size
         elif kind in (1, 5):
             at += 8 if kind == 1 else 4
         else:
-            raise ExportedError("a damaged media list")
+            raise ValueError("a damaged media list")
     return fields

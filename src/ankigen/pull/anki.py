@@ -8,7 +8,7 @@ from __future__ import annotations
 import tempfile
 from pathlib import Path
 
-from ankigen.ankiconnect import CHECK_TIMEOUT, AnkiConnect, AnkiConnectError
+from ankigen.ankiconnect import AnkiConnect, AnkiConnectError
 from ankigen.bank.files import LOCK_NAME
 from ankigen.collection.exported import Exported, read_exported
 from ankigen.identity.lockfile import read_lock
@@ -22,7 +22,7 @@ def from_anki(client: AnkiConnect, banks_dir: Path) -> tuple[list[Exported], lis
             "is another one: export the decks there (File > Export, .apkg) and pull that file"
         )
     wanted = sorted({deck.name for deck in read_lock(banks_dir / LOCK_NAME).decks.values()})
-    present = set(client.result("deckNames", CHECK_TIMEOUT))
+    present = set(client.deck_names())
     found = []
     with tempfile.TemporaryDirectory(prefix="ankigen-pull-") as folder:
         for number, name in enumerate(n for n in wanted if n in present):

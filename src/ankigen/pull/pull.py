@@ -159,8 +159,8 @@ def plan_pull(
     if images.diagnostics:
         raise InvalidBanks(images.diagnostics)
     items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
-    issued_fields = _packages(out_dir)
     found = _Found()
+    issued_fields = _packages(out_dir, found.warnings)
     for exported, note in ((e, n) for e in sources for n in e.notes):
         key, item_id = issued_as.get(note.guid, ("", ""))
         kept = _kept_notetype(banks.get(key), exported, note)
@@ -253,15 +253,17 @@ class _Found:
         )
 
 
-def _packages(out_dir: Path) -> dict[tuple[str, str], dict[str, str]]:
+def _packages(out_dir: Path, warnings: list[Diagnostic]) -> dict[tuple[str, str], dict[str, str]]:
     """The fields of every note the packages in OUT hold, by GUID and version: what the
-    last build issued, each text of it."""
+    last build issued, each text of it. A file there that cannot be read is skipped with
+    a warning: one damaged or hostile file must not keep every pull from working."""
     found: dict[tuple[str, str], dict[str, str]] = {}
     for path in sorted(out_dir.glob("*.apkg")) if out_dir.is_dir() else ():
         try:
             package = read_exported(path)
-        except ExportedError:
-            continue  # not the build's own: it only helps to tell who changed what
+        except ExportedError as error:  # not the build's own: it only tells who changed what
+            warnings.append(Diagnostic(str(path), 0, "warning", f"skipped: {error.reason}"))
+            continue
         for note in package.notes:
             if is_ours(package, note):
                 version, fields = _as_issued(package, note)
