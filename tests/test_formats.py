@@ -119,28 +119,53 @@ def test_gift_other_kinds_are_skipped_with_a_warning_each(runner: CliRunner) -> 
     assert result.stdout.count("  - id: ") == 10
 
 
-def test_gift_unclosed_brace_is_an_error_at_its_line(runner: CliRunner, tmp_path: Path) -> None:
+def test_gift_unclosed_brace_skips_its_question(runner: CliRunner, tmp_path: Path) -> None:
     out = tmp_path / "bank.yaml"
     path = DATA / "unclosed_brace.gift"
     result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en", "-o", str(out))
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     assert result.output == (
         f"reading {path} as gift (chosen by its extension .gift; --from sets it)\n"
-        f"{path}:3: error: unclosed brace: this '{{' has no '}}' before the next blank line "
-        "(write \\{ for a literal brace)\n1 error; nothing was written\n"
+        f"{path}:3: warning: unclosed brace: this '{{' has no '}}' before the next blank line "
+        "(write \\{ for a literal brace); question 'broken' skipped\n"
+        f"wrote {out}; fill in the 2 places marked TODO\n2 items imported, 1 skipped\n"
     )
-    assert not out.exists()
+    assert re.findall(r"  - id: (.*)", out.read_text(encoding="utf-8")) == ["ok", "also-ok"]
+
+
+SKIPPED = "; question skipped"
 
 
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("Q {=a ~b", "1: error: unclosed brace"),
-        ("Q } {=a ~b}", "1: error: '}' without an opening '{'"),
-        ("Q {=a ~b} and {=c ~d}", "1: error: more than one answer block"),
-        ("Q {=a ~b ~c ~d ~e ~f ~g ~h ~i}", "1: error: this question has 9 choices"),
+        (
+            "Q {=a ~b",
+            f"1: warning: unclosed brace: this '{{' has no '}}' before the next blank line (write \\{{ for a literal brace){SKIPPED}",
+        ),
+        (
+            "Q } {=a ~b}",
+            f"1: warning: '}}' without an opening '{{' (write \\}} for a literal brace){SKIPPED}",
+        ),
+        (
+            "Q {=a ~b}\n}",
+            f"2: warning: '}}' without an opening '{{' (write \\}} for a literal brace){SKIPPED}",
+        ),
+        (
+            "Q {=a ~b} and {=c ~d}",
+            "1: warning: more than one answer block: the first is the choices",
+        ),
+        (
+            "Q {=a ~b ~c ~d ~e ~f ~g ~h ~i}",
+            f"1: warning: this question has 9 choices; an item needs 2 to 8{SKIPPED}",
+        ),
         ("::t::Q {~a ~b}", "1: warning: no choice has a positive weight"),
-        ("\n\n// c\nQ {=a ~}", "4: error: a choice is empty"),
+        ("\n\n// c\nQ {=a ~}", f"4: warning: choice 2 is empty{SKIPPED}"),
+        ("::t::[plain]Q {=a ~}", "1: warning: choice 2 is empty; question 't' skipped"),
+        (
+            "Q {=a ~<img src\\=x.png>}",
+            f"1: warning: choice 2 is only a picture, which a choice cannot hold{SKIPPED}",
+        ),
         ("Q {=a ~%50%b ~c}", "1: warning: choice(s) 2 (50%) give partial credit in a single"),
     ],
 )
@@ -155,20 +180,20 @@ def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
         (
             "q.gift",
             "::a::[markdown]" + "- " * 500 + "x {=x ~y}",
-            "1: error: a Markdown text nested",
+            "1: warning: a Markdown text nested too deep to render; question 'a' skipped",
         ),
         # and its time grows faster than linearly with the nesting
         (
             "q.gift",
             "::a::[markdown]" + "".join("  " * i + "- a\\n" for i in range(400)) + " {=x ~y}",
-            "1: error: a Markdown text of ",
+            "1: warning: a Markdown text of ",
         ),
         (
             "q.xml",
             '<quiz><question type="multichoice"><questiontext format="markdown"><text>'
             + "- " * 600
             + "x</text></questiontext></question></quiz>",
-            "1: error: a Markdown text nested",
+            "1: warning: a Markdown text nested too deep to render; question skipped",
         ),
         (
             "q.xml",
@@ -226,13 +251,15 @@ def test_aiken_stems_choices_and_answers() -> None:
     assert imported.bank.count('explanation: ""  # TODO') == 4
 
 
-def test_aiken_errors_at_their_lines() -> None:
+def test_aiken_bad_questions_are_skipped_at_their_lines() -> None:
     with pytest.raises(InvalidBanks) as error:
         import_file(DATA / "bad.aiken", "t", "en")
     path = DATA / "bad.aiken"
+    # every question is skipped: nothing is left to write
     assert [str(d) for d in error.value.diagnostics] == [
-        f"{path}:3: error: choice C is out of order: choices go A, B, C ...",
-        f"{path}:9: error: ANSWER: names E; the choices are A to B",
+        f"{path}:1: error: no question in it can become an item (2 skipped)",
+        f"{path}:3: warning: choice C is out of order: choices go A, B, C ...; question skipped",
+        f"{path}:9: warning: ANSWER: names E; the choices are A to B; question skipped",
     ]
 
 
@@ -299,7 +326,6 @@ def test_moodle_xml_multichoice_truefalse_images_html(tmp_path: Path, runner: Cl
         ("truncated.xml", 6, "not well-formed XML (no element found); is the file truncated?"),
         ("xxe.xml", 2, "the file has a DTD (<!DOCTYPE ...>)"),
         ("billion_laughs.xml", 2, "the file has a DTD (<!DOCTYPE ...>)"),
-        ("not_an_image.xml", 7, "'fake.png' is not an image Pillow can read"),
     ],
 )
 def test_moodle_xml_bad_input(runner: CliRunner, name: str, line: int, message: str) -> None:
@@ -308,6 +334,19 @@ def test_moodle_xml_bad_input(runner: CliRunner, name: str, line: int, message: 
     assert result.exit_code == 1
     assert f"{path}:{line}: error: {message}" in result.stderr
     assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_moodle_xml_image_pillow_cannot_read_skips_its_question(runner: CliRunner) -> None:
+    path = DATA / "not_an_image.xml"
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[1:] == [
+        f"{path}:1: error: no question in it can become an item (1 skipped)",
+        f"{path}:7: warning: 'fake.png' is not an image Pillow can read; "
+        "question 'bad image' skipped",
+        "1 error; nothing was written",
+    ]
+    assert result.stdout == ""
 
 
 def test_moodle_xml_xxe_never_reads_the_file(tmp_path: Path) -> None:
@@ -400,15 +439,17 @@ def test_tsv_without_bom_in_arabic() -> None:
     )
 
 
-def test_csv_row_with_nine_choices_is_an_error(runner: CliRunner) -> None:
+def test_csv_row_with_nine_choices_is_skipped(runner: CliRunner) -> None:
     path = DATA / "nine_choices.csv"
     result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
-    assert result.exit_code == 1
+    assert result.exit_code == 0
     assert result.stderr == (
         f"reading {path} as csv (chosen by its extension .csv; --from sets it)\n"
-        f"{path}:3: error: this row has 13 cells but the header names 12 columns "
-        "(a choice beyond 8, or a comma in an unquoted cell?)\n1 error; nothing was written\n"
+        f"{path}:3: warning: this row has 13 cells but the header names 12 columns "
+        "(a choice beyond 8, or a comma in an unquoted cell?); question 'nine' skipped\n"
+        "1 items imported, 1 skipped\n"
     )
+    assert re.findall(r"  - id: (.*)", result.stdout) == ["fine"]
 
 
 @pytest.mark.parametrize(
@@ -419,16 +460,29 @@ def test_csv_row_with_nine_choices_is_an_error(runner: CliRunner) -> None:
             "question,choice1,choise2\n",
             "1: error: unknown column 'choise2'; did you mean 'choice2'?",
         ),
-        ("question,choice1,choice2,answer\nQ,a,b,3\n", "2: error: answer '3' is out of range"),
-        ("question,choice1,choice2,answer\nQ,a,b,B\n", "2: error: answer 'B' is neither a choice"),
         ('question,choice1,choice2\nQ,"a,b\n', "2: error: not valid CSV: unexpected end of data"),
-        ("question,choice1,choice2,choice3\nQ,a,,c\n", "2: error: choice2 is empty but choice3"),
-        ("question,choice1,choice2\n\n\nQ,a\n", "4: error: this row has 1 choices"),
+        # a row's own problem skips the row: with no other row, nothing is left
+        ("question,choice1,choice2,answer\nQ,a,b,3\n", "2: warning: answer '3' is out of range"),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,B\n",
+            "2: warning: answer 'B' is neither a choice",
+        ),
+        ("question,choice1,choice2,choice3\nQ,a,,c\n", "2: warning: choice2 is empty but choice3"),
+        ("question,choice1,choice2\n\n\nQ,a\n", "4: warning: this row has 1 choices"),
         # digits to str.isdigit() that int() refuses, and more digits than int() converts
-        ("question,choice1,choice2,answer\nQ,a,b,\u00b2\n", "2: error: answer '\u00b2' is neither"),
-        ("question,choice1,choice2,answer\nQ,a,b,\u2460\n", "2: error: answer '\u2460' is neither"),
-        ("question,choice1,choice2,answer\nQ,a,b,\u0662\n", "2: error: answer '\u0662' is neither"),
-        ("question,choice1,choice2,answer\nQ,a,b," + "9" * 5000 + "\n", "2: error: answer '99"),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,\u00b2\n",
+            "2: warning: answer '\u00b2' is neither",
+        ),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,\u2460\n",
+            "2: warning: answer '\u2460' is neither",
+        ),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,\u0662\n",
+            "2: warning: answer '\u0662' is neither",
+        ),
+        ("question,choice1,choice2,answer\nQ,a,b," + "9" * 5000 + "\n", "2: warning: answer '99"),
     ],
 )
 def test_bad_csv(tmp_path: Path, content: str, message: str) -> None:

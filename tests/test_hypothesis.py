@@ -21,7 +21,9 @@ from ankigen.checks.rules import Before
 from ankigen.core import times
 from ankigen.core.errors import Diagnostic
 from ankigen.formats.bankyaml import yaml_string
+from ankigen.formats.model import ReadOptions
 from ankigen.formats.page import PageError, decode_page, parse_page
+from ankigen.formats.page import read as read_page
 from ankigen.identity.guid import _BASE91, GUID, base91, note_guid
 from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.resolve import DeckIdentity, _items_one_by_one, resolve
@@ -134,9 +136,18 @@ def test_page_importer_on_mutated_pages(
     except PageError as error:
         assert str(error).startswith("p.txt")
     else:
-        assert all(2 <= len(item.choices) <= 8 for item in page.items)
         for item in page.items:
             assert item.question == item.question.strip()
+        data = text.encode("utf-8", "surrogatepass")
+        try:
+            decode_page("p.txt", data)
+        except PageError:
+            return  # not text: the importer refuses the whole file
+        # a question the importer cannot carry is skipped, with a warning at its line
+        source = read_page("p.txt", data, ReadOptions("t", "en", choices=choices))
+        assert all(2 <= len(question.choices) <= 8 for question in source.questions)
+        assert len(source.questions) + source.skipped == len(page.items)
+        assert sum("question skipped" in d.message for d in source.diagnostics) == source.skipped
 
 
 @SETTINGS

@@ -199,7 +199,6 @@ def test_missing_answers_are_errors_at_their_lines() -> None:
         (b"\x00\x01\x02binary\xff", "binary file"),
         (b"caf\xe9\n1. x?\n- a\n- b\n", "not UTF-8 text"),
         (b"Just a title\nand some prose.\n", "no questions found"),
-        (b"Title\n1. Only?\n- one\n", "this question has 1 choices"),
         (b"Title\n- Only?\n- one\n", "cannot group these 2 list lines"),
     ],
 )
@@ -213,6 +212,21 @@ def test_bad_pages_give_a_clear_error(
     *_, problem, summary = result.stderr.splitlines()
     assert problem.startswith(f"{page}:") and ": error: " in problem and message in problem
     assert summary == "1 error; nothing was written"
+
+
+def test_a_page_of_odd_questions_only_gives_a_clear_error(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    page = tmp_path / "page.txt"
+    page.write_bytes(b"Title\n1. Only?\n- one\n")
+    result = invoke(runner, "import", str(page), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines() == [
+        f"reading {page} as page (chosen by its content; --from sets it)",
+        f"{page}:1: error: no question in it can become an item (1 skipped)",
+        f"{page}:2: warning: this question has 1 choices; an item needs 2 to 8; question skipped",
+        "1 error; nothing was written",
+    ]
 
 
 @pytest.mark.parametrize(

@@ -9,6 +9,7 @@ The stem may run over several lines; choices are `A.` or `A)` with capital
 letters in order; `ANSWER:` names the correct letter (`ANSWER: A, C` for
 several, an extension Moodle does not read). Aiken has no explanations, so
 each becomes a TODO; a question without an `ANSWER:` line gets a TODO answer.
+A question that cannot become an item is skipped with a warning, not the file.
 """
 
 from __future__ import annotations
@@ -44,40 +45,55 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     problems = Problems(path)
     text = decode(path, data, "an Aiken file")
     questions: list[Question] = []
+    skipped = 0
     draft: _Draft | None = None
 
     def finish(answer: str | None, line: int) -> None:
-        nonlocal draft
+        nonlocal draft, skipped
         assert draft is not None
+        mark = len(problems.found)
+        if answer is None:
+            problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
         question = _question(draft, answer, line, problems)
-        if question is not None:
+        if problems.skipped_since(mark):
+            skipped += 1
+        elif question is not None:
             questions.append(question)
+        draft = None
+
+    def skip(line: int, message: str) -> None:
+        """The question being read is skipped: a problem of its own, not the file's."""
+        nonlocal draft, skipped
+        mark = len(problems.found)
+        problems.add(line, message)
+        problems.skipped_since(mark)
+        skipped += 1
         draft = None
 
     for number, raw in enumerate(text.splitlines(), start=1):
         if not raw.strip():
             if draft is not None and draft.choices:
-                problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
                 finish(None, number)
             continue
         answer = _ANSWER.match(raw)
         choice = _CHOICE.match(raw)
         if answer:
-            if draft is None or not draft.choices:
-                problems.add(number, "ANSWER: line without a question and choices before it")
-                draft = None
-                continue
-            finish(answer[1], number)
+            if draft is None:
+                problems.warn(number, "ANSWER: line without a question before it; ignored")
+            elif not draft.choices:
+                skip(number, "ANSWER: line without choices ('A. ...') before it")
+            else:
+                finish(answer[1], number)
         elif choice and draft is not None and draft.stem:
             draft.choices.append((choice[1], choice[2], number))
         elif draft is not None and draft.choices:
-            problems.add(
-                number,
-                "expected a choice ('A. ...') or the ANSWER: line; "
-                "is a blank line missing between two questions?",
+            # where this question ends is not known: its last choice may go on here
+            skip(
+                draft.line,
+                f"this question's choices are followed by line {number}, neither a choice "
+                "('A. ...') nor its ANSWER: line (is a blank line missing between two "
+                "questions?)",
             )
-            problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
-            finish(None, number)
             draft = _Draft(number)
             draft.stem.append(raw.strip())
         else:
@@ -86,16 +102,16 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             draft.stem.append(raw.strip())
     if draft is not None:
         if draft.choices:
-            problems.warn(draft.line, "no ANSWER: line; the answer is left as TODO")
             finish(None, draft.line)
         else:
-            problems.add(draft.line, "a question without choices ('A. ...') at the end of the file")
+            skip(draft.line, "a question without choices ('A. ...') at the end of the file")
     if not questions and not problems.found:
         raise problems.fail(1, "no Aiken questions found")
     return Source(
         path=path,
         questions=tuple(questions),
         title=Path(path).stem,
+        skipped=skipped,
         diagnostics=tuple(sorted(problems.found)),
     )
 

@@ -10,7 +10,8 @@ and `why1` ... `why8` (each choice's feedback). `answer` is the choice number,
 `tags` are separated by spaces. UTF-8 with or without a byte-order mark,
 quoted as RFC 4180 says; `.tsv` files and files whose header has tabs are
 tab-separated, a header with `;` and no `,` is `;`-separated (spreadsheets in
-many locales save so).
+many locales save so). A header that cannot be used refuses the file; a row that
+cannot become an item is skipped with a warning.
 """
 
 from __future__ import annotations
@@ -228,10 +229,12 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     # the header is the first row that names a question column, within the first rows
     before: list[tuple[int, list[str]]] = []
     width = 0
+    skipped = 0
 
     def take(rows: list[tuple[int, list[str]]]) -> bool:
-        """The header and the rows after it; False once the header is refused."""
-        nonlocal columns, width
+        """The header and the rows after it; False once the header is refused. A row's
+        own problem skips that row (`Problems.skipped_since`)."""
+        nonlocal columns, width, skipped
         for start, row in rows:
             if columns is None:
                 columns = _header(row, problems, start, mapped)
@@ -239,8 +242,13 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
                     return False
                 width = len(row)
                 continue
+            mark = len(problems.found)
             question = _row(row, columns, width, start, problems)
-            if question is not None:
+            at = columns.get("id")
+            name = restored(row[at].strip()) if at is not None and at < len(row) else ""
+            if problems.skipped_since(mark, name):
+                skipped += 1
+            elif question is not None:
                 questions.append(question)
         return True
 
@@ -275,6 +283,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         path=path,
         questions=tuple(questions),
         title=Path(path).stem,
+        skipped=skipped,
         diagnostics=tuple(sorted(problems.found)),
     )
 

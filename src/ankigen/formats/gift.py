@@ -7,7 +7,10 @@ one, `#` a choice's feedback, `####` the general feedback), `T`/`TRUE`/`F`/`FALS
 a true/false one. Every other kind (essay, numerical, matching, short answer,
 description) is skipped with a warning. `\`, `\~`, `\=`, `\#`, `\{`, `\}`, `\:`
 escape those characters and `
-` is a line break.
+` is a line break. Of two answer blocks, the
+first is the answers and the rest is text, as in Moodle. A problem of one
+question's own (an unclosed brace, an empty choice) skips that question with a
+warning, not the file.
 """
 
 from __future__ import annotations
@@ -108,10 +111,15 @@ class _Text:
                 return text[end + 1 :], text[1:end]
         return text, default
 
-    def convert(self, text: str, fmt: str, line: int) -> str:
+    def convert(self, text: str, fmt: str, line: int, choice: int = 0) -> str:
+        """The text in bank form; with `choice` (its number), "" is an error: a choice
+        needs text, and a picture is none."""
         text = _restore(text).strip()
         if fmt == "plain":
-            return tex_delimiters(literal(text))
+            plain = tex_delimiters(literal(text))
+            if choice and not plain:
+                self.problems.add(line, f"choice {choice} is empty")
+            return plain
         try:
             if fmt == "markdown":
                 converted = markdown_to_text(text)
@@ -120,7 +128,13 @@ class _Text:
         except MarkdownProblem as problem:
             self.problems.add(line, str(problem))
             return ""
-        if converted.images:
+        if choice and not converted.text:
+            lacks = "is only a picture, which a choice cannot hold"
+            self.problems.add(
+                line, f"choice {choice} {lacks if converted.pictures else 'is empty'}"
+            )
+            return ""
+        if converted.pictures:
             self.problems.warn(
                 line, "an image in GIFT text was dropped: GIFT files carry no images"
             )
@@ -175,7 +189,15 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             body = rest.strip()
             if not body:
                 continue
-        question, was_skipped = _question(body, block, converter, problems, tags, options.language)
+        line = _line_of(block, body, 0)
+        name, body = _title(body)
+        mark = len(problems.found)
+        question, was_skipped = _question(
+            line, name, body, block, converter, problems, tags, options.language
+        )
+        if problems.skipped_since(mark, name):
+            skipped += 1
+            continue
         skipped += was_skipped
         if question is not None:
             questions.append(question)
@@ -190,7 +212,19 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     )
 
 
+def _title(body: str) -> tuple[str, str]:
+    """A question's `::title::` (or "") and the rest of it."""
+    if not body.startswith("::"):
+        return "", body
+    end = body.find("::", 2)
+    if end < 0:
+        return "", body[2:]
+    return _restore(body[2:end]).strip(), body[end + 2 :].strip()
+
+
 def _question(
+    line: int,
+    name: str,
     body: str,
     block: _Block,
     converter: _Text,
@@ -198,16 +232,8 @@ def _question(
     tags: tuple[str, ...],
     language: str,
 ) -> tuple[Question | None, int]:
-    """One question block; (the question or None, 1 if it was skipped)."""
-    line = _line_of(block, body, 0)
-    name = ""
-    if body.startswith("::"):
-        end = body.find("::", 2)
-        if end >= 0:
-            name = _restore(body[2:end]).strip()
-            body = body[end + 2 :].strip()
-        else:
-            body = body[2:]
+    """One question block after its title; (the question or None, 1 if it is of a kind
+    that cannot become an item). An error skips it (`Problems.skipped_since`)."""
     start = body.find("{")
     finish = body.find("}", start + 1) if start >= 0 else body.find("}")
     only = ": only multiple-choice and true/false questions become items"
@@ -230,22 +256,26 @@ def _question(
         )
         return None, 0
     answers = body[start + 1 : finish].strip()
-    after = body[finish + 1 :].strip()
+    after = body[finish + 1 :]
     if "{" in answers:
         problems.add(
             _line_of(block, body, start),
             "unclosed brace: another '{' comes before this one's '}'",
         )
         return None, 0
-    if "{" in after or "}" in after:
+    # Moodle reads the first {...} as the answers and whatever follows as text, braces
+    # and all (qformat_gift::readquestion); a '}' with no '{' after the block is a slip
+    several = "{" in after
+    if "}" in after and not several:
         problems.add(
-            _line_of(block, body, finish + 1 + body[finish + 1 :].find(after)),
-            "more than one answer block in one question (GIFT allows one)",
+            _line_of(block, body, finish + 1 + after.find("}")),
+            "'}' without an opening '{' (write \\} for a literal brace)",
         )
         return None, 0
-    # Moodle puts the blank where the answers were, with the spacing around them as written
-    stem = body[:start] + "_____" + body[finish + 1 :] if after else body[:start].rstrip()
-    stem_text, fmt = converter.split_format(stem.strip(), "moodle")
+    # Moodle puts the blank where the answers were, with the spacing around them as
+    # written, unless the text ends with a '}' (then the answers follow the question)
+    blank = "" if body.endswith("}") else "_____"
+    stem_text, fmt = converter.split_format((body[:start] + blank + after).strip(), "moodle")
     general = ""
     split = answers.rfind("####")
     if split >= 0:
@@ -253,8 +283,15 @@ def _question(
         answers = answers[:split].strip()
     kind = _kind(answers)
     if kind not in ("multichoice", "truefalse"):
-        problems.warn(line, f"skipped {_KINDS[kind]}{only}")
+        first = " (its first answer block, which Moodle reads as its answers)" if several else ""
+        problems.warn(line, f"skipped {_KINDS[kind]}{first}{only}")
         return None, 1
+    if several:
+        problems.warn(
+            _line_of(block, body, finish + 1 + after.find("{")),
+            "more than one answer block: the first is the choices and the rest is question "
+            "text, braces and all, as Moodle reads it (write \\{ and \\} for literal braces)",
+        )
     question_text = converter.convert(stem_text, fmt, line)
     general_text, general_fmt = converter.split_format(general.strip(), fmt)
     explanation = converter.convert(general_text, general_fmt, line) or None
@@ -308,7 +345,7 @@ def _choices(
         )
         pieces = pieces[1:]
     choices, weights = [], []
-    for piece in pieces:
+    for number, piece in enumerate(pieces, start=1):
         piece = piece.strip()
         weight = 0.0
         if piece.startswith("="):
@@ -320,9 +357,8 @@ def _choices(
         text, _, feedback = piece.partition("#")
         body, body_fmt = converter.split_format(text.strip(), fmt)
         why_text, why_fmt = converter.split_format(feedback.strip(), fmt)
-        choice = converter.convert(body, body_fmt, line)
+        choice = converter.convert(body, body_fmt, line, number)
         if not choice:
-            converter.problems.add(line, "a choice is empty")
             return None
         choices.append(Choice(choice, weight > 0, converter.convert(why_text, why_fmt, line)))
         weights.append(weight)

@@ -3,7 +3,8 @@
 Bank text is text with a few inline tags (`ankigen.text.html`). From HTML we keep
 the text, those tags (`<strong>` and `<em>` become `<b>` and `<i>`), line
 breaks for `<br>` and block ends, and the images (`<img>` is reported to the
-caller, which decides what to do with it). Scripts and styles are dropped with
+caller, which decides what to do with it; so is an inline `<svg>` picture, whose
+shapes and labels are no text). Scripts and styles are dropped with
 their content; every other tag is dropped and its text kept. Text is text: what
 the HTML shows as characters (`&lt;b&gt;`) is written so that the card shows
 those characters (`ankigen.text.html.literal`), never as a tag.
@@ -63,6 +64,14 @@ class Converted:
     links: tuple[Link, ...] = ()
     flattened: tuple[str, ...] = ()
     """"list" and "table", where the text has one: written as lines, for a warning."""
+    drawings: int = 0
+    """Inline `<svg>` pictures, dropped with their content: a bank text holds images
+    only as files."""
+
+    @property
+    def pictures(self) -> int:
+        """The pictures in the text: images and inline drawings."""
+        return len(self.images) + self.drawings
 
     def losses(self) -> list[str]:
         """Warnings for what the text lost on its way: scripts and styles, and the
@@ -94,11 +103,17 @@ class _Reducer(HTMLParser):
         self._fence_at = -1  # the part that opens the code block, to name its language
         self._lists: list[list[int]] = []  # per open list: [next number], or [] unnumbered
         self._cells = 0  # cells begun in the current table row
+        self.drawings = 0
+        self._svg = 0  # depth inside an inline <svg>: its content is the picture's
 
     def _break(self) -> None:
         self.parts.append("\x00")  # a block boundary, resolved into line breaks later
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if self._svg or (tag == "svg" and not self._skip):
+            self.drawings += not self._svg
+            self._svg += tag == "svg"
+            return
         if tag in _DROPPED_WITH_CONTENT:
             self._skip += 1
             self.dropped.append(tag)
@@ -152,12 +167,19 @@ class _Reducer(HTMLParser):
             self._break()
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in ("br", "img", "code") or tag in _PLAYED or tag == "a":
+        if self._svg:
+            return
+        if tag == "svg" and not self._skip:
+            self.drawings += 1  # `<svg .../>`: a picture with nothing in it, still not text
+        elif tag in ("br", "img", "code") or tag in _PLAYED or tag == "a":
             self.handle_starttag(tag, attrs)
         elif tag in _BLOCKS:
             self._break()
 
     def handle_endtag(self, tag: str) -> None:
+        if self._svg:
+            self._svg -= tag == "svg"
+            return
         if tag in _DROPPED_WITH_CONTENT:
             self._skip = max(0, self._skip - 1)
             return
@@ -181,7 +203,7 @@ class _Reducer(HTMLParser):
             self._break()
 
     def handle_data(self, data: str) -> None:
-        if self._skip:
+        if self._skip or self._svg:
             return
         if self._pre:
             self.parts.append(data)  # code is shown as written, entities and all
@@ -233,6 +255,7 @@ def reduced(markup: str) -> Converted:
         tuple(reducer.dropped),
         tuple(reducer.links),
         tuple(sorted(reducer.flattened)),
+        reducer.drawings,
     )
 
 

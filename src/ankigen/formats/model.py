@@ -168,6 +168,23 @@ class Problems:
     def warn(self, line: int, message: str) -> None:
         self.add(line, message, "warning")
 
+    def skipped_since(self, mark: int, name: str = "") -> bool:
+        """Whether the question read since `mark` (`len(found)` before it) is skipped: a
+        problem confined to one question costs that question, not the file. Its errors
+        become warnings that say it was skipped (naming it by `name`, the file's own
+        name for it, where it has one); its other warnings, about an item that is not
+        made, are dropped."""
+        errors = [d for d in self.found[mark:] if d.severity == "error"]
+        if not errors:
+            return False
+        what = f"question {name!r}" if name else "question"
+        del self.found[mark:]
+        for error in errors:
+            self.found.append(
+                error._replace(severity="warning", message=f"{error.message}; {what} skipped")
+            )
+        return True
+
     def fail(self, line: int, message: str) -> InvalidBanks:
         """A problem that stops the reading of the whole file, with those found before it."""
         return InvalidBanks([*self.found, Diagnostic(self.path, max(line, 1), "error", message)])

@@ -7,7 +7,9 @@ the tags) and `type="truefalse"`; `type="category"` names the title and tags
 the questions after it; every other type is skipped with a warning. HTML is
 reduced to the bank's inline tags. Images embedded as `<file encoding="base64">`
 and referenced as `@@PLUGINFILE@@/name` are checked and cleaned by Pillow and
-written into the media folder.
+written into the media folder. A problem of one question's own (a choice that is
+only a picture, an image Pillow cannot read) skips that question, and the images
+it embeds, with a warning, not the file.
 
 The XML is parsed with defusedxml and no DTD at all is accepted, so external
 entities (XXE) and entity expansion bombs are refused before anything expands.
@@ -78,6 +80,8 @@ class _Text:
     text: str
     image: str = ""
     image_alt: str = ""
+    pictures: int = 0
+    """The pictures the text had, kept or dropped."""
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
@@ -101,9 +105,11 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             tags = (tag,) if tag else ()
             title = title or (parts[-1].strip() if parts else "")
         elif kind in ("multichoice", "truefalse"):
-            question = _question(node, kind, reading, tags)
+            question = _one_question(node, kind, reading, tags)
             if question is not None:
                 questions.append(question)
+            else:
+                skipped += 1
         else:
             what = _KINDS.get(kind, f"a question of type {kind!r}")
             problems.warn(
@@ -126,6 +132,24 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     )
 
 
+def _one_question(
+    node: Node, kind: str, reading: _Reading, category_tags: tuple[str, ...]
+) -> Question | None:
+    """A question, or None if a problem of its own skips it (`Problems.skipped_since`),
+    and with it the images it embeds."""
+    mark = len(reading.problems.found)
+    media, reading.media = reading.media, {}
+    try:
+        question = _question(node, kind, reading, category_tags)
+        if reading.problems.skipped_since(mark, node.text_of("name")):
+            return None
+        assert question is not None
+        media.update(reading.media)
+        return question
+    finally:
+        reading.media = media
+
+
 def _question(
     node: Node, kind: str, reading: _Reading, category_tags: tuple[str, ...]
 ) -> Question | None:
@@ -140,6 +164,7 @@ def _question(
     answers = node.all("answer")
     choices: list[Choice] = []
     weights: list[float] = []
+    pictures: list[int] = []
     for answer in answers:
         fraction_text = answer.attrs.get("fraction", "0")
         try:
@@ -149,16 +174,18 @@ def _question(
             return None
         answer_fmt = answer.attrs.get("format") or fmt
         text_node = answer.child("text")
-        text = _convert(
+        converted = _convert(
             _raw_text(text_node, reading) if text_node is not None else answer.content.strip(),
             answer_fmt,
             answer.line,
             reading,
             None,
-        ).text
+            choice=kind == "multichoice",
+        )
         why = _field(answer, "feedback", fmt, reading, images=False).text
-        choices.append(Choice(text, fraction > 0, why))
+        choices.append(Choice(converted.text, fraction > 0, why))
         weights.append(fraction / 100)
+        pictures.append(converted.pictures)
     if kind == "truefalse":
         choices_tf = _true_false(node, answers, choices, reading)
         if choices_tf is None:
@@ -166,7 +193,9 @@ def _question(
         choices = choices_tf
     for number, choice in enumerate(choices, start=1):
         if not choice.text:
-            problems.add(answers[number - 1].line, f"choice {number} is empty")
+            lacks = "is only a picture, which a choice cannot hold"
+            empty = lacks if pictures[number - 1] else "is empty"
+            problems.add(answers[number - 1].line, f"choice {number} {empty}")
             return None
     if not check_choice_count(problems, node.line, len(choices)):
         return None
@@ -281,7 +310,12 @@ def _convert(
     line: int,
     reading: _Reading,
     files: dict[str, tuple[bytes, int]] | None,
+    *,
+    choice: bool = False,
 ) -> _Text:
+    """The text in bank form, its image stored; `files`: the images embedded with it, or
+    None where a text holds none. A choice left empty by its pictures is the caller's
+    to report: its pictures are not dropped from an item that is not made."""
     problems = reading.problems
     if fmt in ("plain_text", "wiki_like"):
         return _Text(tex_delimiters(literal(raw)))
@@ -298,18 +332,33 @@ def _convert(
     for loss in converted.losses():
         problems.warn(line, loss)
     linked = set(_lost_links(converted.links, line, problems))
-    if not converted.images:
-        for name in sorted(set(files or ()) - linked):
-            problems.warn(line, f"embedded file {name!r} is not shown in the text; ignored")
-        return _Text(tex_delimiters(converted.text))
     if files is None:
+        text = tex_delimiters(converted.text)
+        if choice and not text:
+            return _Text("", pictures=converted.pictures)
         for img in converted.images:
             problems.warn(
                 line,
                 f"image {_file_name(img.src)!r} in a choice or its feedback was dropped: "
                 "choices and their feedback are text",
             )
-        return _Text(tex_delimiters(converted.text))
+        if converted.drawings:
+            problems.warn(
+                line,
+                "an inline <svg> picture in a choice or its feedback was dropped: choices "
+                "and their feedback are text",
+            )
+        return _Text(text, pictures=converted.pictures)
+    if converted.drawings:
+        problems.warn(
+            line,
+            "an inline <svg> picture was dropped: an item's image is an embedded image file "
+            '(<img src="@@PLUGINFILE@@/...">)',
+        )
+    if not converted.images:
+        for name in sorted(set(files) - linked):
+            problems.warn(line, f"embedded file {name!r} is not shown in the text; ignored")
+        return _Text(tex_delimiters(converted.text), pictures=converted.drawings)
     image, alt = "", ""
     for number, img in enumerate(converted.images):
         if number:
@@ -329,7 +378,7 @@ def _convert(
             )
             continue
         image, alt = _store(wanted, found[0], found[1], reading), img.alt
-    return _Text(tex_delimiters(converted.text), image, alt)
+    return _Text(tex_delimiters(converted.text), image, alt, converted.pictures)
 
 
 def _old_image(node: Node, stem: _Text, reading: _Reading) -> _Text:

@@ -27,9 +27,11 @@ from ankigen.formats.model import (
     Choice,
     Format,
     FormatError,
+    Problems,
     Question,
     ReadOptions,
     Source,
+    check_choice_count,
     fatal,
 )
 from ankigen.text.html import literal
@@ -146,12 +148,8 @@ def parse_page(text: str, path: str = "<page>", choices: int | None = None) -> P
         items, dropped = _dash_items(raw_lines, start, count, choices, path)
     if not title:
         raise PageError(f"{path}: the page has no title line above the questions")
-    for item in items:
-        if not MIN_CHOICES <= len(item.choices) <= MAX_CHOICES:
-            raise PageError(
-                f"{path}:{item.line}: this question has {len(item.choices)} choices; "
-                f"an item needs {MIN_CHOICES} to {MAX_CHOICES}"
-            )
+    # a question with too few or too many choices is kept here, where it still counts
+    # for --answers, and skipped by `read`
     return Page(
         title=title,
         description=description,
@@ -361,8 +359,15 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     except PageError as error:
         raise _as_diagnostic(path, error) from None
     picks = parse_answers(options.answers, page) if options.answers is not None else None
+    problems = Problems(path)
     questions = []
+    skipped = 0
     for number, item in enumerate(page.items):
+        mark = len(problems.found)
+        if not check_choice_count(problems, item.line, len(item.choices)):
+            problems.skipped_since(mark)
+            skipped += 1
+            continue
         correct = picks[number] if picks is not None else ()
         # a quiz page is plain text: a tag's name on it is text
         choices = tuple(
@@ -372,14 +377,15 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         questions.append(Question(item.line, stem, choices, answered=picks is not None))
     notes = tuple((n, f"dropped page text: {line}") for n, line in page.dropped)
 
-    warnings = tuple(Diagnostic(path, n, "warning", note) for n, note in page.notes)
+    warnings = [Diagnostic(path, n, "warning", note) for n, note in page.notes]
     return Source(
         path=path,
         questions=tuple(questions),
         title=page.title,
         description=page.description,
         level=page.level,
-        diagnostics=warnings,
+        skipped=skipped,
+        diagnostics=tuple(sorted(warnings + problems.found)),
         notes=notes,
     )
 
