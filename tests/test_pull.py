@@ -180,6 +180,7 @@ def test_a_conflict_overwrites_nothing_until_a_side_is_taken(
     (project / "out" / "demo.en.apkg").unlink()
     blind = invoke(runner, "pull", str(package))
     assert blind.exit_code == 1 and blind.stderr.count("error:") == 2, blind.stderr
+    assert blind.stderr.count("(or in one of them: what that build issued is gone)") == 2
 
     wrong = invoke(runner, "pull", str(package), "--take", "mine")
     assert wrong.exit_code == 1 and "say anki or bank" in wrong.stderr

@@ -4,6 +4,7 @@ through the real Anki backend: built, imported, edited there, exported, pulled."
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -50,6 +51,101 @@ def item(project: Path, item_id: str) -> dict[str, str]:
     assert bank is not None, problems
     found = next(i for i in bank.items if i.id == item_id)
     return {c.partition("|")[2]: t for c, t in item_contexts(found).items()}
+
+
+# ---- a text Anki never touched is not Anki's, whatever the bank did since
+
+
+def test_a_fix_in_anki_and_another_text_edited_in_the_bank_and_rebuilt(
+    project: Path, runner: CliRunner, built: AnkiCollection
+) -> None:
+    """The learner fixes the explanation in Anki; meanwhile the author edits the question
+    of the same item and builds again, so OUT holds only the new build. The explanation
+    comes from Anki, the question stays the bank's: no conflict, and `--take anki`
+    writes no text Anki did not change."""
+    edit(built, "two", Explanation="The world size, as torch.distributed names it.")
+    package = export(built, project / "edited.apkg")
+    rebuild(runner, project, "on eight ranks?", "on eight GPUs?")
+
+    dry = invoke(runner, "pull", str(package), "--dry-run")
+    assert dry.exit_code == 0, dry.output
+    assert "error:" not in dry.stderr
+    assert "would pull 1 text into banks/demo/en.yaml (two)" in dry.stdout
+
+    for take in ((), ("--take", "anki")):
+        bank_path(project).write_text(
+            BANK.replace("on eight ranks?", "on eight GPUs?"), encoding="utf-8"
+        )
+        done = invoke(runner, "pull", str(package), *take)
+        assert done.exit_code == 0, done.output
+        assert "error:" not in done.stderr, done.stderr
+        two = item(project, "two")
+        assert two["explanation"] == "The world size, as torch.distributed names it."
+        assert two["question"] == "What is \\(n\\) on eight GPUs?"  # the bank's, newer
+
+
+def test_a_learner_on_an_older_build_with_the_packages_gone(
+    project: Path, runner: CliRunner, built: AnkiCollection
+) -> None:
+    """Anki holds the first build; the bank was edited and built twice since, and OUT
+    holds no package of the first build (or none at all). The text Anki has for the
+    question and the choices is what the first build issued: not an edit, not a conflict.
+    Only the why the learner changed comes back."""
+    one = built.note_by_item("one")
+    edit(built, "one", Choices=one["Choices"].replace("It sums and gives", "It sums, then gives"))
+    package = export(built, project / "edited.apkg")
+    rebuild(runner, project, "Which collective sums", "Which collective adds")
+    rebuild(runner, project, "- scatter", "- reduce-scatter")
+    (project / "out" / "demo.en.apkg").unlink()
+
+    done = invoke(runner, "pull", str(package))
+    assert done.exit_code == 0, done.output
+    assert "error:" not in done.stderr, done.stderr
+    assert "pulled 1 text into banks/demo/en.yaml (one)" in done.stdout
+    one_now = item(project, "one")
+    assert one_now["why 1"] == "It sums, then gives the result to every rank."
+    assert one_now["question"] == "Which collective adds across ranks?"
+    assert one_now["choice 3"] == "reduce-scatter"
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        cwd=root,
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_a_text_changed_on_both_sides_is_the_only_conflict(
+    project: Path, runner: CliRunner, built: AnkiCollection
+) -> None:
+    """Anki and the bank both changed the explanation, and the bank the question too,
+    then built again. What the first build issued is found in the banks' git history
+    (the build's package is gone): the explanation is the one conflict, and
+    `--take anki` takes it without putting the older question back."""
+    (project / ".gitignore").write_text("out/\n", encoding="utf-8")
+    git(project, "init", "-q")
+    git(project, "add", ".")
+    git(project, "commit", "-q", "-m", "first build")
+    edit(built, "two", Explanation="Fixed in Anki.")
+    package = export(built, project / "edited.apkg")
+    bank = bank_path(project)
+    rebuild(runner, project, "on eight ranks?", "on eight GPUs?")
+    changed = rebuild(runner, project, "The world size.", "Fixed in the bank.")
+    git(project, "commit", "-q", "-am", "second build")
+
+    result = invoke(runner, "pull", str(package))
+    assert result.exit_code == 1
+    assert result.stderr.count("error:") == 1, result.stderr
+    assert "item 'two': explanation changed in Anki and in the bank" in result.stderr
+    assert bank.read_text(encoding="utf-8") == changed
+
+    taken = invoke(runner, "pull", str(package), "--take", "anki")
+    assert taken.exit_code == 0, taken.output
+    two = item(project, "two")
+    assert two["explanation"] == "Fixed in Anki."
+    assert two["question"] == "What is \\(n\\) on eight GPUs?"
 
 
 # ---- multi-line texts keep their layout

@@ -206,7 +206,8 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
         lines += [
             Line(
                 f"{c.path}:{c.line}: error: item {c.item!r}: {c.context} changed in Anki and "
-                "in the bank since the last build",
+                "in the bank since the last build"
+                + ("" if c.known else " (or in one of them: what that build issued is gone)"),
                 True,
             ),
             Line(f"    in Anki:     {c.anki!r}", True),
