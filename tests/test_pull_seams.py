@@ -148,6 +148,57 @@ def test_a_text_changed_on_both_sides_is_the_only_conflict(
     assert two["question"] == "What is \\(n\\) on eight GPUs?"
 
 
+# ---- two notes under one GUID
+
+
+def twin(collection: AnkiCollection, item_id: str, deck: str, **fields: str) -> int:
+    """A second note with the GUID of the item's note, as a hand-made or broken
+    collection can hold: Anki's importer keeps one note per GUID, so it is written
+    into the database directly."""
+    note = collection.note_by_item(item_id)
+    other = collection.col.new_note(collection.col.models.get(note.mid))
+    for name, value in note.items():
+        other[name] = fields.get(name, value)
+    other.tags = list(note.tags)
+    collection.col.add_note(other, collection.col.decks.id(deck))
+    collection.col.db.execute("update notes set guid = ? where id = ?", note.guid, other.id)
+    return int(other.id)
+
+
+def test_two_notes_with_one_guid_are_reported_and_not_pulled(
+    project: Path, runner: CliRunner, built: AnkiCollection
+) -> None:
+    first = built.note_by_item("two")
+    edit(built, "two", Explanation="The first note's fix.")
+    second = twin(built, "two", "Elsewhere", Explanation="The second note's fix.")
+    package = export(built, project / "twins.apkg")
+
+    result = invoke(runner, "pull", str(package))
+    assert result.exit_code == 0, result.output
+    assert (
+        f"banks/demo/en.yaml:19: warning: item 'two': 2 notes have its GUID {first.guid!r}"
+        in result.stderr
+    ), result.stderr
+    assert f"note {first.id} in 'demo quiz (en)'" in result.stderr
+    assert f"note {second} in 'Elsewhere'" in result.stderr
+    assert "neither is pulled" in result.stderr
+    assert bank_path(project).read_text(encoding="utf-8") == BANK
+
+
+def test_two_notes_with_one_guid_and_the_same_fields_are_pulled_once(
+    project: Path, runner: CliRunner, built: AnkiCollection
+) -> None:
+    edit(built, "two", Explanation="One fix, twice.")
+    twin(built, "two", "Elsewhere")
+    package = export(built, project / "twins.apkg")
+    result = invoke(runner, "pull", str(package))
+    assert result.exit_code == 0, result.output
+    assert "2 notes have its GUID" in result.stderr
+    assert "same fields: pulled as one" in result.stderr
+    assert "pulled 1 text into banks/demo/en.yaml (two)" in result.stdout
+    assert item(project, "two")["explanation"] == "One fix, twice."
+
+
 # ---- multi-line texts keep their layout
 
 

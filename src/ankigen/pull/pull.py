@@ -1,8 +1,9 @@
 """`ankigen pull`: fixes made in Anki's editor brought back into the banks.
 
 A note is matched to its item by its GUID alone, through the lock: a note of ankigen's
-note type the lock never issued is listed, never imported. Each matched note is then
-one of:
+note type the lock never issued is listed, never imported. Two notes under one GUID
+(Anki keeps one) are a warning, and neither is pulled unless they hold the same fields.
+Each matched note is then one of:
 
 - **in step**: its texts are the bank's;
 - **another build's**: its fields are exactly what some build issued (the version on
@@ -173,12 +174,42 @@ def plan_pull(
     for guid, notes in matched.items():
         key, item_id = issued_as[guid]
         bank, item = banks[key], items[key][item_id]
-        exported, note = notes[-1]
+        chosen = _one_note(found, bank, item, guid, notes)
+        if chosen is None:
+            continue
+        exported, note = chosen
         kept = _kept_notetype(bank, exported, note)
         names = images.names(bank, item.id)
         weighed = known.weigh(bank, item, names, exported, note, kept)
         _decide(found, bank, item, names, weighed, take)
     return found.pulled(take)
+
+
+def _one_note(
+    found: _Found, bank: Bank, item: Item, guid: str, notes: list[tuple[Exported, AnkiNote]]
+) -> tuple[Exported, AnkiNote] | None:
+    """The one note of an item's GUID; of several (a collection Anki's importer did not
+    make, two sources), the one they all are, else none: each is a warning."""
+    distinct = list({(n.id, n.fields): (e, n) for e, n in notes}.values())
+    if len(distinct) == 1:  # one note, maybe in the exports of two of its decks
+        return distinct[0]
+    same = len({n.fields for _, n in distinct}) == 1
+    which = ", ".join(f"note {n.id} in {n.deck or '(no deck)'!r}" for _, n in distinct)
+    found.warnings.append(
+        Diagnostic(
+            bank.path,
+            item.line,
+            "warning",
+            f"item {item.id!r}: {len(distinct)} notes have its GUID {guid!r} ({which}); Anki "
+            "keeps one note per GUID, so which is the item's cannot be told: "
+            + (
+                "they hold the same fields: pulled as one"
+                if same
+                else "neither is pulled. Delete all but one in Anki, then pull again"
+            ),
+        )
+    )
+    return distinct[0] if same else None
 
 
 def _kept_notetype(bank: Bank | None, exported: Exported, note: AnkiNote) -> KeptNotetype | None:
