@@ -282,3 +282,29 @@ def _style(text: str, where: str) -> str | None:
         return str(choice.style)
     keys = {k.value: v for k, v in choice.value}
     return str(keys["text" if where == "choice" else "why"].style)
+
+
+# ---- notes of another note type in the decks
+
+
+def test_a_note_of_another_type_in_the_decks_is_listed(
+    project: Path, runner: CliRunner, built: AnkiCollection
+) -> None:
+    basic = built.col.models.by_name("Basic")
+    assert basic is not None
+    note = built.col.new_note(basic)
+    note["Front"] = "<b>What</b> does NCCL stand for, and who ships it with CUDA?"
+    note["Back"] = "NVIDIA Collective Communications Library."
+    built.col.add_note(note, built.col.decks.id("demo quiz (en)"))
+    away = built.col.new_note(basic)
+    away["Front"] = "A note of another deck"
+    built.col.add_note(away, built.col.decks.id("Elsewhere"))
+    built.col.export_collection_package(str(project / "all.colpkg"), False, False)
+
+    result = invoke(runner, "pull", "all.colpkg")
+    assert result.exit_code == 0, result.output
+    assert "1 note of another note type in these decks (not pulled):" in result.stderr
+    assert (
+        f"{note.guid}  demo quiz (en)  Basic  'What does NCCL stand for, and who" in result.stderr
+    )
+    assert "another deck" not in result.stderr  # notes outside the banks' decks are not ours

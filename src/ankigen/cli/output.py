@@ -237,6 +237,20 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
         ]
         if len(pulled.strangers) > 20:
             lines.append(Line(f"    and {len(pulled.strangers) - 20} more", True))
+    if pulled.others:
+        lines.append(
+            Line(
+                f"{count(len(pulled.others), 'note')} of another note type in these decks "
+                "(not pulled):",
+                True,
+            )
+        )
+        lines += [
+            Line(f"    {o.guid}  {o.deck}  {o.notetype}  {o.words!r}", True)
+            for o in pulled.others[:20]
+        ]
+        if len(pulled.others) > 20:
+            lines.append(Line(f"    and {len(pulled.others) - 20} more", True))
     if pulled.kept:
         lines.append(
             Line(

@@ -1,9 +1,10 @@
 """`ankigen pull`: fixes made in Anki's editor brought back into the banks.
 
 A note is matched to its item by its GUID alone, through the lock: a note of ankigen's
-note type the lock never issued is listed, never imported. Two notes under one GUID
-(Anki keeps one) are a warning, and neither is pulled unless they hold the same fields.
-Each matched note is then one of:
+note type the lock never issued is listed, never imported, and so is a note of another
+note type in the banks' decks. Two notes under one GUID (Anki keeps one) are a warning,
+and neither is pulled unless they hold the same fields. Each matched note is then one
+of:
 
 - **in step**: its texts are the bank's;
 - **another build's**: its fields are exactly what some build issued (the version on
@@ -26,6 +27,8 @@ placed; with a conflict left, nothing is.
 from __future__ import annotations
 
 import difflib
+import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -95,6 +98,17 @@ class Change:
 
 
 @dataclass(frozen=True)
+class Other:
+    """A note of another note type in the banks' decks: listed, never pulled."""
+
+    guid: str
+    deck: str
+    notetype: str
+    words: str
+    """The first words of its first field, as text."""
+
+
+@dataclass(frozen=True)
 class Pulled:
     """What a pull found, and the banks' new texts; nothing is written here."""
 
@@ -110,6 +124,8 @@ class Pulled:
     strangers: tuple[AnkiNote, ...]
     """Notes of ankigen's note type that these banks' lock never issued."""
     other_types: int
+    others: tuple[Other, ...] = ()
+    """The notes of other note types that are in the banks' decks."""
 
     def diff(self) -> str:
         """The changes as a unified diff of the bank files."""
@@ -158,6 +174,7 @@ def plan_pull(
     if images.diagnostics:
         raise InvalidBanks(images.diagnostics)
     items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
+    decks = {deck.name for deck in lock.decks.values()}
     found = _Found()
     matched: dict[str, list[tuple[Exported, AnkiNote]]] = {}
     for exported, note in ((e, n) for e in sources for n in e.notes):
@@ -165,6 +182,8 @@ def plan_pull(
         kept = _kept_notetype(banks.get(key), exported, note)
         if kept is None and not is_ours(exported, note):
             found.other_types += 1
+            if any(note.deck == d or note.deck.startswith(d + "::") for d in decks):
+                found.others.append(_other(exported, note))
             continue
         if items.get(key, {}).get(item_id) is None:
             found.strangers.append(note)
@@ -212,6 +231,18 @@ def _one_note(
     return distinct[0] if same else None
 
 
+def _other(exported: Exported, note: AnkiNote) -> Other:
+    first = note.fields[0] if note.fields else ""
+    words = html.unescape(_TAG.sub("", _BREAK.sub(" ", first))).split()
+    text = " ".join(words[:_WORDS]) + (" …" if len(words) > _WORDS else "")
+    return Other(note.guid, note.deck, exported.notetypes[note.notetype].name, text)
+
+
+_BREAK = re.compile(r"<(?:br|/?div|/?p|/?li)\b[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+_WORDS = 8
+
+
 def _kept_notetype(bank: Bank | None, exported: Exported, note: AnkiNote) -> KeptNotetype | None:
     """The kept note type of the note's bank (`anki_notetype:`), if the note is of it."""
     kept = bank.anki_notetype if bank is not None else None
@@ -230,6 +261,7 @@ class _Found:
     other_build: int = 0
     strangers: list[AnkiNote] = field(default_factory=list)
     other_types: int = 0
+    others: list[Other] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
 
     def pulled(self, take: Take) -> Pulled:
@@ -276,6 +308,7 @@ class _Found:
             self.other_build,
             tuple(self.strangers),
             self.other_types,
+            tuple(self.others),
         )
 
 
