@@ -112,10 +112,13 @@ def test_fixes_made_in_anki_come_back_and_learners_see_an_edit(
     done = invoke(runner, "pull", str(package))
     assert done.exit_code == 0, done.output
     assert "pulled 3 texts into banks/demo/en.yaml (one)" in done.stdout
-    # the three texts changed in place: the comments, the other quoting and layout stay
+    # the three texts changed in place: the comments, the other quoting and layout stay,
+    # and the question, now of two lines, is a block of two lines
     assert bank.read_text(encoding="utf-8") == BANK.replace(
-        "question: 'Which collective sums across ranks?'",
-        'question: "Which collective sums across ranks?\\n(pick one)"',
+        "question: 'Which collective sums across ranks?'   # keep this comment",
+        "question: |   # keep this comment\n"
+        "      Which collective sums across ranks?\n"
+        "      (pick one)",
     ).replace(
         "why: It sums and gives the result to every rank.",
         'why: "It sums, then gives the result to every rank."',
@@ -177,6 +180,7 @@ def test_a_conflict_overwrites_nothing_until_a_side_is_taken(
     (project / "out" / "demo.en.apkg").unlink()
     blind = invoke(runner, "pull", str(package))
     assert blind.exit_code == 1 and blind.stderr.count("error:") == 2, blind.stderr
+    assert blind.stderr.count("(or in one of them: what that build issued is gone)") == 2
 
     wrong = invoke(runner, "pull", str(package), "--take", "mine")
     assert wrong.exit_code == 1 and "say anki or bank" in wrong.stderr

@@ -207,7 +207,8 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
         lines += [
             Line(
                 f"{c.path}:{c.line}: error: item {c.item!r}: {c.context} changed in Anki and "
-                "in the bank since the last build",
+                "in the bank since the last build"
+                + ("" if c.known else " (or in one of them: what that build issued is gone)"),
                 True,
             ),
             Line(f"    in Anki:     {c.anki!r}", True),
@@ -237,6 +238,20 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
         ]
         if len(pulled.strangers) > 20:
             lines.append(Line(f"    and {len(pulled.strangers) - 20} more", True))
+    if pulled.others:
+        lines.append(
+            Line(
+                f"{count(len(pulled.others), 'note')} of another note type in these decks "
+                "(not pulled):",
+                True,
+            )
+        )
+        lines += [
+            Line(f"    {o.guid}  {o.deck}  {o.notetype}  {o.words!r}", True)
+            for o in pulled.others[:20]
+        ]
+        if len(pulled.others) > 20:
+            lines.append(Line(f"    and {len(pulled.others) - 20} more", True))
     if pulled.kept:
         lines.append(
             Line(

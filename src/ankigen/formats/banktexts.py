@@ -7,6 +7,8 @@ texts, `ITEM|question`, `ITEM|choice 2`, `ITEM|why 2`, `ITEM|explanation`,
 
 from __future__ import annotations
 
+import re
+
 import yaml
 
 from ankigen.bank.model import Bank, Item
@@ -41,7 +43,12 @@ def item_contexts(item: Item) -> dict[str, str]:
 
 def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, int]:
     """`text` with the scalars named by msgctxt replaced where they differ, and how many
-    texts changed; nothing else moves. A choice's `why` the bank lacks is added to it."""
+    texts changed; nothing else moves. A choice's `why` the bank lacks is added to it.
+
+    A text of several lines is written as a literal block (`|`), its lines as they are, as
+    an author writes one; so is any text whose scalar already was a block. Where a block
+    cannot hold it (inside a flow `[...]` or `{...}`, or a character YAML only spells
+    escaped) it is double-quoted."""
     root = compose_file(path, text.encode("utf-8"))
     if not isinstance(root, yaml.MappingNode):
         return text, 0
@@ -50,67 +57,138 @@ def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, in
         line_starts.append(line_starts[-1] + len(line))
     spans: list[tuple[int, int, str]] = []
     changed = 0
-    q = yaml_string
+
+    def offset(mark: yaml.Mark) -> int:
+        return line_starts[mark.line] + mark.column
 
     def span(node: yaml.Node) -> tuple[int, int]:
-        start = line_starts[node.start_mark.line] + node.start_mark.column
-        end = line_starts[node.end_mark.line] + node.end_mark.column
+        start, end = offset(node.start_mark), offset(node.end_mark)
         # a block scalar's span runs to the next key: keep its line breaks
         return start, start + len(text[start:end].rstrip())
+
+    def line_end(at: int) -> int:
+        found = text.find("\n", at)
+        return len(text) if found < 0 else found
+
+    def written(node: yaml.ScalarNode, new: str, indent: int | None) -> tuple[int, int, str]:
+        """The span of `node` and what replaces it: `new` as a block at `indent` (None: in
+        a flow, where none can be), keeping a comment after it, or double-quoted."""
+        start, end = span(node)
+        block = node.style in ("|", ">") or "\n" in new
+        if indent is None or not block or not _fits_block(new):
+            return start, end, yaml_string(new)
+        if node.style in ("|", ">"):
+            # its indicator line keeps its comment; its lines keep their indentation
+            header = _INDICATOR.sub("", text[start : line_end(start)], count=1)
+            body = text[line_end(start) : end].lstrip("\n")
+            indent = len(body) - len(body.lstrip(" ")) or indent
+        else:  # a comment after it on its line goes on the block's first line
+            header, end = text[end : line_end(end)], line_end(end)
+        return start, end, f"|{header}\n{_block_lines(new, indent)}"
 
     def differs(context: str, node: yaml.ScalarNode) -> bool:
         return context in wanted and str(node.value).strip() != wanted[context]
 
-    def visit(context: str, node: yaml.Node | None) -> None:
+    def visit(context: str, node: yaml.Node | None, indent: int | None) -> None:
         nonlocal changed
         if isinstance(node, yaml.ScalarNode) and differs(context, node):
-            spans.append((*span(node), q(wanted[context])))
+            spans.append(written(node, wanted[context], indent))
             changed += 1
 
-    def visit_choice(item_id: str, number: int, node: yaml.Node) -> None:
+    def visit_choice(item_id: str, number: int, node: yaml.Node, flow: bool) -> None:
         nonlocal changed
         choice, why = f"{item_id}|choice {number}", f"{item_id}|why {number}"
+        column = node.start_mark.column
         if isinstance(node, yaml.ScalarNode):
             if why not in wanted:
-                visit(choice, node)
+                visit(choice, node, None if flow else column)
                 return
-            # a plain choice given a why becomes `{text: ..., why: ...}`
             now = wanted.get(choice, str(node.value).strip())
-            spans.append((*span(node), f"{{text: {q(now)}, why: {q(wanted[why])}}}"))
             changed += 1 + differs(choice, node)
+            start, end = span(node)
+            if flow or "\n" not in now + wanted[why]:
+                # a plain choice given a why becomes `{text: ..., why: ...}`
+                spans.append((start, end, f"{{text: {q(now)}, why: {q(wanted[why])}}}"))
+                return
+            # one of several lines: a block mapping, each text a block where it can be
+            comment, end, was = text[end : line_end(end)], line_end(end), text[start:end]
+            if differs(choice, node) or "\n" in was:
+                text_part = _scalar(now, column + 2, comment)
+            else:  # as the author wrote it
+                text_part = was + comment
+            why_part = _scalar(wanted[why], column + 2, "")
+            spans.append((start, end, f"text: {text_part}\n{' ' * column}why: {why_part}"))
             return
         if not isinstance(node, yaml.MappingNode):
             return
+        flow = flow or bool(node.flow_style)
         keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
-        visit(choice, keys.get("text", (None, None))[1])
-        if "why" in keys:
-            visit(why, keys["why"][1])
-        elif why in wanted and "text" in keys:
+        for name, context in (("text", choice), ("why", why)):
+            if name in keys:
+                key, value = keys[name]
+                visit(context, value, None if flow else key.start_mark.column + 2)
+        if why in wanted and "why" not in keys and "text" in keys:
             key, value = keys["text"]
-            end = span(value)[1]
-            # after the text, as the mapping's next key: in its flow or at its column
-            before = ", " if node.flow_style else "\n" + " " * key.start_mark.column
-            spans.append((end, end, f"{before}why: {q(wanted[why])}"))
+            if flow:  # after the text, as the mapping's next key
+                end = span(value)[1]
+                spans.append((end, end, f", why: {q(wanted[why])}"))
+            else:  # on the line after the text's, at its column
+                end = line_end(span(value)[1])
+                column = key.start_mark.column
+                new = _scalar(wanted[why], column + 2, "")
+                spans.append((end, end, f"\n{' ' * column}why: {new}"))
             changed += 1
 
+    q = yaml_string
     for key, value in root.value:
         if key.value in BANK_TEXTS:
-            visit(f"|{key.value}", value)
+            visit(f"|{key.value}", value, None if root.flow_style else key.start_mark.column + 2)
         if key.value == "items" and isinstance(value, yaml.SequenceNode):
             for item in value.value:
                 if not isinstance(item, yaml.MappingNode):
                     continue
-                fields = {k.value: v for k, v in item.value}
-                item_id = fields.get("id")
+                fields = {k.value: (k, v) for k, v in item.value}
+                item_id = fields.get("id", (None, None))[1]
                 if not isinstance(item_id, yaml.ScalarNode):
                     continue
+                flow = bool(value.flow_style or item.flow_style)
                 for name in ITEM_TEXTS:
                     if name in fields:
-                        visit(f"{item_id.value}|{name}", fields[name])
-                choices = fields.get("choices")
+                        key_node, node = fields[name]
+                        indent = None if flow else key_node.start_mark.column + 2
+                        visit(f"{item_id.value}|{name}", node, indent)
+                choices = fields.get("choices", (None, None))[1]
                 if isinstance(choices, yaml.SequenceNode):
                     for n, choice in enumerate(choices.value, start=1):
-                        visit_choice(item_id.value, n, choice)
+                        visit_choice(item_id.value, n, choice, flow or bool(choices.flow_style))
     for start, end, new in sorted(spans, reverse=True):
         text = text[:start] + new + text[end:]
     return text, changed
+
+
+_INDICATOR = re.compile(r"^[|>][-+0-9]*")
+
+# what a block scalar cannot hold as written: controls but tab and line feed, YAML's
+# other line breaks, a byte order mark, noncharacters and surrogates
+_UNBLOCKABLE = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\ufffe\uffff\ud800-\udfff]"
+)
+
+
+def _fits_block(text: str) -> bool:
+    """Whether a literal block reads back exactly `text` (the reader strips a text, so
+    white space around it would need indicators a block here does not have)."""
+    return bool(text) and text == text.strip() and not _UNBLOCKABLE.search(text)
+
+
+def _block_lines(text: str, indent: int) -> str:
+    pad = " " * indent
+    return "\n".join(pad + line if line else "" for line in text.split("\n"))
+
+
+def _scalar(text: str, indent: int, comment: str) -> str:
+    """A new value in block context: a block if it has several lines and one holds it,
+    else double-quoted; `comment` (what followed on its line) after its first line."""
+    if "\n" in text and _fits_block(text):
+        return f"|{comment}\n{_block_lines(text, indent)}"
+    return yaml_string(text) + comment

@@ -95,7 +95,7 @@ class Issued:
 
     def read_git_history(self, lock_path: Path) -> None:
         """Every version of the lock file in git that was not read before."""
-        for blob, text in _lock_versions(lock_path, self.blobs):
+        for blob, text in git_versions(lock_path, self.blobs):
             self.blobs.add(blob)
             for guid, stamp in stamps_in_lock_text(text):
                 self.note(guid, stamp)
@@ -224,9 +224,11 @@ def _git(cwd: Path, *args: str, data: bytes | None = None) -> bytes | None:
     return done.stdout if done.returncode == 0 else None
 
 
-def _lock_versions(lock_path: Path, known: set[str]) -> list[tuple[str, bytes]]:
-    """(blob id, content) of each version of the lock in any branch of its git repository."""
-    folder = lock_path.parent
+def git_versions(path: Path, known: set[str] | None = None) -> list[tuple[str, bytes]]:
+    """(blob id, content) of each version of a file (the lock; a bank, for `pull`) in any
+    branch of its git repository, newest first, but for the blobs `known`."""
+    known = known or set()
+    folder = path.parent
     if not folder.is_dir() or not _in_git(folder.resolve()):
         return []
     log = _git(
@@ -238,7 +240,7 @@ def _lock_versions(lock_path: Path, known: set[str]) -> list[tuple[str, bytes]]:
         "--raw",
         "--no-abbrev",
         "--",
-        lock_path.name,
+        path.name,
     )
     if not log:
         return []

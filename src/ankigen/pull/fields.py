@@ -195,6 +195,25 @@ def read_note(bank: Bank, item: Item, fields: dict[str, str], images: dict[str, 
     return Read(texts, tuple(lost))
 
 
+def field_texts(fields: dict[str, str], notice: str = "") -> dict[str, str]:
+    """The HTML of each text in a note's fields (by ankigen's names, as `read_note` takes
+    them), by the last part of its context (`question`, `choice 2`, `why 2`, ...), the
+    images' tags standing for their alt texts; `notice`: a retired card's, left out."""
+    question = fields.get("Question", "")
+    if notice and question.startswith(notice):
+        question = question[len(notice) :]
+    out = {"question": question, "explanation": fields.get("Explanation", "")}
+    parser = _Choices()
+    parser.feed(fields.get("Choices", ""))
+    parser.close()
+    for number, choice in enumerate(parser.choices, start=1):
+        out[f"choice {number}"] = "".join(choice.text)
+        out[f"why {number}"] = "".join(choice.why)
+    out["image_alt"] = fields.get("Image", "")
+    out["explanation_image_alt"] = fields.get("ExplanationImage", "")
+    return out
+
+
 def _read_choices(item: Item, markup: str, take: _Take, lost: list[str]) -> None:
     parser = _Choices()
     parser.feed(markup)

@@ -1,35 +1,39 @@
 """`ankigen pull`: fixes made in Anki's editor brought back into the banks.
 
-A note is matched to its item by its GUID alone, through the lock: a note ankigen never
-issued from these banks is listed, never imported. Each matched note is then one of:
+A note is matched to its item by its GUID alone, through the lock: a note of ankigen's
+note type the lock never issued is listed, never imported, and so is a note of another
+note type in the banks' decks. Two notes under one GUID (Anki keeps one) are a warning,
+and neither is pulled unless they hold the same fields. Each matched note is then one
+of:
 
 - **in step**: its texts are the bank's;
 - **another build's**: its fields are exactly what some build issued (the version on
   its Choices field says which), only not the bank's now: nothing was edited in Anki,
   the next import brings it up to date;
-- **edited in Anki**: its fields are not what was issued. If the item is as that build
-  issued it, the changed texts go into the bank. If the bank changed since too, each
-  text is weighed against what that build issued, read from its package in OUT when it
-  is still there: a text only Anki changed is pulled, one only the bank changed stays,
-  and one both changed is a conflict. Without that package, every text that differs is
-  one. Nothing of a conflict is overwritten: both texts are reported at the bank's
-  line, and `--take anki` or `--take bank` (for every item, or `--take anki:ITEM`)
-  decides.
+- **edited in Anki**: its fields are not what was issued. Each text is weighed against
+  what that build issued (`pull.base` finds it): a text Anki holds as issued is no edit,
+  whatever the bank did since; one Anki changed is pulled if the bank's is as issued,
+  and is a conflict if the bank changed it too. Where what was issued cannot be found,
+  every text that differs is a conflict. Nothing of a conflict is overwritten: both
+  texts are reported at the bank's line, and `--take anki` or `--take bank` (for every
+  item, or `--take anki:ITEM`) decides.
 
 Texts are written into the bank files in place (`formats.banktexts`, as a PO import
-writes them): comments, quoting and layout stay. A bank is written only if it still
-holds what was read, and only if every text placed; with a conflict left, nothing is.
+writes them): comments, quoting and layout stay, and a text of several lines is a
+block. A bank is written only if it still holds what was read, and only if every text
+placed; with a conflict left, nothing is.
 """
 
 from __future__ import annotations
 
 import difflib
+import html
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ankigen.apkg.note import note_content
-from ankigen.apkg.notetype import FIELDS
+from ankigen.apkg.note import retired_notice
 from ankigen.bank.files import LOCK_NAME
 from ankigen.bank.model import Bank, Item, KeptNotetype, outline
 from ankigen.bank.project import load_project
@@ -37,18 +41,17 @@ from ankigen.bank.reader import parse_bank
 from ankigen.bank.workspace import default_media_dir
 from ankigen.build.result import IMAGE_CACHE
 from ankigen.checks.run import checked_banks
-from ankigen.collection.exported import AnkiNote, Exported, ExportedError, read_exported
+from ankigen.collection.exported import AnkiNote, Exported
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
-from ankigen.core.hashing import content_hash
 from ankigen.core.userfile import Target, write_all
 from ankigen.formats.banktexts import item_contexts, replace_texts
 from ankigen.formats.bankyaml import loads_as_bank
 from ankigen.identity.guid import note_guid, split_deck_key
 from ankigen.identity.lockfile import read_lock
-from ankigen.identity.versions import card_version, is_version
 from ankigen.images.process import image_refs, prepare
 from ankigen.images.settings import Settings
-from ankigen.pull.fields import ankigen_fields, read_note
+from ankigen.pull.base import History, Known, Weighed, is_ours, packages
+from ankigen.pull.fields import field_texts, read_note
 
 SIDES = ("anki", "bank")
 
@@ -89,6 +92,20 @@ class Change:
     context: str
     bank: str
     anki: str
+    known: bool = True
+    """Whether what the build the note came from issued is known; if not, a conflict may
+    be a text only one side changed, nobody can tell which."""
+
+
+@dataclass(frozen=True)
+class Other:
+    """A note of another note type in the banks' decks: listed, never pulled."""
+
+    guid: str
+    deck: str
+    notetype: str
+    words: str
+    """The first words of its first field, as text."""
 
 
 @dataclass(frozen=True)
@@ -107,6 +124,8 @@ class Pulled:
     strangers: tuple[AnkiNote, ...]
     """Notes of ankigen's note type that these banks' lock never issued."""
     other_types: int
+    others: tuple[Other, ...] = ()
+    """The notes of other note types that are in the banks' decks."""
 
     def diff(self) -> str:
         """The changes as a unified diff of the bank files."""
@@ -119,10 +138,6 @@ class Pulled:
                 f"b/{path}",
             )
         return "".join(out)
-
-
-def is_ours(exported: Exported, note: AnkiNote) -> bool:
-    return exported.notetypes[note.notetype].fields[: len(FIELDS)] == FIELDS
 
 
 def plan_pull(
@@ -159,31 +174,73 @@ def plan_pull(
     if images.diagnostics:
         raise InvalidBanks(images.diagnostics)
     items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
+    decks = {deck.name for deck in lock.decks.values()}
     found = _Found()
-    issued_fields = _packages(out_dir, found.warnings)
+    matched: dict[str, list[tuple[Exported, AnkiNote]]] = {}
     for exported, note in ((e, n) for e in sources for n in e.notes):
         key, item_id = issued_as.get(note.guid, ("", ""))
         kept = _kept_notetype(banks.get(key), exported, note)
         if kept is None and not is_ours(exported, note):
             found.other_types += 1
+            if any(note.deck == d or note.deck.startswith(d + "::") for d in decks):
+                found.others.append(_other(exported, note))
             continue
-        item = items.get(key, {}).get(item_id)
-        if item is None:
+        if items.get(key, {}).get(item_id) is None:
             found.strangers.append(note)
             continue
-        bank = banks[key]
-        if kept is not None:  # the note type of an adopted deck (`apkg.kept`): no version
-            values = exported.fields_of(note)
-            version, fields = "", ankigen_fields(kept, values)
-            hashed = tuple(values.get(name, "") for name in kept.fields)
-        else:
-            version, fields = _as_issued(exported, note)
-            hashed = tuple(fields.get(name, "") for name in FIELDS)
-        issued = version or lock.decks[key].items[item_id].hash[:8]
-        base = issued_fields.get((note.guid, issued))
+        matched.setdefault(note.guid, []).append((exported, note))
+    known = Known(packages(out_dir, found.warnings), History(lock_path), lock)
+    for guid, notes in matched.items():
+        key, item_id = issued_as[guid]
+        bank, item = banks[key], items[key][item_id]
+        chosen = _one_note(found, bank, item, guid, notes)
+        if chosen is None:
+            continue
+        exported, note = chosen
+        kept = _kept_notetype(bank, exported, note)
         names = images.names(bank, item.id)
-        _decide(found, bank, item, (fields, base, hashed), issued, names, note.guid, take)
+        weighed = known.weigh(bank, item, names, exported, note, kept)
+        _decide(found, bank, item, names, weighed, take)
     return found.pulled(take)
+
+
+def _one_note(
+    found: _Found, bank: Bank, item: Item, guid: str, notes: list[tuple[Exported, AnkiNote]]
+) -> tuple[Exported, AnkiNote] | None:
+    """The one note of an item's GUID; of several (a collection Anki's importer did not
+    make, two sources), the one they all are, else none: each is a warning."""
+    distinct = list({(n.id, n.fields): (e, n) for e, n in notes}.values())
+    if len(distinct) == 1:  # one note, maybe in the exports of two of its decks
+        return distinct[0]
+    same = len({n.fields for _, n in distinct}) == 1
+    which = ", ".join(f"note {n.id} in {n.deck or '(no deck)'!r}" for _, n in distinct)
+    found.warnings.append(
+        Diagnostic(
+            bank.path,
+            item.line,
+            "warning",
+            f"item {item.id!r}: {len(distinct)} notes have its GUID {guid!r} ({which}); Anki "
+            "keeps one note per GUID, so which is the item's cannot be told: "
+            + (
+                "they hold the same fields: pulled as one"
+                if same
+                else "neither is pulled. Delete all but one in Anki, then pull again"
+            ),
+        )
+    )
+    return distinct[0] if same else None
+
+
+def _other(exported: Exported, note: AnkiNote) -> Other:
+    first = note.fields[0] if note.fields else ""
+    words = html.unescape(_TAG.sub("", _BREAK.sub(" ", first))).split()
+    text = " ".join(words[:_WORDS]) + (" …" if len(words) > _WORDS else "")
+    return Other(note.guid, note.deck, exported.notetypes[note.notetype].name, text)
+
+
+_BREAK = re.compile(r"<(?:br|/?div|/?p|/?li)\b[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]*>")
+_WORDS = 8
 
 
 def _kept_notetype(bank: Bank | None, exported: Exported, note: AnkiNote) -> KeptNotetype | None:
@@ -204,6 +261,7 @@ class _Found:
     other_build: int = 0
     strangers: list[AnkiNote] = field(default_factory=list)
     other_types: int = 0
+    others: list[Other] = field(default_factory=list)
     taken: set[str] = field(default_factory=set)
 
     def pulled(self, take: Take) -> Pulled:
@@ -250,66 +308,29 @@ class _Found:
             self.other_build,
             tuple(self.strangers),
             self.other_types,
+            tuple(self.others),
         )
 
 
-def _packages(out_dir: Path, warnings: list[Diagnostic]) -> dict[tuple[str, str], dict[str, str]]:
-    """The fields of every note the packages in OUT hold, by GUID and version: what the
-    last build issued, each text of it. A file there that cannot be read is skipped with
-    a warning: one damaged or hostile file must not keep every pull from working."""
-    found: dict[tuple[str, str], dict[str, str]] = {}
-    for path in sorted(out_dir.glob("*.apkg")) if out_dir.is_dir() else ():
-        try:
-            package = read_exported(path)
-        except ExportedError as error:  # not the build's own: it only tells who changed what
-            warnings.append(Diagnostic(str(path), 0, "warning", f"skipped: {error.reason}"))
-            continue
-        for note in package.notes:
-            if is_ours(package, note):
-                version, fields = _as_issued(package, note)
-                if version:
-                    found[(note.guid, version)] = fields
-    return found
-
-
-def _as_issued(exported: Exported, note: AnkiNote) -> tuple[str, dict[str, str]]:
-    """The content hash in a note's version (the first 8 digits; "" if it has none), and
-    its fields without the version: the note's content, as its hash was made."""
-    fields = exported.fields_of(note)
-    version, fields["Choices"] = card_version(fields.get("Choices", ""))
-    return (version.partition("+")[2] if is_version(version) else ""), fields
-
-
 def _decide(
-    found: _Found,
-    bank: Bank,
-    item: Item,
-    both: tuple[dict[str, str], dict[str, str] | None, tuple[str, ...]],
-    issued: str,
-    images: dict[str, str],
-    guid: str,
-    take: Take,
+    found: _Found, bank: Bank, item: Item, names: dict[str, str], note: Weighed, take: Take
 ) -> None:
-    """Whether a note was edited in Anki, and what of it goes into the bank; `both`: the
-    note's fields in Anki by ankigen's names, as the build it came from issued them (if
-    known), and as its note type holds them, in order (what its hash is made of)."""
-    fields, base, hashed = both
-    now = note_content(bank, item, images, guid)
-    tags = " ".join(now.tags)
-    in_anki = content_hash(*hashed, tags)[:8]
-    read = read_note(bank, item, fields, images)
-    if in_anki == issued:  # as a build issued it: nothing was edited in Anki
+    """Which of a note's texts Anki changed, and what of them goes into the bank: a text
+    Anki holds as its build issued it is no edit, whatever the bank did since; one Anki
+    changed is pulled if the bank's is still as issued, and a conflict if not."""
+    read = read_note(bank, item, note.anki, names)
+    if note.untouched:
         if read.texts:
             found.other_build += 1
         else:
             found.in_step += 1
         return
-    line = item.line
-    for loss in read.lost:
-        found.warnings.append(Diagnostic(bank.path, line, "warning", f"item {item.id!r}: {loss}"))
-    if not read.texts:
-        found.in_step += 1
-        return
+    # what the build issued loses too (an answer the bank changed since) is not Anki's doing
+    was = read_note(bank, item, note.issued, names).lost if note.issued is not None else ()
+    for loss in (loss for loss in read.lost if loss not in was):
+        found.warnings.append(
+            Diagnostic(bank.path, item.line, "warning", f"item {item.id!r}: {loss}")
+        )
     bank_texts = item_contexts(item)
     changes = [
         Change(
@@ -319,35 +340,38 @@ def _decide(
             context.partition("|")[2],
             bank_texts.get(context, ""),
             text,
+            known=note.issued is not None,
         )
         for context, text in read.texts.items()
     ]
+    if note.issued is None:  # nobody can tell who changed what: each is a conflict
+        _settle(found, bank, item, changes, take)
+        return
+    notice = retired_notice(bank.language)
+    anki, issued, mine = (field_texts(f, notice) for f in (note.anki, note.issued, note.mine))
+    ours = [c for c in changes if anki.get(c.context) != issued.get(c.context)]
+    only_anki = [c for c in ours if mine.get(c.context) == issued.get(c.context)]
+    _want(found, bank, item, only_anki)
+    _settle(found, bank, item, [c for c in ours if c not in only_anki], take)
+    if read.texts and not ours:
+        found.other_build += 1
+    elif not read.texts:
+        found.in_step += 1
+
+
+def _settle(found: _Found, bank: Bank, item: Item, conflicts: list[Change], take: Take) -> None:
+    """Texts both sides changed: as `--take` says, else conflicts."""
+    if not conflicts:
+        return
+    if item.id in take.items:
+        found.taken.add(item.id)
     side = take.side(item.id)
-    if now.hash[:8] != issued and base is not None:  # the bank changed since too
-        was = read_note(bank, item, base, images).texts
-        bank_now = item_contexts(item)
-        # a text as issued is the bank's text now unless the bank changed it
-        changes = [
-            c
-            for c in changes
-            if was.get(key := f"{item.id}|{c.context}", bank_now.get(key, "")) != c.anki
-        ]
-        theirs = [c for c in changes if f"{item.id}|{c.context}" not in was]
-        if len(theirs) == len(changes):  # only Anki changed these texts
-            _want(found, bank, item, changes)
-            return
-        _want(found, bank, item, theirs)
-        changes = [c for c in changes if c not in theirs]
-    if now.hash[:8] != issued:  # the bank changed since that build too
-        if item.id in take.items:
-            found.taken.add(item.id)
-        if side is None:
-            found.conflicts.extend(changes)
-            return
-        if side == "bank":
-            found.kept.extend(changes)
-            return
-    _want(found, bank, item, changes)
+    if side is None:
+        found.conflicts.extend(conflicts)
+    elif side == "bank":
+        found.kept.extend(conflicts)
+    else:
+        _want(found, bank, item, conflicts)
 
 
 def _want(found: _Found, bank: Bank, item: Item, changes: Sequence[Change]) -> None:
