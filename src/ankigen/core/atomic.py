@@ -7,7 +7,7 @@ import contextlib
 import os
 import signal
 import threading
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 
 from ankigen.core.errors import OutputError
@@ -18,28 +18,42 @@ TEMP_PREFIX = ".ankigen-tmp-"
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data`: a reader sees the old file or the new one, never a part."""
     try:
-        replace_file(path, data)
+        replace_files([(path, data, 0o644, None)])
     except OSError as exc:
         raise OutputError(f"{exc.filename or path}: cannot write: {exc.strerror or exc}") from None
 
 
-def replace_file(
-    path: Path, data: bytes, mode: int = 0o644, owner: tuple[int, int] | None = None
-) -> None:
-    """`write_atomic` raising OSError, with the file's mode (and owner, where the process
-    may give it away) set before it takes the file's place: a user's file keeps its own
-    (`userfile`)."""
-    tmp_name = _stage(path, data, mode)
+NewFile = tuple[Path, bytes, int, tuple[int, int] | None]
+"""A file for `replace_files`: its path, content, mode and owner (None: the process's)."""
+
+
+def replace_files(files: Sequence[NewFile]) -> None:
+    """Several files replaced as one step, as `Commit` does for a build, raising OSError
+    whose `filename` is the target's: each is written and synced beside its target, with
+    its mode (and owner, where the process may give it away: a user's file keeps its
+    own, `userfile`) set before it takes the file's place; then all are renamed into
+    place with Ctrl-C held back. A Ctrl-C leaves all of them as they were or all new,
+    and no temporary file; SIGKILL between two renames leaves each one old or new."""
+    staged: list[str] = []
+    current = Path()
     try:
-        if owner is not None:
-            with contextlib.suppress(OSError):  # only root may give a file away
-                os.chown(tmp_name, *owner)
-        os.replace(tmp_name, path)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
-    _fsync_dir(path.parent)
+        for current, data, mode, owner in files:
+            tmp_name = _stage(current, data, mode, staged.append)
+            if owner is not None:
+                with contextlib.suppress(OSError):  # only root may give a file away
+                    os.chown(tmp_name, *owner)
+        with _signals_deferred():
+            for tmp_name, (current, *_) in zip(staged, files, strict=True):
+                os.replace(tmp_name, current)
+            staged.clear()
+    except OSError as exc:
+        raise OSError(exc.errno, exc.strerror or str(exc), str(current)) from None
+    finally:
+        for tmp_name in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp_name)
+    for directory in {path.parent for path, *_ in files}:
+        _fsync_dir(directory)
 
 
 class Commit:
@@ -62,11 +76,13 @@ class Commit:
         self.staged.clear()
 
     def stage(self, path: Path, data: bytes, rank: int = 0) -> None:
+        def keep(tmp_name: str) -> None:
+            self.staged.append((rank, len(self.staged), tmp_name, path))
+
         try:
-            tmp_name = _stage(path, data)
+            _stage(path, data, 0o644, keep)
         except OSError as exc:
             raise _not_written(path, exc) from None
-        self.staged.append((rank, len(self.staged), tmp_name, path))
 
     def done(self, removals: Sequence[Path] = ()) -> None:
         current = Path()
@@ -89,27 +105,28 @@ def _not_written(path: Path, exc: OSError) -> OutputError:
     return OutputError(f"{path}: cannot write: {exc.strerror or exc}; nothing was changed")
 
 
-def _stage(path: Path, data: bytes, mode: int = 0o644) -> str:
+def _stage(path: Path, data: bytes, mode: int, keep: Callable[[str], None]) -> str:
+    """A temporary file beside `path` holding `data`, synced. `keep` is told its name as
+    soon as it exists, with Ctrl-C held back until it knows: the caller deletes it,
+    whatever happens next, and no interrupt can fall between the two."""
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile
 
-    fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.chmod(tmp_name, mode)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(tmp_name)
-        raise
+    with _signals_deferred():
+        fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+        keep(tmp_name)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+        handle.flush()
+        os.fsync(handle.fileno())
+    os.chmod(tmp_name, mode)
     return tmp_name
 
 
 @contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
-    """Ctrl-C waits until the renames are done: a half-committed build is worse than a late stop."""
+    """Ctrl-C waits until the block is done: the renames (a half-committed build is worse
+    than a late stop), or a temporary file's making and noting (`_stage`)."""
     if threading.current_thread() is not threading.main_thread() or not hasattr(
         signal, "pthread_sigmask"
     ):

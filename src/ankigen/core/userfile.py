@@ -27,7 +27,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from ankigen.core.atomic import replace_file
+from ankigen.core.atomic import NewFile, replace_files
 from ankigen.core.errors import AnkigenError
 
 STDOUT = "-"
@@ -126,17 +126,26 @@ def write(target: Target, data: bytes) -> bool:
 
 def write_all(writes: Sequence[tuple[Target, bytes]]) -> list[bool]:
     """Several files written by one command: each is allowed and checked before any is
-    written, so a refusal leaves every file as it was."""
+    written, so a refusal leaves every file as it was; then all are replaced as one step
+    (`replace_files`), so a Ctrl-C leaves all of them old or all new."""
     needed = [_allowed(target, data) for target, data in writes]
+    files: list[NewFile] = []
+    shown: dict[str, Path] = {}
     for (target, data), need in zip(writes, needed, strict=True):
-        if not need:
-            continue
-        if target.is_stdout:
+        if need and not target.is_stdout:
+            real = real_path(target.path)
+            files.append((real, data, *_kept(real)))
+            shown[str(real)] = target.path
+    try:
+        replace_files(files)
+    except OSError as exc:
+        where = shown.get(str(exc.filename), exc.filename)
+        raise Refused(f"{where}: cannot write: {exc.strerror or exc}") from None
+    for (target, data), need in zip(writes, needed, strict=True):
+        if need and target.is_stdout:
             sys.stdout.flush()
             sys.stdout.buffer.write(data)
             sys.stdout.buffer.flush()
-        else:
-            _replace(real_path(target.path), data, target.path)
     return needed
 
 
@@ -182,18 +191,13 @@ def _describe(data: bytes) -> str:
     return f"{lines} line{'s' if lines != 1 else ''} ({len(data)} bytes)"
 
 
-def _replace(real: Path, data: bytes, shown: Path) -> None:
-    """Atomically, as `build` writes, keeping an existing file's mode and owner."""
+def _kept(real: Path) -> tuple[int, tuple[int, int] | None]:
+    """The mode and owner a file written at `real` gets: an existing file's own."""
     try:
-        info: os.stat_result | None = os.stat(real)
+        info = os.stat(real)
     except FileNotFoundError:
-        info = None
-    mode = stat.S_IMODE(info.st_mode) if info is not None else 0o666 & ~_umask()
-    owner = (info.st_uid, info.st_gid) if info is not None else None
-    try:
-        replace_file(real, data, mode, owner)
-    except OSError as exc:
-        raise Refused(f"{shown}: cannot write: {exc.strerror or exc}") from None
+        return 0o666 & ~_umask(), None
+    return stat.S_IMODE(info.st_mode), (info.st_uid, info.st_gid)
 
 
 def _umask() -> int:
