@@ -101,7 +101,8 @@ def detected_line(path: Path, format_name: str, chosen_by: str) -> Line:
 
 def import_lines(path: Path, written: ImportWritten) -> list[Line]:
     source = written.imported.source
-    lines = [Line(f"{path}:{number}: note: {note}", True) for number, note in source.notes]
+    lines = [Line(f"{path}: {source.fields_read}", True)] if source.fields_read else []
+    lines += [Line(f"{path}:{number}: note: {note}", True) for number, note in source.notes]
     lines += [Line(str(diagnostic), True) for diagnostic in written.imported.diagnostics]
     lines += [Line(f"{_done(wrote)} {image}", True) for image, wrote in written.images]
     if str(written.bank) != "-":
