@@ -162,7 +162,17 @@ def translate_lines(started: Started, update: bool) -> list[Line]:
         return [Line(f"{started.path}: nothing to add")]
     what = "added" if update else "to translate"
     items = count(len(started.added), "item")
-    return [Line(f"wrote {started.path}: {items} {what} from {started.reference.path}")]
+    lines = [Line(f"wrote {started.path}: {items} {what} from {started.reference.path}")]
+    if started.reference.anki_notetype is not None:
+        lines.append(Line(TRANSLATED_KEPT.format(path=started.reference.path)))
+    return lines
+
+
+TRANSLATED_KEPT = (
+    "{path} keeps an adopted deck's note type: a translation is a new deck, on ankigen's own "
+    "note type, so it has neither anki_notetype: nor the items' anki_fields (the adopted "
+    "notes' other fields, which stay with them)"
+)
 
 
 def release_notes_lines(out: Path | None, wrote: bool) -> list[Line]:

@@ -31,6 +31,7 @@ from pathlib import Path
 from ankigen.apkg.note import note_content
 from ankigen.apkg.notetype import FIELDS
 from ankigen.bank.files import LOCK_NAME
+from ankigen.bank.kept import carried_line
 from ankigen.bank.model import Bank, Item, KeptNotetype, outline
 from ankigen.bank.project import load_project
 from ankigen.bank.reader import parse_bank
@@ -172,18 +173,32 @@ def plan_pull(
             found.strangers.append(note)
             continue
         bank = banks[key]
+        carried: tuple[str, ...] = ()
         if kept is not None:  # the note type of an adopted deck (`apkg.kept`): no version
             values = exported.fields_of(note)
             version, fields = "", ankigen_fields(kept, values)
             hashed = tuple(values.get(name, "") for name in kept.fields)
+            carried = _carried_edits(kept, item, values)
         else:
             version, fields = _as_issued(exported, note)
             hashed = tuple(fields.get(name, "") for name in FIELDS)
         issued = version or lock.decks[key].items[item_id].hash[:8]
         base = issued_fields.get((note.guid, issued))
         names = images.names(bank, item.id)
-        _decide(found, bank, item, (fields, base, hashed), issued, names, note.guid, take)
+        both = (fields, base, hashed)
+        _decide(found, bank, item, both, issued, names, note.guid, take, carried)
     return found.pulled(take)
+
+
+def _carried_edits(kept: KeptNotetype, item: Item, values: dict[str, str]) -> tuple[str, ...]:
+    """The fields a kept note carries as they are (`Item.anki_fields`; the others empty)
+    that do not hold in Anki what the bank says."""
+    bank = dict(item.anki_fields)
+    return tuple(
+        name
+        for name in kept.fields
+        if name not in kept.mapped and values.get(name, "") != bank.get(name, "")
+    )
 
 
 def _kept_notetype(bank: Bank | None, exported: Exported, note: AnkiNote) -> KeptNotetype | None:
@@ -287,10 +302,13 @@ def _decide(
     images: dict[str, str],
     guid: str,
     take: Take,
+    carried: Sequence[str] = (),
 ) -> None:
     """Whether a note was edited in Anki, and what of it goes into the bank; `both`: the
     note's fields in Anki by ankigen's names, as the build it came from issued them (if
-    known), and as its note type holds them, in order (what its hash is made of)."""
+    known), and as its note type holds them, in order (what its hash is made of);
+    `carried`: a kept note's fields carried as they are that Anki holds otherwise than the
+    bank (`_carried_edits`), which are said, never pulled."""
     fields, base, hashed = both
     now = note_content(bank, item, images, guid)
     tags = " ".join(now.tags)
@@ -305,6 +323,17 @@ def _decide(
     line = item.line
     for loss in read.lost:
         found.warnings.append(Diagnostic(bank.path, line, "warning", f"item {item.id!r}: {loss}"))
+    for name in carried:  # of a kept note type: not read as texts, so said here
+        found.warnings.append(
+            Diagnostic(
+                bank.path,
+                item.line_at(carried_line(name)),
+                "warning",
+                f"item {item.id!r}: field {name!r} was changed in Anki; a field carried as "
+                "it is (anki_fields) is not pulled, and the next build writes the bank's "
+                "back: copy the change into the bank to keep it",
+            )
+        )
     if not read.texts:
         found.in_step += 1
         return
