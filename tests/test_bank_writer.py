@@ -127,7 +127,7 @@ recall: true
 anki_notetype:
   id: 1342697561419
   name: "MC: old"
-  fields: [Front, A, B, Correct, Back, Kind, Notes]
+  fields: [Front, A, B, Correct, Back, Kind, Notes, "Extra 1"]
   template: Card 1
   question: Front
   choices: [A, B]
@@ -151,6 +151,7 @@ items:
     explanation_image_alt: ea
     formerly: [zero]
     recall: false
+    anki_fields: {Notes: " <b>as</b> it is\n", "Extra 1": ""}
 """
     root = yaml.safe_load(text)
     assert set(root) == set(BANK_KEYS)

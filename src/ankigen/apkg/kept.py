@@ -35,12 +35,15 @@ def kept_fields(
     choices: tuple[tuple[str, str], ...],
     answer: tuple[int, ...],
     explanation: str,
+    carried: Sequence[tuple[str, str]] = (),
 ) -> tuple[str, ...]:
     """A note's fields in the kept note type's order; `question`, `choices` (each with its
     why's `<div>`, "" if none) and `explanation` are ankigen's HTML, images included.
-    Fields with no part are left empty: what they held (a title, sources) was carried
-    into the bank's texts."""
+    The item's `carried` fields (`Item.anki_fields`) are written as they are; any other
+    field with no part is left empty: what it held (a title, sources) was read into the
+    bank's texts."""
     values = dict.fromkeys(kept.fields, "")
+    values.update(carried)  # the bank's reader allows only the unmapped fields' names
     values[kept.question] = question
     for name, (choice, why) in zip(kept.choices, choices, strict=False):
         values[name] = choice + why

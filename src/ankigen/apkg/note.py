@@ -115,6 +115,7 @@ def note_content(
             tuple((choice, _why(whys, n)) for n, choice in enumerate(choices, start=1)),
             item.answer,
             with_image(rich_html(item.explanation), explanation_image),
+            item.anki_fields,
         )
         return NoteContent(guid, item.id, kept, tuple(sorted(tags)), kept=True)
     fields = (

@@ -5,12 +5,21 @@ its problems is reported at its line."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 import yaml
 
-from ankigen.bank.model import ANSWER_FORMATS, MAX_CHOICES, MIN_CHOICES, Item, KeptNotetype
-from ankigen.bank.values import Reader
+from ankigen.bank.model import (
+    ANSWER_FORMATS,
+    MAX_CARRIED_TEXT,
+    MAX_CHOICES,
+    MIN_CHOICES,
+    Item,
+    KeptNotetype,
+)
+from ankigen.bank.values import Reader, is_null
+from ankigen.bank.yamltree import line_of
 from ankigen.core.times import EARLIEST
 
 KEYS = (
@@ -129,9 +138,81 @@ def _names(r: Reader, node: yaml.Node, key: str) -> tuple[str, ...] | None:
     return tuple(names)
 
 
+# Anki joins a note's fields with U+001F, and SQLite's UTF-8 text has no NUL or
+# surrogates: a carried field holds everything but these
+_NOT_IN_A_FIELD = re.compile("[\x00\x1f\ud800-\udfff]")
+
+
+def carried_line(name: str) -> str:
+    """The key of `Item.lines` that says where a carried field's value is."""
+    return f"anki_fields {name}"
+
+
+def read_carried(
+    r: Reader, node: yaml.Node, what: str, lines: dict[str, int]
+) -> tuple[tuple[str, str], ...] | None:
+    """An item's `anki_fields:`, field name to value, each value exactly as YAML reads it
+    (not stripped: it is Anki's HTML, which ankigen does not own). Whether the names are
+    the kept note type's is `check_items`'s to say, once the bank's note type is read."""
+    what = f"{what}: anki_fields"
+    if not isinstance(node, yaml.MappingNode):
+        r.report(node, f"{what} must be a mapping of a note type's field names to their values")
+        return None
+    found: dict[str, str] = {}
+    ok = True
+    for key, value in node.value:
+        name = str(key.value) if isinstance(key, yaml.ScalarNode) and not is_null(key) else ""
+        if not name or name in found:
+            said = f"{name!r} is listed twice" if name else "a key is not a field's name"
+            r.report(key, f"{what}: {said}")
+            ok = False
+            continue
+        lines[carried_line(name)] = line_of(key)
+        text = "" if isinstance(value, yaml.ScalarNode) and is_null(value) else value.value
+        bad = _NOT_IN_A_FIELD.search(text) if isinstance(text, str) else None
+        if not isinstance(text, str) or bad or len(text) > MAX_CARRIED_TEXT:
+            why = (
+                "must be text (Anki's HTML, as the note holds it)"
+                if not isinstance(text, str)
+                else f"holds U+{ord(bad[0]):04X}, which no Anki field holds"
+                if bad
+                else f"is {len(text)} characters long; the limit is {MAX_CARRIED_TEXT}"
+            )
+            r.report(value, f"{what}: {name} {why}")
+            ok = False
+            continue
+        found[name] = text
+    return tuple(found.items()) if ok else None
+
+
+def check_uncarried(r: Reader, items: Sequence[Item]) -> None:
+    """Items that carry fields in a bank that keeps no note type to carry them in."""
+    for item in items:
+        if item.anki_fields:
+            r.report(
+                item.line_at("anki_fields"),
+                f"item {item.id!r}: anki_fields are the fields of an adopted deck's note type, "
+                "carried as they are: only a bank with anki_notetype: has them",
+            )
+
+
 def check_items(r: Reader, kept: KeptNotetype, items: Sequence[Item]) -> None:
     """What an item holds that the kept note type has no field for."""
+    mapped = kept.mapped
     for item in items:
+        for name, _ in item.anki_fields:
+            if name in kept.fields and name not in mapped:
+                continue
+            why = (
+                "the build writes the item's texts there"
+                if name in mapped
+                else f"the kept note type {kept.name!r} has no such field"
+            )
+            r.report(
+                item.line_at(carried_line(name)),
+                f"item {item.id!r}: anki_fields: {name!r} cannot be carried: {why} (its "
+                f"fields: {', '.join(kept.fields)})",
+            )
         if len(item.choices) > len(kept.choices):
             r.report(
                 item.line_at("choices"),

@@ -25,6 +25,9 @@ MAX_SHORT_TEXT = 2_000  # choices, title, alt text and the rest
 MAX_ID = 100
 MAX_DECK_PART = 255  # characters between '::' in a deck name
 MAX_TAGS = 50
+MAX_CARRIED_TEXT = 100_000
+"""A kept note type's field carried as it is (`Item.anki_fields`): Anki's HTML, which may
+hold more than a question's text, such as a table or a list of sources."""
 
 
 @dataclass(frozen=True)
@@ -76,6 +79,10 @@ class Item:
     empty when no choice has one."""
     recall: bool = False
     """The front asks for the answer before it shows the choices."""
+    anki_fields: tuple[tuple[str, str], ...] = ()
+    """In a bank that keeps an adopted deck's note type (`anki_notetype:`), the fields of
+    that note type ankigen does not map, by name, each as the note held it (Anki's HTML,
+    byte for byte): the build writes them back, so learners' notes keep them."""
 
     @property
     def lines(self) -> dict[str, int]:
@@ -123,6 +130,13 @@ class KeptNotetype:
     adopted: int = 0
     """When the deck was adopted: the note type's time in packages is never older, so Anki
     replaces the old template by ankigen's card."""
+
+    @property
+    def mapped(self) -> tuple[str, ...]:
+        """The fields the build writes an item's texts into; it carries every other one as
+        the item's `anki_fields` hold it."""
+        parts = (self.question, *self.choices, self.answer, self.explanation, self.kind)
+        return tuple(name for name in parts if name)
 
 
 @dataclass(frozen=True)
@@ -269,5 +283,6 @@ ITEM_KEYS = [
     "explanation_image_alt",
     "formerly",
     "recall",
+    "anki_fields",
 ]
 REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")

@@ -17,7 +17,7 @@ from ankigen.bank.fastread import (
     read_plain_item,
     read_text_item,
 )
-from ankigen.bank.kept import check_items, read_kept
+from ankigen.bank.kept import check_items, check_uncarried, read_carried, read_kept
 from ankigen.bank.model import (
     BANK_KEYS,
     ITEM_KEYS,
@@ -195,6 +195,8 @@ def _read_bank(
     kept = read_kept(r, keys["anki_notetype"]) if "anki_notetype" in keys else None
     if kept is not None:
         check_items(r, kept, items)
+    elif "anki_notetype" not in keys:  # (a wrong one is reported, not each item's fields)
+        check_uncarried(r, items)
     if topic is None or language is None or values.get("title") is None or formerly is None:
         return None
     return Bank(
@@ -343,10 +345,10 @@ def _read_item(
         if "explanation" in keys
         else None
     )
-    choice_lines: dict[str, int] = {}
+    inner_lines: dict[str, int] = {}  # of each choice, and of each carried field
     whys: list[str] = []
     choices = (
-        read_choices(r, keys["choices"], what, whys, choice_lines) if "choices" in keys else None
+        read_choices(r, keys["choices"], what, whys, inner_lines) if "choices" in keys else None
     )
     choice_count = (
         len(keys["choices"].value) if isinstance(keys.get("choices"), yaml.SequenceNode) else None
@@ -363,6 +365,9 @@ def _read_item(
         if "formerly" in keys
         else ()
     )
+    carried = (
+        read_carried(r, keys["anki_fields"], what, inner_lines) if "anki_fields" in keys else ()
+    )
     media = {
         key: r.text(keys[key], f"{what}: {key}", required=False) if key in keys else ""
         for key in ("image", "image_alt", "explanation_image", "explanation_image_alt")
@@ -371,7 +376,7 @@ def _read_item(
         return None
     if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired, formerly):
         return None
-    if recall is None:
+    if recall is None or carried is None:
         return None
     assert item_id and question and explanation and choices and answer is not None
     item = Item(
@@ -389,13 +394,14 @@ def _read_item(
         explanation_image_alt=media["explanation_image_alt"] or "",
         formerly=formerly or (),
         line=line,
-        line_keys=shared_keys((*keys, *choice_lines)),
+        line_keys=shared_keys((*keys, *inner_lines)),
         line_offsets=(
             *(r.key_line(value) - line for value in keys.values()),
-            *(n - line for n in choice_lines.values()),
+            *(n - line for n in inner_lines.values()),
         ),
         whys=tuple(whys) if any(whys) else (),
         recall=bool(recall),
+        anki_fields=carried,
         # an item read with a problem is read again next time, to report it again
         chunk=chunk if len(r.diagnostics) == problems else 0,
     )

@@ -44,8 +44,8 @@ Outlined = tuple[Outline | None, list[Diagnostic]]
 # 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages;
 # 9: the bank's outline first, readable without its items; 10: the bank's parity last;
 # 11: items' seals made by `marshal`; 12: an item's recall in its parity row;
-# 13: diagnostics by column, each path once
-FORMAT = 13
+# 13: diagnostics by column, each path once; 14: items' `anki_fields`
+FORMAT = 14
 
 
 # the fastest level: the cache must cost less to read than the bank costs to parse,
@@ -254,6 +254,8 @@ def _column_checker(kind: Any) -> Callable[[Any], list[Any]]:
     def each(values: Any) -> list[Any]:
         if type(values) is not list:
             raise BadEntry(kind)
+        if origin is tuple and values.count([]) == len(values):  # items' `anki_fields`: in C
+            return [()] * len(values)
         return list(map(check, values))
 
     return each
@@ -296,8 +298,6 @@ _ITEM_COLUMNS = {name: _column_checker(kind) for name, kind in typing.get_type_h
 
 
 _LINE_KEYS = list(_ITEM_COLUMNS).index("line_keys")
-
-
 _LINE_OFFSETS = list(_ITEM_COLUMNS).index("line_offsets")
 
 

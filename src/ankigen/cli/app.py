@@ -290,7 +290,7 @@ def import_(
         )
     fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
     if field_spec:
-        from ankigen.formats.apkg import parse_fields
+        from ankigen.formats.ankifields import parse_fields
         from ankigen.formats.model import FormatError
 
         try:

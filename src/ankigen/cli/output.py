@@ -101,7 +101,8 @@ def detected_line(path: Path, format_name: str, chosen_by: str) -> Line:
 
 def import_lines(path: Path, written: ImportWritten) -> list[Line]:
     source = written.imported.source
-    lines = [Line(f"{path}:{number}: note: {note}", True) for number, note in source.notes]
+    lines = [Line(f"{path}: {source.fields_read}", True)] if source.fields_read else []
+    lines += [Line(f"{path}:{number}: note: {note}", True) for number, note in source.notes]
     lines += [Line(str(diagnostic), True) for diagnostic in written.imported.diagnostics]
     lines += [Line(f"{_done(wrote)} {image}", True) for image, wrote in written.images]
     if str(written.bank) != "-":
@@ -162,7 +163,17 @@ def translate_lines(started: Started, update: bool) -> list[Line]:
         return [Line(f"{started.path}: nothing to add")]
     what = "added" if update else "to translate"
     items = count(len(started.added), "item")
-    return [Line(f"wrote {started.path}: {items} {what} from {started.reference.path}")]
+    lines = [Line(f"wrote {started.path}: {items} {what} from {started.reference.path}")]
+    if started.reference.anki_notetype is not None:
+        lines.append(Line(TRANSLATED_KEPT.format(path=started.reference.path)))
+    return lines
+
+
+TRANSLATED_KEPT = (
+    "{path} keeps an adopted deck's note type: a translation is a new deck, on ankigen's own "
+    "note type, so it has neither anki_notetype: nor the items' anki_fields (the adopted "
+    "notes' other fields, which stay with them)"
+)
 
 
 def release_notes_lines(out: Path | None, wrote: bool) -> list[Line]:

@@ -11,6 +11,9 @@ Note types read:
   `+`; the answer as bits by position (`1 0 0 1`), choice numbers (`2`, `1 3`), letters
   by position (`B`, `A, C`) or the correct choice's text.
 
+A kept note type's other fields are carried as the notes hold them (`Question.anki_fields`),
+so that a build leaves them as they were in learners' notes.
+
 A package may hold several decks: one is adopted at a time (`--deck`). The "line" of a
 problem is the note's number in the deck, in the order Anki added them.
 """
@@ -21,8 +24,8 @@ import io
 import re
 import zipfile
 from collections import Counter
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ankigen.bank.kept import field_name_problem
@@ -36,6 +39,13 @@ from ankigen.collection.exported import (
     read_exported,
 )
 from ankigen.core.times import clock
+from ankigen.formats.ankifields import (
+    FieldMap,
+    carried_fields,
+    field_map,
+    fields_read,
+    warn_of_media,
+)
 from ankigen.formats.htmltext import html_to_text, tex_delimiters
 from ankigen.formats.model import (
     Choice,
@@ -48,95 +58,8 @@ from ankigen.formats.model import (
     store_image,
 )
 
-ROLES = ("question", "choices", "answer", "explanation", "title", "sources", "kind")
-"""What `--fields` can name: `kind` is a field like the add-on's QType (0 Kprim, 1 several
-answers, 2 one answer)."""
-
 MAX_IMAGE_BYTES = 32 << 20
-_CHOICE_FIELD = re.compile(r"Q_(\d+)")
-_RANGE = re.compile(r"(.*?)(\d+)\.\.(?:\1)?(\d+)")
-_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])")
 _TAG = re.compile(r"<[^>]*>")
-
-
-@dataclass(frozen=True)
-class FieldMap:
-    """Which field of the note type holds what."""
-
-    question: str
-    choices: tuple[str, ...]
-    answer: str
-    explanation: tuple[str, ...] = ()
-    title: str = ""
-    sources: str = ""
-    kind: str = ""
-
-
-def parse_fields(spec: str) -> dict[str, tuple[str, ...]]:
-    """`--fields question=Front,choices=Q_1..Q_5,...` by role; a FormatError saying what is
-    wrong with it."""
-    found: dict[str, tuple[str, ...]] = {}
-    for part in filter(None, (p.strip() for p in spec.split(","))):
-        role, equals, value = part.partition("=")
-        role = role.strip()
-        if not equals or role not in ROLES or not value.strip():
-            raise FormatError(f"{part!r} is not ROLE=FIELD, ROLE one of {', '.join(ROLES)}")
-        names: list[str] = []
-        for name in (n.strip() for n in value.split("+")):
-            ranged, letters = _RANGE.fullmatch(name), _LETTERS.fullmatch(name)
-            if letters:  # A..D
-                names += [chr(c) for c in range(ord(letters[1]), ord(letters[2]) + 1)]
-            elif ranged:
-                start, end = int(ranged[2]), int(ranged[3])
-                names += [f"{ranged[1]}{n}" for n in range(start, end + 1)]
-            elif name:
-                names.append(name)
-        found[role] = tuple(names)
-    for role in ("question", "answer"):
-        if role not in found:
-            raise FormatError(f"{role}=FIELD is needed")
-    return found
-
-
-def _mapping(fields: Sequence[str], given: Mapping[str, tuple[str, ...]] | None) -> FieldMap:
-    """The mapping for a note type with these fields: the one given, checked against
-    them, or the add-on's, recognized by its field names."""
-    if given:
-        missing = [name for names in given.values() for name in names if name not in fields]
-        if missing:
-            raise FormatError(
-                f"--fields names {', '.join(map(repr, missing))}, which the note type lacks "
-                f"(its fields: {', '.join(fields)})"
-            )
-        one = {role: names[0] if names else "" for role, names in given.items()}
-        return FieldMap(
-            question=one["question"],
-            choices=given.get("choices", ()),
-            answer=one["answer"],
-            explanation=given.get("explanation", ()),
-            title=one.get("title", ""),
-            sources=one.get("sources", ""),
-            kind=one.get("kind", ""),
-        )
-    numbered = sorted(
-        (int(m[1]), name) for name in fields if (m := _CHOICE_FIELD.fullmatch(name)) is not None
-    )
-    kind = next((name for name in fields if name.startswith("QType")), "")
-    if not ({"Question", "Answers"} <= set(fields) and numbered and kind):
-        raise FormatError(
-            f"a note type with the fields {', '.join(fields)} is not the Multiple Choice "
-            "add-on's: say which field holds what with --fields question=FIELD,"
-            "choices=FIELD..FIELD,answer=FIELD[,explanation=FIELD]"
-        )
-    return FieldMap(
-        question="Question",
-        choices=tuple(name for _, name in numbered),
-        answer="Answers",
-        explanation=tuple(name for name in ("Extra 1",) if name in fields),
-        title="Title" if "Title" in fields else "",
-        sources="Sources" if "Sources" in fields else "",
-        kind=kind,
-    )
 
 
 @dataclass
@@ -152,6 +75,10 @@ class _Reading:
     """The notes read as Kprim, by number."""
     answer_formats: Counter[str]
     """How the notes' answers were written (`ANSWER_FORMATS`), by count."""
+    carried: tuple[str, ...] = ()
+    """The fields carried as they are: a kept note type's that the mapping does not name."""
+    carried_media: dict[str, int] = field(default_factory=dict)
+    """The media files the carried fields show, each with the first note that does."""
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
@@ -168,9 +95,11 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             "deck of one note type at a time"
         )
     notetype = exported.notetypes[next(iter(kinds))]
-    mapping = _mapping(notetype.fields, dict(options.fields))
+    mapping = field_map(notetype.fields, dict(options.fields))
+    unmapped = tuple(name for name in notetype.fields if name not in mapping.names)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:  # read_exported opened it already
         reading = _Reading(path, archive, exported, options, Problems(path), {}, [], Counter())
+        reading.carried = unmapped if options.keep_notetype else ()
         read_notes = [
             _question(note, number, mapping, reading) for number, note in enumerate(notes, start=1)
         ]
@@ -182,6 +111,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             "learner picks the true statements; Kprim's half point for three right of four "
             "is not carried",
         )
+    warn_of_media(reading.carried_media, reading.problems)
+    kept = _kept(notetype, mapping, reading) if options.keep_notetype else None
     return Source(
         path=path,
         questions=tuple(questions),
@@ -191,7 +122,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         diagnostics=tuple(reading.problems.found),
         media=tuple(sorted(reading.media.items())),
         origin=f"Anki deck {notes[0].deck!r}, note type {notetype.name!r}",
-        anki_notetype=_kept(notetype, mapping, reading) if options.keep_notetype else None,
+        anki_notetype=kept,
+        fields_read=fields_read(mapping, unmapped, kept),
     )
 
 
@@ -303,6 +235,9 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
         image_alt=alt,
         guid=note.guid,
         modified=note.modified,
+        anki_fields=carried_fields(
+            fields, reading.carried, line, reading.problems, reading.carried_media
+        ),
     )
 
 

@@ -53,6 +53,16 @@ def yaml_string(text: str) -> str:
     return "".join(out)
 
 
+_PLAIN_KEY = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.()=-]| (?! ))*[A-Za-z0-9_.)]|[A-Za-z_]")
+
+
+def _key(name: str) -> str:
+    """A field's name as a mapping key: plain where YAML reads it as written (not as a
+    null, as `null` would be)."""
+    plain = _PLAIN_KEY.fullmatch(name) and name.lower() != "null"
+    return name if plain else yaml_string(name)
+
+
 def _flow(texts: Sequence[str]) -> str:
     return "[" + ", ".join(map(yaml_string, texts)) + "]"
 
@@ -99,6 +109,10 @@ def item_lines(question: Question, item_id: str, source: Source, indent: int = 2
         out.append(f"  formerly: {_flow(question.formerly)}")
     if question.recall is not None and question.recall != source.recall:
         out.append(f"  recall: {_bool(question.recall)}")
+    if question.anki_fields and source.anki_notetype is not None:
+        # only where the note type is kept: a translation's is ankigen's, with no such fields
+        out.append("  anki_fields:")
+        out.extend(f"    {_key(name)}: {q(value)}" for name, value in question.anki_fields)
     pad = " " * indent
     return [pad + line for line in out]
 

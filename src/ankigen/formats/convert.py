@@ -164,11 +164,14 @@ def export_bank(path: Path, format_name: str, media_dir: Path) -> Exported:
 
 
 def losses(source: Source, format_name: str) -> list[Diagnostic]:
-    """A warning for each thing of an item the format cannot carry (only GIFT loses any:
-    Moodle XML carries `recall` in an element of ankigen's own, CSV in a column)."""
+    """A warning for each thing of an item the format cannot carry (GIFT loses most:
+    Moodle XML carries `recall` in an element of ankigen's own, CSV in a column; none
+    has a place for an adopted note's fields)."""
     found = []
     for question in source.questions:
         lost = []
+        if question.anki_fields:
+            lost.append("its anki_fields (its Anki note's own fields: only Anki has them)")
         if format_name == "gift":
             if question.image or question.explanation_image:
                 lost.append("its images (GIFT files carry none)")

@@ -65,6 +65,9 @@ class Question:
     the bank's first build updates that note where learners have it."""
     modified: int = 0
     """When Anki last changed that note (seconds)."""
+    anki_fields: tuple[tuple[str, str], ...] = ()
+    """That note's fields ankigen does not map, by name, as the note held them: the bank
+    carries them (`Item.anki_fields`) where it keeps the note's type."""
 
     @property
     def answer(self) -> tuple[int, ...]:
@@ -103,6 +106,9 @@ class Source:
     """Older topics and older languages of the bank, oldest first."""
     anki_notetype: KeptNotetype | None = None
     """An adopted deck's note type, kept (the bank's `anki_notetype:`)."""
+    fields_read: str = ""
+    """How an adopted deck's fields were read: which became which part of an item, which
+    are carried as they are, which were not read."""
 
     @property
     def export_mark(self) -> str:
@@ -363,6 +369,7 @@ def from_bank(bank: Bank) -> Source:
                 recall=item.recall,
                 retired=item.retired,
                 formerly=item.formerly,
+                anki_fields=item.anki_fields,
             )
         )
     return Source(

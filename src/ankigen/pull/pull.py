@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ankigen.apkg.note import retired_notice
 from ankigen.bank.files import LOCK_NAME
+from ankigen.bank.kept import carried_line
 from ankigen.bank.model import Bank, Item, KeptNotetype, outline
 from ankigen.bank.project import load_project
 from ankigen.bank.reader import parse_bank
@@ -200,7 +201,8 @@ def plan_pull(
         kept = _kept_notetype(bank, exported, note)
         names = images.names(bank, item.id)
         weighed = known.weigh(bank, item, names, exported, note, kept)
-        _decide(found, bank, item, names, weighed, take)
+        carried = _carried_edits(kept, item, exported.fields_of(note)) if kept else ()
+        _decide(found, bank, item, names, weighed, take, carried)
     return found.pulled(take)
 
 
@@ -229,6 +231,17 @@ def _one_note(
         )
     )
     return distinct[0] if same else None
+
+
+def _carried_edits(kept: KeptNotetype, item: Item, values: dict[str, str]) -> tuple[str, ...]:
+    """The fields a kept note carries as they are (`Item.anki_fields`; the others empty)
+    that do not hold in Anki what the bank says."""
+    bank = dict(item.anki_fields)
+    return tuple(
+        name
+        for name in kept.fields
+        if name not in kept.mapped and values.get(name, "") != bank.get(name, "")
+    )
 
 
 def _other(exported: Exported, note: AnkiNote) -> Other:
@@ -313,11 +326,19 @@ class _Found:
 
 
 def _decide(
-    found: _Found, bank: Bank, item: Item, names: dict[str, str], note: Weighed, take: Take
+    found: _Found,
+    bank: Bank,
+    item: Item,
+    names: dict[str, str],
+    note: Weighed,
+    take: Take,
+    carried: Sequence[str] = (),
 ) -> None:
     """Which of a note's texts Anki changed, and what of them goes into the bank: a text
     Anki holds as its build issued it is no edit, whatever the bank did since; one Anki
-    changed is pulled if the bank's is still as issued, and a conflict if not."""
+    changed is pulled if the bank's is still as issued, and a conflict if not. `carried`:
+    a kept note's fields carried as they are that Anki holds otherwise than the bank
+    (`_carried_edits`), which are said, never pulled."""
     read = read_note(bank, item, note.anki, names)
     if note.untouched:
         if read.texts:
@@ -330,6 +351,17 @@ def _decide(
     for loss in (loss for loss in read.lost if loss not in was):
         found.warnings.append(
             Diagnostic(bank.path, item.line, "warning", f"item {item.id!r}: {loss}")
+        )
+    for name in carried:  # of a kept note type: not read as texts, so said here
+        found.warnings.append(
+            Diagnostic(
+                bank.path,
+                item.line_at(carried_line(name)),
+                "warning",
+                f"item {item.id!r}: field {name!r} was changed in Anki; a field carried as "
+                "it is (anki_fields) is not pulled, and the next build writes the bank's "
+                "back: copy the change into the bank to keep it",
+            )
         )
     bank_texts = item_contexts(item)
     changes = [

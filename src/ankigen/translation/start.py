@@ -142,7 +142,8 @@ def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tup
     end_line = _end_line(items_node, lines)
     # the items added take the target's defaults: a `shuffle` or `recall` of the
     # reference's that differs from them is stated on the item
-    questions = {q.name: q for q in from_bank(ref).questions}
+    # nor the reference's carried fields: they are its adopted notes', not the target's
+    questions = {q.name: replace(q, anki_fields=()) for q in from_bank(ref).questions}
     defaults = replace(from_bank(target), questions=())
     for item in missing:
         later = [i for i in ref_order[ref_order.index(item.id) + 1 :] if i in starts]
