@@ -44,9 +44,8 @@ from ankigen.build.result import IMAGE_CACHE
 from ankigen.checks.run import checked_banks
 from ankigen.collection.exported import AnkiNote, Exported
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
-from ankigen.core.userfile import Target, write_all
+from ankigen.formats.bankedit import OpenBank, open_bank, write_banks
 from ankigen.formats.banktexts import item_contexts, replace_texts
-from ankigen.formats.bankyaml import loads_as_bank
 from ankigen.identity.guid import note_guid, split_deck_key
 from ankigen.identity.lockfile import read_lock
 from ankigen.images.process import image_refs, prepare
@@ -113,8 +112,8 @@ class Other:
 class Pulled:
     """What a pull found, and the banks' new texts; nothing is written here."""
 
-    edits: dict[str, tuple[bytes, str]]
-    """Bank path -> (the bytes read, its text with Anki's fixes)."""
+    edits: dict[str, tuple[OpenBank, str]]
+    """Bank path -> (the bank as read, its text with Anki's fixes)."""
     changes: tuple[Change, ...]
     conflicts: tuple[Change, ...]
     kept: tuple[Change, ...]
@@ -131,9 +130,9 @@ class Pulled:
     def diff(self) -> str:
         """The changes as a unified diff of the bank files."""
         out: list[str] = []
-        for path, (before, after) in sorted(self.edits.items()):
+        for path, (opened, after) in sorted(self.edits.items()):
             out += difflib.unified_diff(
-                before.decode("utf-8").splitlines(keepends=True),
+                (opened.text or "").splitlines(keepends=True),
                 after.splitlines(keepends=True),
                 f"a/{path}",
                 f"b/{path}",
@@ -267,6 +266,8 @@ def _kept_notetype(bank: Bank | None, exported: Exported, note: AnkiNote) -> Kep
 @dataclass
 class _Found:
     wanted: dict[str, dict[str, Change]] = field(default_factory=dict)
+    decks: dict[str, tuple[str, str]] = field(default_factory=dict)
+    """Each wanted bank's topic and language: what it must still be when it is written."""
     conflicts: list[Change] = field(default_factory=list)
     kept: list[Change] = field(default_factory=list)
     warnings: list[Diagnostic] = field(default_factory=list)
@@ -284,13 +285,15 @@ class _Found:
                 f"--take names {', '.join(sorted(unknown))}: no conflict there. Run pull "
                 "without --take to see the conflicts"
             )
-        edits: dict[str, tuple[bytes, str]] = {}
+        edits: dict[str, tuple[OpenBank, str]] = {}
         changes: list[Change] = []
         for path, wanted in sorted(self.wanted.items()):
-            before = Path(path).read_bytes()
-            text, _ = replace_texts(
-                before.decode("utf-8"), path, {c: ch.anki for c, ch in wanted.items()}
-            )
+            topic, language = self.decks[path]
+            opened = open_bank(Path(path), topic, language, source="its deck in the lock")
+            before = opened.text
+            if before is None:
+                raise PullError(f"{path}: the bank is gone since it was read; nothing was written")
+            text, _ = replace_texts(before, path, {c: ch.anki for c, ch in wanted.items()})
             after, problems = parse_bank(path, text.encode("utf-8"))
             if after is None:
                 raise InvalidBanks(problems)
@@ -309,8 +312,8 @@ class _Found:
                             "then pull again)",
                         )
                     )
-            if text != before.decode("utf-8"):
-                edits[path] = (before, text)
+            if text != before:
+                edits[path] = (opened, text)
         return Pulled(
             edits,
             tuple(changes),
@@ -408,6 +411,7 @@ def _settle(found: _Found, bank: Bank, item: Item, conflicts: list[Change], take
 
 def _want(found: _Found, bank: Bank, item: Item, changes: Sequence[Change]) -> None:
     wanted = found.wanted.setdefault(bank.path, {})
+    found.decks[bank.path] = (bank.topic, bank.language)
     for change in changes:
         wanted[f"{item.id}|{change.context}"] = change
 
@@ -422,12 +426,6 @@ def write_pulled(pulled: Pulled) -> list[str]:
     """The banks written (atomically, each only while it holds what was read)."""
     if pulled.conflicts:
         raise PullError("conflicts left: nothing was written")
-    writes = [
-        (
-            Target(Path(path), "a bank", edits=before, check=loads_as_bank(path)),
-            text.encode("utf-8"),
-        )
-        for path, (before, text) in sorted(pulled.edits.items())
-    ]
-    done = write_all(writes)
-    return [str(target.path) for (target, _), wrote in zip(writes, done, strict=True) if wrote]
+    edits = sorted(pulled.edits.values(), key=lambda edit: str(edit[0].path))
+    done = write_banks(edits)
+    return [str(opened.path) for (opened, _), wrote in zip(edits, done, strict=True) if wrote]
