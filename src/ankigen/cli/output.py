@@ -236,33 +236,17 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
             )
         )
     if pulled.strangers:
-        lines.append(
-            Line(
-                f"{count(len(pulled.strangers), 'note')} of ankigen's note type that these banks' "
-                "lock never issued (not imported; notes are matched by GUID only):",
-                True,
-            )
+        lines += _listed(
+            f"{count(len(pulled.strangers), 'note')} of ankigen's note type that these banks' "
+            "lock never issued (not imported; notes are matched by GUID only):",
+            [f"{n.guid}  {n.deck or '(no deck)'}  {n.fields[6]!r}" for n in pulled.strangers],
         )
-        lines += [
-            Line(f"    {note.guid}  {note.deck or '(no deck)'}  {note.fields[6]!r}", True)
-            for note in pulled.strangers[:20]
-        ]
-        if len(pulled.strangers) > 20:
-            lines.append(Line(f"    and {len(pulled.strangers) - 20} more", True))
     if pulled.others:
-        lines.append(
-            Line(
-                f"{count(len(pulled.others), 'note')} of another note type in these decks "
-                "(not pulled):",
-                True,
-            )
+        lines += _listed(
+            f"{count(len(pulled.others), 'note')} of another note type in these decks "
+            "(not pulled):",
+            [f"{o.guid}  {o.deck}  {o.notetype}  {o.words!r}" for o in pulled.others],
         )
-        lines += [
-            Line(f"    {o.guid}  {o.deck}  {o.notetype}  {o.words!r}", True)
-            for o in pulled.others[:20]
-        ]
-        if len(pulled.others) > 20:
-            lines.append(Line(f"    and {len(pulled.others) - 20} more", True))
     if pulled.kept:
         lines.append(
             Line(
@@ -288,4 +272,12 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
         lines.append(Line(f"{done} {count(len(items), 'text')} into {path} ({names})"))
     if not pulled.changes and not pulled.conflicts:
         lines.append(Line(f"nothing to pull: {count(pulled.in_step, 'note')} in step"))
+    return lines
+
+
+def _listed(heading: str, rows: list[str], shown: int = 20) -> list[Line]:
+    """A heading and the first rows under it, on standard error, with how many more."""
+    lines = [Line(heading, True), *(Line(f"    {row}", True) for row in rows[:shown])]
+    if len(rows) > shown:
+        lines.append(Line(f"    and {len(rows) - shown} more", True))
     return lines
