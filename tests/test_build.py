@@ -345,8 +345,8 @@ def test_genanki_is_imported_without_zipfile_and_tempfile(tmp_path: Path) -> Non
     are imported only when genanki uses them, and its writer still works."""
     script = """
 import sys
-from ankigen.apkg.package import _genanki
-genanki = _genanki()
+from ankigen.apkg.genanki_loader import load_genanki
+genanki = load_genanki()
 print("zipfile" in sys.modules, "tempfile" in sys.modules)
 model = genanki.Model(1, "M", fields=[{"name": "F"}], templates=[
     {"name": "C", "qfmt": "{{F}}", "afmt": "{{F}}"}])

@@ -36,9 +36,7 @@ def translated_project(project: Path, runner: CliRunner) -> Path:
     return po_path
 
 
-def test_po_import_to_a_new_file_writes_every_translation(
-    project: Path, runner: CliRunner
-) -> None:
+def test_po_import_to_a_new_file_writes_every_translation(project: Path, runner: CliRunner) -> None:
     po_path = translated_project(project, runner)
     result = invoke(runner, "import", str(po_path), "--from", "po", "-o", "de-copy.yaml")
     assert result.exit_code == 0, result.output

@@ -35,7 +35,6 @@ from hypothesis.stateful import (
 
 from ankigen.bank.reader import load_bank
 from ankigen.formats.banktexts import bank_contexts, replace_texts
-from tests.conftest import invoke
 from tests.helpers import AnkiCollection
 
 REFERENCE = """\

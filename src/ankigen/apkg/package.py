@@ -1,22 +1,20 @@
-"""The one module that writes files: deterministic .apkg packages and atomic replacement.
+"""Deterministic .apkg packages: their bytes, made in memory (`core.atomic` writes them).
 
-genanki writes the collection database; we write the zip ourselves so that it
-is deflated, has fixed entry times and order, and contains no temporary names.
+genanki makes the collection database; the zip is made here so that it is deflated,
+has fixed entry times and order, and contains no temporary names.
 """
 
 from __future__ import annotations
 
 import functools
-import importlib
 import itertools
 import json
-import sys
-import types
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from ankigen.apkg import notetype
+from ankigen.apkg.genanki_loader import load_genanki
 from ankigen.apkg.kept import kept_templates, notetype_name
 from ankigen.apkg.notetype import NOTETYPE_ID, NOTETYPE_NAME
 from ankigen.bank.model import KeptNotetype
@@ -61,53 +59,10 @@ class PackageDeck:
     """The adopted deck's note type that the notes keep, instead of ours (`apkg.kept`)."""
 
 
-def _genanki() -> types.ModuleType:
-    """genanki, imported without asyncio, zipfile and tempfile.
-
-    genanki takes `cached_property` from the package of that name, which imports
-    asyncio for coroutine properties (genanki has none): a tenth of a build that
-    changes one deck of 1,000 items. While genanki is imported that name is the
-    standard library's `functools.cached_property`, the same descriptor without them;
-    whatever imports the package later gets the package.
-
-    genanki's own writing of a package file takes zipfile and tempfile (with shutil,
-    random, bz2 and lzma), which ankigen never asks of it (`zip_bytes` writes ours):
-    they cost an edit's worker 5 ms between its check and its deck's plan. While
-    genanki is imported those names are modules that import the real one when a name
-    is first looked up in them (`_ImportedOnUse`); whatever imports them later gets
-    the real one."""
-    if "genanki" not in sys.modules and "cached_property" not in sys.modules:
-        stand_in = types.ModuleType("cached_property")
-        stand_in.cached_property = functools.cached_property  # type: ignore[attr-defined]
-        stand_ins = {"cached_property": stand_in}
-        for name in ("zipfile", "tempfile"):
-            if name not in sys.modules:
-                stand_ins[name] = _ImportedOnUse(name)
-        sys.modules.update(stand_ins)
-        try:
-            import genanki
-        finally:
-            for name, module in stand_ins.items():
-                if sys.modules.get(name) is module:
-                    del sys.modules[name]
-    import genanki  # noqa: F401  (already imported by another way, or now)
-
-    return sys.modules["genanki"]
-
-
-class _ImportedOnUse(types.ModuleType):
-    """Stands for a module that is imported when a name is first looked up in it."""
-
-    def __getattr__(self, name: str) -> object:
-        if sys.modules.get(self.__name__) is self:
-            del sys.modules[self.__name__]  # looked up while standing in: the real one now
-        return getattr(importlib.import_module(self.__name__), name)
-
-
 def genanki_model(kept: KeptNotetype | None = None) -> genanki.Model:
     if kept is None:
         return _our_model(notetype.templates())
-    genanki = _genanki()
+    genanki = load_genanki()
     t = kept_templates(kept)
     return genanki.Model(
         model_id=kept.id,
@@ -124,7 +79,7 @@ def _our_model(t: notetype.Templates) -> genanki.Model:
     """Our note type as genanki's model, made once for its templates: genanki works out
     its required fields (`_req`) by rendering them, 2 ms a package; writing a package
     only fills in what its JSON leaves unset, the same each time."""
-    genanki = _genanki()
+    genanki = load_genanki()
     return genanki.Model(
         model_id=NOTETYPE_ID,
         name=NOTETYPE_NAME,
@@ -141,7 +96,7 @@ def prepare() -> None:
     sends the deck's job: time it waited idle, and the package took after the plan (10
     to 15 ms of an edit at 10 x 1,000 items). The note type's templates come with the
     job (`notetype.adopt_templates`), and our model is made with the package."""
-    _genanki()
+    load_genanki()
 
 
 def _note_ids(first: int) -> Iterator[int]:
@@ -165,7 +120,7 @@ def collection_bytes(deck: PackageDeck) -> bytes:
     """The package's database, made in memory: written to a scratch file and read back,
     it cost a temporary folder, 2 MB written and read, and loading tempfile (2 to 3 ms
     of an edit's package at 10 x 1,000 items)."""
-    genanki = _genanki()
+    genanki = load_genanki()
     model = genanki_model(deck.kept)
     gdeck = genanki.Deck(deck.deck_id, deck.name, description=deck.description)
     gdeck.add_model(model)  # genanki adds the models of a deck's notes; ours come after
