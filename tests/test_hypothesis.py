@@ -16,11 +16,11 @@ from hypothesis import strategies as st
 from ankigen.apkg.package import PackageDeck, PackageNote
 from ankigen.bank.model import KeptNotetype
 from ankigen.bank.reader import parse_bank
+from ankigen.bank.yamltext import yaml_string
 from ankigen.checks.parity import parity
 from ankigen.checks.rules import Before
 from ankigen.core import times
 from ankigen.core.errors import Diagnostic
-from ankigen.formats.bankyaml import yaml_string
 from ankigen.formats.model import ReadOptions
 from ankigen.formats.page import PageError, decode_page, parse_page
 from ankigen.formats.page import read as read_page

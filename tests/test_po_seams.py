@@ -1,6 +1,6 @@
 """Where a PO file meets a bank it was not made from: a new file named by `-o`, a bank of
 another topic or language. Every command that changes a bank opens it through
-`formats.bankedit`, which refuses a bank the change is not for."""
+`bank.edit`, which refuses a bank the change is not for."""
 
 from __future__ import annotations
 

@@ -14,7 +14,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ankigen.bank.reader import parse_bank
-from ankigen.formats.banktexts import item_contexts, replace_texts
+from ankigen.bank.texts import item_contexts, replace_texts
 from tests.conftest import invoke
 from tests.helpers import AnkiCollection
 from tests.test_pull import BANK, edit, export

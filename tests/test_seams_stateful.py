@@ -34,7 +34,7 @@ from hypothesis.stateful import (
 )
 
 from ankigen.bank.reader import load_bank
-from ankigen.formats.banktexts import bank_contexts, replace_texts
+from ankigen.bank.texts import bank_contexts, replace_texts
 from tests.helpers import AnkiCollection
 
 REFERENCE = """\

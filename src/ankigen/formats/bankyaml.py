@@ -14,43 +14,12 @@ import yaml
 
 from ankigen.bank import yamltree
 from ankigen.bank.model import KeptNotetype
-from ankigen.bank.reader import parse_bank
+from ankigen.bank.yamltext import yaml_string
 from ankigen.bank.yamltree import YamlProblem
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.formats.model import Choice, Question, Source
 
 TODO = "# TODO"
-
-
-def _needs_escape(code: int) -> bool:
-    """Characters YAML would not keep as written: controls, line separators, BOM, surrogates."""
-    return (
-        code < 0x20
-        or 0x7F <= code <= 0x9F
-        or code in (0x2028, 0x2029, 0xFEFF, 0xFFFE, 0xFFFF)
-        or 0xD800 <= code <= 0xDFFF
-    )
-
-
-def yaml_string(text: str) -> str:
-    """A YAML double-quoted scalar holding exactly `text`."""
-    out = ['"']
-    for char in text:
-        code = ord(char)
-        if char == '"':
-            out.append('\\"')
-        elif char == "\\":
-            out.append("\\\\")
-        elif char == "\n":
-            out.append("\\n")
-        elif char == "\t":
-            out.append("\\t")
-        elif _needs_escape(code):
-            out.append(f"\\u{code:04x}")
-        else:
-            out.append(char)
-    out.append('"')
-    return "".join(out)
 
 
 _PLAIN_KEY = re.compile(r"[A-Za-z_](?:[A-Za-z0-9_.()=-]| (?! ))*[A-Za-z0-9_.)]|[A-Za-z_]")
@@ -188,19 +157,6 @@ def filled_in(text: str) -> str:
     for pattern, value in _LEFT_TO_AUTHOR:
         text = pattern.sub(value, text)
     return text
-
-
-def loads_as_bank(shown: str) -> Callable[[bytes], None]:
-    """A check for `userfile.Target`: the text written must load as a bank, so a bank is
-    never replaced by one that does not (InvalidBanks, naming each problem)."""
-
-    def check(data: bytes) -> None:
-        _, problems = parse_bank(shown, data)
-        errors = [d for d in problems if d.severity == "error"]
-        if errors:
-            raise InvalidBanks(errors)
-
-    return check
 
 
 def reads_as_yaml(shown: str) -> Callable[[bytes], None]:

@@ -18,7 +18,7 @@ of:
   texts are reported at the bank's line, and `--take anki` or `--take bank` (for every
   item, or `--take anki:ITEM`) decides.
 
-Texts are written into the bank files in place (`formats.banktexts`, as a PO import
+Texts are written into the bank files in place (`bank.texts`, as a PO import
 writes them): comments, quoting and layout stay, and a text of several lines is a
 block. A bank is written only if it still holds what was read, and only if every text
 placed; with a conflict left, nothing is.
@@ -34,18 +34,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ankigen.apkg.note import retired_notice
+from ankigen.bank.edit import OpenBank, open_bank, write_banks
 from ankigen.bank.files import LOCK_NAME
 from ankigen.bank.kept import carried_line
 from ankigen.bank.model import Bank, Item, KeptNotetype, outline
 from ankigen.bank.project import load_project
 from ankigen.bank.reader import parse_bank
+from ankigen.bank.texts import item_contexts, replace_texts
 from ankigen.bank.workspace import default_media_dir
 from ankigen.build.result import IMAGE_CACHE
 from ankigen.checks.run import checked_banks
 from ankigen.collection.exported import AnkiNote, Exported
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
-from ankigen.formats.bankedit import OpenBank, open_bank, write_banks
-from ankigen.formats.banktexts import item_contexts, replace_texts
 from ankigen.identity.guid import note_guid, split_deck_key
 from ankigen.identity.lockfile import read_lock
 from ankigen.images.process import image_refs, prepare

@@ -26,14 +26,14 @@ from pathlib import Path
 import polib
 
 from ankigen import __version__
+from ankigen.bank.edit import OpenBank, open_bank, write_banks
 from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
 from ankigen.bank.reader import parse_bank
+from ankigen.bank.texts import bank_contexts, replace_texts
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
-from ankigen.formats.bankedit import OpenBank, open_bank, write_banks
-from ankigen.formats.banktexts import bank_contexts, replace_texts
 from ankigen.text import lang
 from ankigen.translation.start import (
     add_missing,

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import yaml
 
+from ankigen.bank.edit import OpenBank, open_bank, write_banks
 from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
 from ankigen.bank.workspace import find_bank_paths
@@ -25,7 +26,6 @@ from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.checks.run import check_paths
 from ankigen.checks.translation import reference_language
 from ankigen.core.errors import AnkigenError, InvalidBanks
-from ankigen.formats.bankedit import OpenBank, open_bank, write_banks
 from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
 from ankigen.text import lang

@@ -12,8 +12,8 @@ import re
 import yaml
 
 from ankigen.bank.model import Bank, Item
+from ankigen.bank.yamltext import yaml_string
 from ankigen.bank.yamltree import compose_file
-from ankigen.formats.bankyaml import yaml_string
 
 ITEM_TEXTS = ("question", "explanation", "image_alt", "explanation_image_alt")
 BANK_TEXTS = ("title", "description", "level")

@@ -4,14 +4,14 @@
 Opening refuses a bank that is not the one the change is for: a PO file of
 `collectives` in `de` written with `-o banks/fsdp/en.yaml` would otherwise append its
 items to another topic's reference. Writing goes through `core.userfile`: in place
-(callers replace texts where they stand, `formats.banktexts`, so comments, quoting and
+(callers replace texts where they stand, `bank.texts`, so comments, quoting and
 layout stay), only while the file still holds what was read, never as a bank that would
 not load, and atomically.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -19,7 +19,6 @@ from ankigen.bank.model import Bank
 from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write_all
-from ankigen.formats.bankyaml import loads_as_bank
 from ankigen.text import lang
 
 
@@ -82,3 +81,16 @@ def write_banks(changes: Sequence[tuple[OpenBank, str]], *, force: bool = False)
     whether each was written (False: it already held that text)."""
     writes = [(opened.target(force=force), text.encode("utf-8")) for opened, text in changes]
     return write_all(writes)
+
+
+def loads_as_bank(shown: str) -> Callable[[bytes], None]:
+    """A check for `userfile.Target`: the text written must load as a bank, so a bank is
+    never replaced by one that does not (InvalidBanks, naming each problem)."""
+
+    def check(data: bytes) -> None:
+        _, problems = parse_bank(shown, data)
+        errors = [d for d in problems if d.severity == "error"]
+        if errors:
+            raise InvalidBanks(errors)
+
+    return check
