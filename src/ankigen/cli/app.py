@@ -33,7 +33,7 @@ from ankigen.cli.output import (
     translate_lines,
 )
 from ankigen.cli.plain import build_command, failure_status, leave_interrupted, write_lines
-from ankigen.core.errors import AnkigenError
+from ankigen.core.errors import AnkigenError, Diagnostic
 
 
 class Commands(click.Group):
@@ -118,7 +118,6 @@ def serve(banks: Path, media: Path | None, port: int) -> None:
     the project file or an image. Writes nothing; Ctrl-C stops it."""
     import threading
 
-    from ankigen.core.errors import Diagnostic
     from ankigen.serve import serve as run
 
     def report(problems: tuple[Diagnostic, ...]) -> None:
