@@ -1821,35 +1821,6 @@ def test_an_outline_travels_by_column_as_it_is(items: list[tuple[bool, bool, lis
     assert [type(item) for item in sent.items] == [ItemOutline] * len(rows)
 
 
-BUILD_TOKENS = ["b", "o", "ü", "", "-", "--", "-o", "--out", "--out=", "--out=o", "-oo", "-o=o"]
-BUILD_TOKENS += ["--json", "--jso", "--prune", "--media", "-x", "-h", "--help", "--json=1"]
-
-
-@settings(max_examples=2000, deadline=None)  # cheap examples: 2 ms for a hundred
-@given(st.lists(st.sampled_from(BUILD_TOKENS), max_size=5))
-def test_quick_builds_take_only_what_click_reads_the_same_way(argv: list[str]) -> None:
-    """`quick` answers a build before click is loaded: whatever it takes, click must
-    take too, with the same folders and report format, and the default for the rest."""
-    import click
-
-    from ankigen.cli.app import cli
-    from ankigen.cli.quick import build_args
-
-    args = build_args(["build", *argv])
-    if args is None:
-        return
-    command = cli.commands["build"]
-    with command.make_context("build", list(argv)) as context:
-        params = context.params
-    assert (params["banks"], params["out"], params["as_json"]) == (
-        args.banks,
-        args.out,
-        args.as_json,
-    )
-    assert (params["media"], params["max_image_size"], params["prune"]) == (None, 1600, False)
-    assert isinstance(command, click.Command)
-
-
 UNSAFE_MACROS = ["href", "style", "class", "cssId", "unicode", "require", "data", "html"]
 
 

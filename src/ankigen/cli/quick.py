@@ -2,9 +2,10 @@
 
 Loading click takes longer than the rest of a build with nothing to do (35 to 60 ms of
 90), and a tenth of a build after one edit: what editors' save hooks, `make` and CI run
-most. `build [BANKS] [-o OUT] [--json]` runs here, through the function the command
-line's `build` calls (`plain.build_command`), with its errors reported as it reports
-them; any other form, and any argument click would refuse, goes to the command line.
+most. `ankigen build` and `ankigen build --json` run here, through the function the
+command line's `build` calls (`plain.build_command`), with its errors reported as it
+reports them. Any other form goes to the command line, which parses it: there is one
+parser, click's (a build naming its folders pays for loading click).
 A build with nothing to do is answered first by the banks' statuses alone
 (`build.pipeline.unchanged_build`).
 """
@@ -13,61 +14,21 @@ from __future__ import annotations
 
 import os
 import stat
-from collections import namedtuple
 from collections.abc import Sequence
 from pathlib import Path
 
-TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
-if TYPE_CHECKING:
-    from typing import NamedTuple
-
-    class BuildArgs(NamedTuple):
-        banks: Path
-        out: Path
-        as_json: bool
-else:
-    BuildArgs = namedtuple("BuildArgs", "banks out as_json")
-
-
-def build_args(argv: Sequence[str]) -> BuildArgs | None:
-    """`build [BANKS] [-o OUT] [--json]` as click parses it, or None for anything else."""
-    if not argv or argv[0] != "build":
-        return None
-    banks: str | None = None
-    out: str | None = None
-    as_json = False
-    rest = list(argv[1:])
-    while rest:
-        arg = rest.pop(0)
-        value: str | None = None
-        if arg in ("-o", "--out"):
-            value = rest.pop(0) if rest else None
-        elif arg.startswith("--out="):
-            value = arg.removeprefix("--out=")
-        elif arg.startswith("-o") and not arg.startswith("--"):
-            value = arg.removeprefix("-o")
-        elif arg == "--json" and not as_json:
-            as_json = True
-            continue
-        elif not arg.startswith("-") and banks is None:
-            banks = arg
-            continue
-        else:
-            return None
-        # an option given twice, or a value click might read otherwise: click decides
-        if out is not None or not value or value.startswith("-"):
-            return None
-        out = value
-    if banks == "" or "\0" in (banks or "") + (out or ""):
-        return None
-    return BuildArgs(Path(banks or "banks"), Path(out or "out"), as_json)
+PLAIN_FORMS = {("build",): False, ("build", "--json"): True}
+"""The command lines answered here, each with whether it asks for JSON: the two whose
+meaning needs no parser (BANKS is `banks`, OUT is `out`). Every other form is click's to
+read: one parser of the command line, not a copy kept equal to it by tests."""
+BANKS, OUT = Path("banks"), Path("out")
 
 
 def answer(argv: Sequence[str]) -> int | None:
     """Run `ankigen build` in its plainest forms without loading the command line, and
     return its exit status; None for anything else, which click reads."""
-    args = build_args(argv)
-    if args is None or not (_click_takes(args.banks) and _click_takes(args.out)):
+    as_json = PLAIN_FORMS.get(tuple(argv))
+    if as_json is None or not (_click_takes(BANKS) and _click_takes(OUT)):
         return None
     # only once the arguments are the plainest: anything else goes to click at once
     from ankigen.build.pipeline import unchanged_build
@@ -77,13 +38,13 @@ def answer(argv: Sequence[str]) -> int | None:
     interrupted = False
     try:
         try:
-            unchanged = unchanged_build(args.banks, args.out)
+            unchanged = unchanged_build(BANKS, OUT)
         except Exception:  # an error or a bug: the build meets it again and reports it
             unchanged = None
         if unchanged is None:
-            build_command(args.banks, args.out, args.as_json)
+            build_command(BANKS, OUT, as_json)
         else:
-            write_lines(build_lines(unchanged, args.out, args.as_json))
+            write_lines(build_lines(unchanged, OUT, as_json))
     except KeyboardInterrupt:
         interrupted = True
     except Exception as exc:
