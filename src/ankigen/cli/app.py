@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from ankigen import __version__
-from ankigen.cli.anki import pull, push
 from ankigen.cli.options import (
     BANKS_ARGUMENT,
     FORCE_OPTION,
@@ -33,6 +32,7 @@ from ankigen.cli.output import (
     translate_lines,
 )
 from ankigen.cli.plain import build_command, failure_status, leave_interrupted, write_lines
+from ankigen.cli.roundtrip import pull, push
 from ankigen.core.errors import AnkigenError, Diagnostic
 
 

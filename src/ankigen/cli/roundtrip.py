@@ -90,7 +90,7 @@ def pull(
     missing: list[str] = []
     if source == "anki":
         from ankigen.ankiconnect import AnkiConnect
-        from ankigen.pull.anki import from_anki
+        from ankigen.pull.connected import from_anki
 
         client = AnkiConnect(url, api_key)
         write_lines([connected_line(client.version(), client.url)])
