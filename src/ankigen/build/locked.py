@@ -4,6 +4,11 @@ packaged; packages, the lock and the record of issued times committed together.
 Decks whose inputs did not change since the last build into the same folder
 are not rebuilt or rewritten. Identity and time (GUIDs, renames, modification
 times) are `identity`'s decisions; this module only asks.
+
+`build_locked` runs the phases in order over one `_Build`, the build's working state:
+`_start` (images, identities, the new lock's kept entries, reuse keys), `_plan_changed`
+(decks whose content changed), `_plan_stale_parents` (decks whose parents changed),
+`_sort_plans` (lock entries, packages to make or keep), `_make_packages` and `_commit`.
 """
 
 from __future__ import annotations
@@ -11,14 +16,14 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import functools
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen.apkg.deck import parent_decks
 from ankigen.apkg.limits import check_package
-from ankigen.bank.files import Known, SourceDigest, shown_path
+from ankigen.bank.files import Known, SourceDigest
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import Project
 from ankigen.build.cache import BuildCache, inputs_fingerprint, recorded
@@ -32,6 +37,7 @@ from ankigen.build.jobs import (
     run_kept_package,
     run_package_job,
 )
+from ankigen.build.lock_notices import notetype_changed, orphan_warnings, refuse_clashes
 from ankigen.build.plan import (
     notetype_stamp,
     package_key,
@@ -53,20 +59,11 @@ from ankigen.checks.bankcache import BankCache
 from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
 from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.core.parallel import Pool, parallel_map
-from ankigen.identity.guid import formerly_line, split_deck_key
-from ankigen.identity.lockfile import (
-    KeyLines,
-    Lock,
-    text_of,
-)
-from ankigen.identity.resolve import (
-    DeckIdentity,
-    duplicate_guids,
-    orphans,
-    renamed_decks,
-    resolve,
-)
-from ankigen.images.process import image_refs, prepare
+from ankigen.identity.issued import Issued
+from ankigen.identity.lockfile import DeckLock, Lock, text_of
+from ankigen.identity.resolve import DeckIdentity, orphans, resolve
+from ankigen.identity.stamp import Stamp
+from ankigen.images.process import Prepared, image_refs, prepare
 from ankigen.images.settings import Settings
 
 if TYPE_CHECKING:
@@ -89,6 +86,20 @@ class Inputs:
     """The banks a later build may know by their file's status (`bank.files.Signature`)."""
 
 
+@dataclass(frozen=True)
+class _Given:
+    """What the caller hands the build proper, beside the inputs and the banks' outlines."""
+
+    bank_cache: BankCache
+    progress: Progress | None
+    media_dir: Path
+    image_settings: Settings
+    pool: Pool | None
+    now: int
+    prune: bool
+    early: EarlyPlans
+
+
 def build_locked(
     inputs: Inputs,
     outlines: Sequence[Outline],
@@ -106,17 +117,126 @@ def build_locked(
 
     The banks' items, the build's largest data, stay in the bank cache: each deck's job
     loads its bank from its cache entry where it runs; here only their outlines."""
-    banks = [outlined.bank for outlined in outlines]  # without their items
+    given = _Given(bank_cache, progress, media_dir, image_settings, pool, now, prune, early)
+    build = _start(inputs, outlines, diagnostics, given)
+    plans = _plan_changed(build)
+    _plan_stale_parents(build, plans)
+    jobs = _sort_plans(build, plans)
+    del plans  # the notes of every deck are the build's largest data: gone once packaged
+    _make_packages(build, jobs)
+    return _commit(build)
+
+
+@dataclass
+class _Build:
+    """One build's working state: what `_start` works out, then what each phase adds."""
+
+    inputs: Inputs
+    given: _Given
+    outlines: Sequence[Outline]
+    banks: list[Bank]
+    """Without their items."""
+    warnings: list[Diagnostic]
+    images: Prepared
+    subsets: dict[str, Prepared]
+    issued: Issued
+    planned: EarlyPlans | None
+    """The plans made early, unless the record of issued times changed since."""
+    decks: dict[str, DeckIdentity]
+    nt_stamp: Stamp
+    orphan_keys: list[str]
+    standing: list[Diagnostic]
+    changes: list[Diagnostic]
+    new_lock: Lock
+    cache: BuildCache
+    lock_texts: dict[str, tuple[DeckLock, str]]
+    """The entries' texts as read, where the lock is laid out as this version writes it:
+    the kept entries' texts in the new lock, and what their reuse keys hash."""
+    reuse: dict[str, str | None]
+    # filled in by the phases
+    unchanged: dict[str, DeckReport] = field(default_factory=dict)
+    parents: dict[str, Parents] = field(default_factory=dict)
+    left: set[str] = field(default_factory=set)
+    """Decks left as they were: lock entry and package."""
+    reports: dict[str, DeckReport] = field(default_factory=dict)
+    package_keys: dict[str, str] = field(default_factory=dict)
+    made: dict[str, bytes] = field(default_factory=dict)
+    kept: dict[str, tuple[DeckPlan, Future[Packaged | None] | None]] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.by_key = {bank.key: bank for bank in self.banks}
+        self.source_of = {str(source.path): source for source in self.inputs.sources}
+
+    def job(self, bank: Bank, parents: Parents | None) -> DeckJob:
+        """The deck's job; its bank's entry left to `with_entry` if it is yet to come from
+        the worker that planned the deck early (it comes with the package)."""
+        source = self.source_of[bank.path]
+        bank_cache, out_dir = self.given.bank_cache, self.inputs.out_dir
+        coming = bank_cache.coming(source)
+        return DeckJob(
+            source=source,
+            entry=cache_entry.LATER if coming else bank_cache.checked_entry(source),
+            project=self.inputs.project,
+            ident=self.decks[bank.key],
+            notetype_mtime=self.nt_stamp.mtime,
+            now=self.given.now,
+            images=self.subsets[bank.key],
+            bank_path=relative_bank_path(bank, self.inputs.banks_dir),
+            parents=parents,
+            in_place=None
+            if parents is None
+            else self.cache.key_if_fresh(out_dir / package_name(bank)),
+            bank=bank_cache.kept_bank(source),
+        )
+
+    def with_entry(self, made: DeckJob) -> DeckJob:
+        if made.entry != cache_entry.LATER:
+            return made
+        return replace(made, entry=self.given.bank_cache.checked_entry(made.source))
+
+    def job_with_entry(self, bank: Bank, parents: Parents | None) -> DeckJob:
+        return self.with_entry(self.job(bank, parents))
+
+    def plan(self, jobs: Sequence[DeckJob]) -> Iterator[DeckPlan]:
+        return plan_decks(jobs, self.given.pool, self.planned, self.with_entry)
+
+    def made_where_planned(self, key: str, report: DeckReport, packaged: Packaged) -> None:
+        self.package_keys[key] = packaged.key
+        if packaged.data is not None:
+            self.made[key] = packaged.data
+        self.reports[key] = report if packaged.data is not None else report._replace(written=False)
+
+    def reuse_key(self, key: str, lock: DeckLock | None, as_resolved: bool = False) -> str | None:
+        return reuse_key(
+            self.source_of[self.by_key[key].path],
+            self.decks[key],
+            self.issued,
+            self.nt_stamp,
+            self.subsets[key],
+            lock,
+            self.inputs.project.digest,
+            self.lock_texts,
+            as_resolved=as_resolved,
+        )
+
+
+def _start(
+    inputs: Inputs, outlines: Sequence[Outline], diagnostics: Sequence[Diagnostic], given: _Given
+) -> _Build:
+    """Images prepared, decks resolved to their identities, the orphans' entries kept
+    in the new lock, and each deck's reuse key as the lock was read."""
+    banks = [outlined.bank for outlined in outlines]
     out_dir, lock_path, old_lock = inputs.out_dir, inputs.lock_path, inputs.lock
-    warnings = [d for d in diagnostics if d.severity == "warning"]
     for folder in (out_dir, out_dir / IMAGE_CACHE, lock_path.parent):
         remove_stale_temporaries(folder)
     images = prepare(
-        image_refs(outlines), media_dir, image_settings, cache_dir=out_dir / IMAGE_CACHE
+        image_refs(outlines), given.media_dir, given.image_settings, cache_dir=out_dir / IMAGE_CACHE
     )
     if images.diagnostics:
         raise InvalidBanks([*diagnostics, *images.diagnostics])
 
+    early = given.early
     issued = early.evidence.issued
     assert issued is not None  # read while the banks were checked, or the build stopped
     planned: EarlyPlans | None = early
@@ -124,242 +244,208 @@ def build_locked(
         issued = read_issued(out_dir, lock_path)
         planned = None  # made from the record as it was
     decks = resolve(outlines, old_lock, issued, planned.idents if planned else None)
-    clashes = duplicate_guids(decks)
-    if clashes:
-        raise InvalidBanks(
-            Diagnostic(
-                shown_path(lock_path),
-                0,
-                "error",
-                f"{first} and {second} resolve to one note (GUID {guid}): check their "
-                "`formerly:` names",
-            )
-            for guid, first, second in clashes
-        )
-    nt_stamp = notetype_stamp(old_lock, now)
-    changes: list[Diagnostic] = []
-    if old_lock.notetype is not None and old_lock.notetype.hash != nt_stamp.hash:
-        changes.append(
-            Diagnostic(
-                shown_path(lock_path),
-                2,
-                "warning",
-                "the card templates changed since the last build: importing the new packages "
-                "updates the note type in everyone's collection, replacing any changes a "
-                "learner made to its templates or styling",
-            )
-        )
+    refuse_clashes(decks, lock_path)
+    nt_stamp = notetype_stamp(old_lock, given.now)
+    changes = notetype_changed(old_lock, nt_stamp, lock_path)
     orphan_keys = orphans(decks, old_lock)
-    standing = _orphan_warnings(outlines, decks, old_lock, orphan_keys, inputs, prune)
+    standing = orphan_warnings(
+        outlines, decks, old_lock, orphan_keys, inputs.lock_bytes, lock_path, given.prune
+    )
     changes.extend(standing)
 
     new_lock = Lock(notetype=nt_stamp)
     for key in orphan_keys:
-        if not prune:
+        if not given.prune:
             new_lock.decks[key] = old_lock.decks[key]  # kept: restoring the bank keeps history
-    cache = early.cache.current().to_record()  # read before the lock: read again if changed
-    source_of = {str(source.path): source for source in inputs.sources}
-    project_digest = inputs.project.digest
-    subsets = {bank.key: images.subset(bank) for bank in banks}
-    # the entries' texts as read, where the lock is laid out as this version writes it:
-    # the kept entries' texts in the new lock, and what their reuse keys hash
-    lock_texts = dict(old_lock.texts)
-    reuse: dict[str, str | None] = {
-        bank.key: reuse_key(
-            source_of[bank.path],
-            decks[bank.key],
-            issued,
-            nt_stamp,
-            subsets[bank.key],
-            decks[bank.key].previous,
-            project_digest,
-            lock_texts,
-            as_resolved=True,
-        )
+    build = _Build(
+        inputs=inputs,
+        given=given,
+        outlines=outlines,
+        banks=banks,
+        warnings=[d for d in diagnostics if d.severity == "warning"],
+        images=images,
+        subsets={bank.key: images.subset(bank) for bank in banks},
+        issued=issued,
+        planned=planned,
+        decks=decks,
+        nt_stamp=nt_stamp,
+        orphan_keys=orphan_keys,
+        standing=standing,
+        changes=changes,
+        new_lock=new_lock,
+        cache=early.cache.current().to_record(),  # read before the lock: read again if changed
+        lock_texts=dict(old_lock.texts),
+        reuse={},
+    )
+    build.reuse = {
+        bank.key: build.reuse_key(bank.key, decks[bank.key].previous, as_resolved=True)
         for bank in banks
     }
+    return build
 
-    def job(bank: Bank, parents: Parents | None) -> DeckJob:
-        """The deck's job; its bank's entry left to `with_entry` if it is yet to come from
-        the worker that planned the deck early (it comes with the package)."""
-        source = source_of[bank.path]
-        coming = bank_cache.coming(source)
-        return DeckJob(
-            source=source,
-            entry=cache_entry.LATER if coming else bank_cache.checked_entry(source),
-            project=inputs.project,
-            ident=decks[bank.key],
-            notetype_mtime=nt_stamp.mtime,
-            now=now,
-            images=subsets[bank.key],
-            bank_path=relative_bank_path(bank, inputs.banks_dir),
-            parents=parents,
-            in_place=None if parents is None else cache.key_if_fresh(out_dir / package_name(bank)),
-            bank=bank_cache.kept_bank(source),
-        )
 
-    def with_entry(made: DeckJob) -> DeckJob:
-        if made.entry != cache_entry.LATER:
-            return made
-        return replace(made, entry=bank_cache.checked_entry(made.source))
-
-    def job_with_entry(bank: Bank, parents: Parents | None) -> DeckJob:
-        return with_entry(job(bank, parents))
-
+def _plan_changed(build: _Build) -> dict[str, DeckPlan]:
+    """Phase 1: decks whose bank bytes, lock entry and evidence are those of the package
+    in place keep their lock entry; every other deck is planned."""
     # a deck without a generated parent deck needs no sibling's version: planned and
     # packaged in one step
-    has_parents = parent_decks(banks, {}, inputs.project.reference)
-
-    # 1. decks whose bank bytes, lock entry and evidence are those of the package in
-    # place keep their lock entry; every other deck is planned
-    unchanged = _same_content(outlines, decks, reuse, cache, out_dir)
-    same_content = set(unchanged)
-    by_key = {bank.key: bank for bank in banks}
-    plans: dict[str, DeckPlan] = {}
+    has_parents = parent_decks(build.banks, {}, build.inputs.project.reference)
+    build.unchanged = _same_content(
+        build.outlines, build.decks, build.reuse, build.cache, build.inputs.out_dir
+    )
     to_plan = [
-        job(by_key[k], None if k in has_parents else ())
-        for k in sorted(by_key)
-        if k not in same_content
+        build.job(build.by_key[k], None if k in has_parents else ())
+        for k in sorted(build.by_key)
+        if k not in build.unchanged
     ]
     # the lock's text of the entries of decks with the same content not known as read,
     # made now: while decks planned early in workers may still be made, not after them
-    for key in sorted(same_content):
-        previous = decks[key].previous
+    for key in sorted(build.unchanged):
+        previous = build.decks[key].previous
         assert previous is not None
-        lock_texts[key] = (previous, text_of(key, previous, lock_texts))
-    for plan in plan_decks(to_plan, pool, planned, with_entry):
-        plans[plan.key] = plan
+        build.lock_texts[key] = (previous, text_of(key, previous, build.lock_texts))
+    return {plan.key: plan for plan in build.plan(to_plan)}
 
-    # 2. parent decks list every child's version, so a sibling's new version changes them
+
+def _plan_stale_parents(build: _Build, plans: dict[str, DeckPlan]) -> None:
+    """Phase 2: parent decks list every child's version, so a sibling's new version
+    changes them: decks of the same content whose parents changed are planned again."""
     versions = {key: plan.report.version for key, plan in plans.items()}
-    versions.update((key, unchanged[key].version) for key in same_content)
-    parents = parent_decks(banks, versions, inputs.project.reference)
+    versions.update((key, report.version) for key, report in build.unchanged.items())
+    build.parents = parents = parent_decks(build.banks, versions, build.inputs.project.reference)
+    out_dir, reuse = build.inputs.out_dir, build.reuse
     stale = [
         key
-        for key in sorted(same_content)
-        if not cache.reusable(out_dir / package_name(by_key[key]), reuse[key], parents.get(key, ()))
+        for key in sorted(build.unchanged)
+        if not build.cache.reusable(
+            out_dir / package_name(build.by_key[key]), reuse[key], parents.get(key, ())
+        )
     ]
-    again = [job(by_key[k], parents.get(k, ())) for k in stale]
-    for plan in plan_decks(again, pool, planned, with_entry):
-        plans[plan.key] = plan
+    again = [build.job(build.by_key[k], parents.get(k, ())) for k in stale]
+    plans.update((plan.key, plan) for plan in build.plan(again))
+    build.left = set(build.unchanged) - set(stale)
 
-    # 3. packages, for planned decks whose package in place differs
-    left = same_content - set(stale)  # decks left as they were: lock entry and package
-    reports: dict[str, DeckReport] = {}
-    for key in left:
-        previous = decks[key].previous
+
+def _sort_plans(build: _Build, plans: dict[str, DeckPlan]) -> dict[str, PackageJob]:
+    """Phase 3: the new lock's entries, and each planned deck's package: made where it
+    was planned, kept by the worker that planned it, in place, or a job to run."""
+    for key in build.left:
+        previous = build.decks[key].previous
         assert previous is not None
-        new_lock.decks[key] = previous
-        reports[key] = unchanged[key]
+        build.new_lock.decks[key] = previous
+        build.reports[key] = build.unchanged[key]
     jobs: dict[str, PackageJob] = {}
-    package_keys: dict[str, str] = {}
-    made: dict[str, bytes] = {}
-    kept: dict[str, tuple[DeckPlan, Future[Packaged | None] | None]] = {}
-
-    def made_where_planned(key: str, report: DeckReport, packaged: Packaged) -> None:
-        package_keys[key] = packaged.key
-        if packaged.data is not None:
-            made[key] = packaged.data
-        reports[key] = report if packaged.data is not None else report._replace(written=False)
-
     for key, plan in sorted(plans.items()):
-        new_lock.decks[key] = plan.lock
+        build.new_lock.decks[key] = plan.lock
         if plan.lock_text:
-            lock_texts[key] = (plan.lock, plan.lock_text)
-        changes.extend(plan.warnings)
+            build.lock_texts[key] = (plan.lock, plan.lock_text)
+        build.changes.extend(plan.warnings)
         if isinstance(plan.package, Kept):
             # asked for from the worker that planned the deck as soon as the plan came
-            kept[key] = (plan, early.packaging.get(plan.package.token))
+            build.kept[key] = (plan, build.given.early.packaging.get(plan.package.token))
             continue
         if isinstance(plan.package, Packaged):
-            made_where_planned(key, plan.report, plan.package)
+            build.made_where_planned(key, plan.report, plan.package)
             continue
-        package = replace(plan.package, parents=parents.get(key, ()))
-        package_keys[key] = package_key(package)
-        in_place = cache.key_if_fresh(out_dir / plan.report.path) == package_keys[key]
+        package = replace(plan.package, parents=build.parents.get(key, ()))
+        build.package_keys[key] = package_key(package)
+        in_place = (
+            build.cache.key_if_fresh(build.inputs.out_dir / plan.report.path)
+            == build.package_keys[key]
+        )
         if not in_place:
             jobs[key] = PackageJob(package, plan.media)
-        reports[key] = plan.report._replace(written=False) if in_place else plan.report
-    # the notes of every deck are the build's largest data: gone once packaged
-    written = {key: plan.report.path for key, plan in plans.items()}
-    del plans
-    made.update(zip(jobs, parallel_map(run_package_job, list(jobs.values()), pool), strict=True))
-    del jobs
+        build.reports[key] = plan.report._replace(written=False) if in_place else plan.report
+    build.written = {key: plan.report.path for key, plan in plans.items()}
+    return jobs
+
+
+def _make_packages(build: _Build, jobs: dict[str, PackageJob]) -> None:
+    """The packages to make, made; the planned decks' stamps noted as issued."""
+    pool = build.given.pool
+    build.made.update(
+        zip(jobs, parallel_map(run_package_job, list(jobs.values()), pool), strict=True)
+    )
+    jobs.clear()
     if pool is not None:
         pool.close()  # the last work for workers: they exit while this process writes
     # a deck left as it was needs none: its reuse key binds its lock entry and what was
-    # issued for its notes as they were when the entry was last noted (see `record` below)
-    for key, deck in new_lock.decks.items():
-        if key not in left:
+    # issued for its notes as they were when the entry was last noted (see `_commit`)
+    for key, deck in build.new_lock.decks.items():
+        if key not in build.left:
             for item_id, stamp in deck.items.items():
-                issued.note(deck.guids[item_id], stamp)
+                build.issued.note(deck.guids[item_id], stamp)
 
+
+def _commit(build: _Build) -> BuildResult:
+    """The record of issued times, the packages and the lock written together; then
+    the build cache, which only saves time."""
+    inputs, given, cache = build.inputs, build.given, build.cache
+    out_dir, orphan_keys, prune = inputs.out_dir, build.orphan_keys, given.prune
     # packages of decks renamed with `formerly:` or pruned are superseded
     removals = [
         out_dir / f"{key}.apkg"
-        for key in {d.previous_key for d in decks.values() if d.previous_key} | set(orphan_keys)
-        if key not in decks
+        for key in {d.previous_key for d in build.decks.values() if d.previous_key}
+        | set(orphan_keys)
+        if key not in build.decks
         and (prune or key not in orphan_keys)
         and f"{key}.apkg" in cache.packages
     ]
-    lock_bytes = new_lock.to_bytes(lock_texts)
+    lock_bytes = build.new_lock.to_bytes(build.lock_texts)
     # made once every planned deck's stamps are noted: a later build that finds this key
-    # again knows them noted (above)
-    contents = {
-        key: reuse_key(
-            source_of[by_key[key].path],
-            decks[key],
-            issued,
-            nt_stamp,
-            subsets[key],
-            new_lock.decks[key],
-            project_digest,
-            lock_texts,
-        )
-        for key in written
-    }
+    # again knows them noted (`_make_packages`)
+    contents = {key: build.reuse_key(key, build.new_lock.decks[key]) for key in build.written}
     # the inputs as they were read: a bank saved during this build makes the next one real
     after = inputs_fingerprint(
         inputs.sources,
         lock_bytes,
         inputs.banks_dir,
         inputs.media_given,
-        image_settings,
+        given.image_settings,
         prune,
         inputs.project_bytes,
     )
-    warnings_recorded = recorded(warnings)  # before waiting for the packages still coming
-    with Commit() as commit:
-        # the evidence first, the lock last: a stop in between only makes times newer;
-        # both are written while the build waits for the packages still being made
-        commit.stage(issued.path, issued.to_bytes(), rank=0)
-        if inputs.lock_bytes != lock_bytes:
-            commit.stage(lock_path, lock_bytes, rank=2)
-        for key, (plan, future) in kept.items():
-            planned_as = functools.partial(job_with_entry, by_key[key], parents.get(key, ()))
-            made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
-        for done, (key, data) in enumerate(sorted(made.items()), start=1):
-            changes.extend(check_package(by_key[key], written[key], data))
-            commit.stage(out_dir / written[key], data, rank=1)
-            if progress:
-                progress(done, len(made))
-        commit.done(removals)
+    warnings_recorded = recorded(build.warnings)  # before waiting for the packages still coming
+    _write(build, lock_bytes, removals)
     for path in removals:
         cache.packages.pop(path.name, None)
-    for key, name in written.items():
-        version = reports[key].version
-        content_key = contents[key]
-        cache.record(out_dir / name, package_keys[key], content_key, parents.get(key, ()), version)
-    ordered_reports = [reports[key] for key in sorted(reports)]
-    pruned = tuple(orphan_keys) if prune else ()
-    result = BuildResult(tuple(ordered_reports), tuple(warnings), tuple(sorted(changes)), pruned)
-    cache.remember(after, result, images, media_dir, standing, warnings_recorded)
+    for key, name in build.written.items():
+        version = build.reports[key].version
+        parents = build.parents.get(key, ())
+        cache.record(out_dir / name, build.package_keys[key], contents[key], parents, version)
+    result = BuildResult(
+        tuple(build.reports[key] for key in sorted(build.reports)),
+        tuple(build.warnings),
+        tuple(sorted(build.changes)),
+        tuple(orphan_keys) if prune else (),
+    )
+    cache.remember(after, result, build.images, given.media_dir, build.standing, warnings_recorded)
     cache.banks = inputs.by_status
     # only a cache, written once the packages and the lock are in place: if it cannot be
     # (a folder where it should be), the next build is a real one
     with contextlib.suppress(OutputError):
         write_atomic(cache.path, cache.to_bytes())
     return result
+
+
+def _write(build: _Build, lock_bytes: bytes, removals: list[Path]) -> None:
+    """The evidence first, the lock last: a stop in between only makes times newer;
+    both are written while the build waits for the packages still being made."""
+    out_dir, progress = build.inputs.out_dir, build.given.progress
+    with Commit() as commit:
+        commit.stage(build.issued.path, build.issued.to_bytes(), rank=0)
+        if build.inputs.lock_bytes != lock_bytes:
+            commit.stage(build.inputs.lock_path, lock_bytes, rank=2)
+        for key, (plan, future) in build.kept.items():
+            bank, parents = build.by_key[key], build.parents.get(key, ())
+            planned_as = functools.partial(build.job_with_entry, bank, parents)
+            build.made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
+        for done, (key, data) in enumerate(sorted(build.made.items()), start=1):
+            build.changes.extend(check_package(build.by_key[key], build.written[key], data))
+            commit.stage(out_dir / build.written[key], data, rank=1)
+            if progress:
+                progress(done, len(build.made))
+        commit.done(removals)
 
 
 def _kept_package(
@@ -401,52 +487,4 @@ def _same_content(
         if cache.same_content(path, content_key):
             version = cache.recorded_version(path)
             found[bank.key] = unchanged_report(outlined, ident.previous, version)
-    return found
-
-
-def _orphan_warnings(
-    outlines: Sequence[Outline],
-    decks: dict[str, DeckIdentity],
-    lock: Lock,
-    orphan_keys: Sequence[str],
-    inputs: Inputs,
-    prune: bool,
-) -> list[Diagnostic]:
-    """Decks in the lock with no bank: kept and named, and matched to renamed banks."""
-    found = []
-    # indexing the lock's lines takes a second at 100,000 notes: only for a message
-    lines = KeyLines.of(inputs.lock_bytes if orphan_keys else None)
-    lock_path = inputs.lock_path
-    for key in orphan_keys:
-        entry = lock.decks[key]
-        where = entry.path or "?"
-        remedy = (
-            "it is forgotten (--prune)"
-            if prune
-            else "its entry stays in the lock so that restoring the bank keeps learners' "
-            "history; if the deck is gone for good, run `ankigen build --prune`"
-        )
-        found.append(
-            Diagnostic(
-                shown_path(lock_path),
-                lines.find(key),
-                "warning",
-                f"deck {key!r} ({entry.name!r}) has no bank any more; it was last built from "
-                f"{where}: {remedy}",
-            )
-        )
-    for bank, key, shared in renamed_decks(outlines, decks, lock, orphan_keys):
-        old = split_deck_key(key)
-        line = formerly_line((old[0], old[1]), (bank.topic, bank.language))
-        found.append(
-            Diagnostic(
-                bank.path,
-                bank.lines.get("topic", 1),
-                "warning",
-                f"this new deck {bank.key!r} shares {shared} of the {len(lock.decks[key].items)} "
-                f"item ids of the deck {key!r}, whose bank is gone: if it was renamed, add "
-                f"`{line}` to this bank so learners keep their notes and review history; "
-                "as it is, they get a second copy of every note",
-            )
-        )
     return found
