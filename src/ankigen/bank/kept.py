@@ -70,6 +70,34 @@ def read_kept(r: Reader, node: yaml.Node) -> KeptNotetype | None:
     choices = _names(r, keys["choices"], "choices")
     if fields is None or choices is None or None in numbers.values() or None in texts.values():
         return None
+    given = {key: text or "" for key, text in texts.items()}
+    if not _parts_fit(r, keys, given, fields, choices):
+        return None
+    return KeptNotetype(
+        id=numbers["id"] or 0,
+        name=given["name"],
+        fields=fields,
+        template=given["template"],
+        question=given["question"],
+        choices=choices,
+        answer=given["answer"],
+        answer_format=given["answer_format"],
+        explanation=given.get("explanation", ""),
+        kind=given.get("kind", ""),
+        adopted=numbers.get("adopted") or 0,
+    )
+
+
+def _parts_fit(
+    r: Reader,
+    keys: dict[str, yaml.Node],
+    texts: dict[str, str],
+    fields: tuple[str, ...],
+    choices: tuple[str, ...],
+) -> bool:
+    """Whether the answer format is known, the choice fields are as many as a card can
+    have, and each part of the card names one of the fields no other part names; each
+    problem reported."""
     ok = True
     if texts["answer_format"] not in ANSWER_FORMATS:
         r.report(keys["answer_format"], f"anki_notetype: answer_format is one of {ANSWER_FORMATS}")
@@ -78,7 +106,7 @@ def read_kept(r: Reader, node: yaml.Node) -> KeptNotetype | None:
         r.report(keys["choices"], f"anki_notetype: {MIN_CHOICES} to {MAX_CHOICES} choice fields")
         ok = False
     used: list[str] = []
-    for role, names in (("choices", choices), *((k, (texts.get(k) or "",)) for k in _ROLES)):
+    for role, names in (("choices", choices), *((k, (texts.get(k, ""),)) for k in _ROLES)):
         for name in filter(None, names):
             if name not in fields:
                 r.report(keys[role], f"anki_notetype: {role}: {name!r} is not one of its fields")
@@ -87,21 +115,7 @@ def read_kept(r: Reader, node: yaml.Node) -> KeptNotetype | None:
                 r.report(keys[role], f"anki_notetype: {role}: {name!r} already holds another part")
                 ok = False
             used.append(name)
-    if not ok:
-        return None
-    return KeptNotetype(
-        id=numbers["id"] or 0,
-        name=texts["name"] or "",
-        fields=fields,
-        template=texts["template"] or "",
-        question=texts["question"] or "",
-        choices=choices,
-        answer=texts["answer"] or "",
-        answer_format=texts["answer_format"] or "",
-        explanation=texts.get("explanation") or "",
-        kind=texts.get("kind") or "",
-        adopted=numbers.get("adopted") or 0,
-    )
+    return ok
 
 
 def _number(r: Reader, node: yaml.Node, key: str) -> int | None:

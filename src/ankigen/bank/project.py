@@ -20,7 +20,7 @@ import dataclasses
 import hashlib
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -136,6 +136,10 @@ def _line_of(text: str, key: str, table: str = "") -> int:
     return text.count("\n", 0, match.start()) + 1 if match else 1
 
 
+_Report = Callable[..., None]
+"""Reports a problem at the line of a key: `report(key, message, table="")`."""
+
+
 def _read(
     shown: str, text: str, raw: dict[str, object], banks_dir: Path, digest: str
 ) -> tuple[Project, list[Diagnostic]]:
@@ -150,50 +154,11 @@ def _read(
 
             hint = difflib.get_close_matches(key, KEYS, n=1)
             report(key, f"unknown key {key!r}" + (f"; did you mean {hint[0]!r}?" if hint else ""))
-    deck = raw.get("deck", "")
-    if not isinstance(deck, str):
-        report("deck", "deck must be text")
-        deck = ""
-    elif deck:
-        problem = _template_problem(deck)
-        if problem:
-            report("deck", problem)
-            deck = ""
-    reference = raw.get("reference", "")
-    if not isinstance(reference, str) or (reference and not lang.is_valid_tag(reference)):
-        report("reference", f"reference {reference!r} is not a BCP 47 tag such as en")
-        reference = ""
-    tags = raw.get("tags", [])
-    if not isinstance(tags, list) or not all(
-        isinstance(t, str) and t and not any(c.isspace() for c in t) for t in tags
-    ):
-        report("tags", "tags must be a list of tags without white space")
-        tags = []
-    media = raw.get("media")
-    if media is not None and (not isinstance(media, str) or "\0" in media):
-        report("media", "media must be a folder path")
-        media = None
-    elif media and outside_project(banks_dir, banks_dir / media):
-        # a one-line change in a contributed pull request must not ship any image the
-        # builder can read; --media on the command line is the user's own choice
-        report(
-            "media",
-            f"media {media!r} is outside the project folder ({banks_dir.parent.resolve()}); "
-            "images come from inside it (the command line's --media may point anywhere)",
-        )
-        media = None
-    topics = raw.get("topics", {})
-    pairs: list[tuple[str, str]] = []
-    if not isinstance(topics, dict):
-        report("topics", "topics must be a table of topic = display name")
-    else:
-        for slug, title in topics.items():
-            if not SLUG.fullmatch(slug):
-                report(slug, f"topics: {slug!r} is not a topic slug", "topics")
-            elif not isinstance(title, str) or not title.strip():
-                report(slug, f"topics: the display name of {slug!r} must be text", "topics")
-            else:
-                pairs.append((slug, title.strip()))
+    deck = _deck(raw.get("deck", ""), report)
+    reference = _reference(raw.get("reference", ""), report)
+    tags = _tags(raw.get("tags", []), report)
+    media = _media(raw.get("media"), banks_dir, report)
+    pairs = _topics(raw.get("topics", {}), report)
     project = Project(
         path=shown,
         deck=deck,
@@ -205,6 +170,64 @@ def _read(
         lines={key: _line_of(text, key) for key in raw},
     )
     return project, problems
+
+
+def _deck(deck: object, report: _Report) -> str:
+    if not isinstance(deck, str):
+        report("deck", "deck must be text")
+        return ""
+    problem = _template_problem(deck) if deck else None
+    if problem:
+        report("deck", problem)
+        return ""
+    return deck
+
+
+def _reference(reference: object, report: _Report) -> str:
+    if not isinstance(reference, str) or (reference and not lang.is_valid_tag(reference)):
+        report("reference", f"reference {reference!r} is not a BCP 47 tag such as en")
+        return ""
+    return reference
+
+
+def _tags(tags: object, report: _Report) -> list[str]:
+    if not isinstance(tags, list) or not all(
+        isinstance(t, str) and t and not any(c.isspace() for c in t) for t in tags
+    ):
+        report("tags", "tags must be a list of tags without white space")
+        return []
+    return tags
+
+
+def _media(media: object, banks_dir: Path, report: _Report) -> str | None:
+    if media is not None and (not isinstance(media, str) or "\0" in media):
+        report("media", "media must be a folder path")
+        return None
+    if media and outside_project(banks_dir, banks_dir / media):
+        # a one-line change in a contributed pull request must not ship any image the
+        # builder can read; --media on the command line is the user's own choice
+        report(
+            "media",
+            f"media {media!r} is outside the project folder ({banks_dir.parent.resolve()}); "
+            "images come from inside it (the command line's --media may point anywhere)",
+        )
+        return None
+    return media
+
+
+def _topics(topics: object, report: _Report) -> list[tuple[str, str]]:
+    pairs: list[tuple[str, str]] = []
+    if not isinstance(topics, dict):
+        report("topics", "topics must be a table of topic = display name")
+        return pairs
+    for slug, title in topics.items():
+        if not SLUG.fullmatch(slug):
+            report(slug, f"topics: {slug!r} is not a topic slug", "topics")
+        elif not isinstance(title, str) or not title.strip():
+            report(slug, f"topics: the display name of {slug!r} must be text", "topics")
+        else:
+            pairs.append((slug, title.strip()))
+    return pairs
 
 
 _TEMPLATE_PART = re.compile(r"\{\{|\}\}|\{[^{}]*\}|[{}]")

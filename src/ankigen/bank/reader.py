@@ -31,6 +31,7 @@ from ankigen.bank.model import (
     SLUG,
     Bank,
     Item,
+    KeptNotetype,
 )
 from ankigen.bank.values import (
     Reader,
@@ -141,83 +142,108 @@ def _read_bank(
     for key in REQUIRED_BANK_KEYS:
         if key not in keys:
             r.report(root, f"bank: missing key {key!r}")
-    values: dict[str, object] = {}
-    for key in ("title", "description", "level", "deck", "source", "license"):
-        if key in keys:
-            limit = MAX_LONG_TEXT if key == "description" else MAX_SHORT_TEXT
-            values[key] = r.text(keys[key], key, required=key == "title", limit=limit)
-    topic = r.text(keys["topic"], "topic") if "topic" in keys else None
-    if topic is not None and not SLUG.fullmatch(topic):
-        r.report(keys["topic"], f"topic {topic!r} is not a slug (a-z, 0-9 and '-')")
-        topic = None
-    if topic is not None and len(topic) > MAX_ID:
-        r.report(keys["topic"], f"topic is longer than {MAX_ID} characters")
-        topic = None
-    if topic is not None and topic.startswith("backup-"):
-        r.report(
-            keys["topic"],
-            f"topic {topic!r}: Anki treats files named 'backup-*' as collection backups "
-            "and would replace the learner's collection; choose another topic",
-        )
-        topic = None
-    language = r.text(keys["language"], "language") if "language" in keys else None
-    if language is not None:
-        if lang.is_valid_tag(language):
-            language = lang.canonical_tag(language)
-        else:
-            r.report(
-                keys["language"], f"language {language!r} is not a BCP 47 tag such as en or pt-BR"
-            )
-            language = None
+    title, texts = _bank_texts(r, keys)
+    topic = _bank_topic(r, keys["topic"]) if "topic" in keys else None
+    language = _bank_language(r, keys["language"]) if "language" in keys else None
     formerly = read_bank_formerly(r, keys["formerly"]) if "formerly" in keys else ((), ())
     bank_tags = r.tag_list(keys["tags"], "tags") if "tags" in keys else ()
     shuffle = r.boolean(keys["shuffle"], "shuffle") if "shuffle" in keys else True
     recall = r.boolean(keys["recall"], "recall") if "recall" in keys else False
-    deck = values.get("deck")
+    _check_deck(r, keys, texts["deck"])
+    shuffle = shuffle if shuffle is not None else True
+    items, kept = _bank_items(r, keys, layout, reuse, shuffle, bool(recall))
+    if topic is None or language is None or title is None or formerly is None:
+        return None
+    return Bank(
+        path=r.path,
+        topic=topic,
+        language=language,
+        title=title,
+        items=tuple(items),
+        description=texts["description"],
+        level=texts["level"],
+        tags=bank_tags or (),
+        deck=texts["deck"],
+        shuffle=shuffle,
+        source=texts["source"],
+        license=texts["license"],
+        formerly_topics=formerly[0],
+        formerly_languages=formerly[1],
+        lines={sys.intern(key): r.key_line(node) for key, node in keys.items()},
+        recall=bool(recall),
+        anki_notetype=kept,
+    )
+
+
+def _bank_texts(r: Reader, keys: dict[str, yaml.Node]) -> tuple[str | None, dict[str, str]]:
+    """The bank's title (None if missing or wrong), and its description, level, deck,
+    source and license ("" if not given)."""
+    title = r.text(keys["title"], "title", limit=MAX_SHORT_TEXT) if "title" in keys else None
+    texts = {}
+    for key in ("description", "level", "deck", "source", "license"):
+        limit = MAX_LONG_TEXT if key == "description" else MAX_SHORT_TEXT
+        text = r.text(keys[key], key, required=False, limit=limit) if key in keys else None
+        texts[key] = text or ""
+    return title, texts
+
+
+def _bank_topic(r: Reader, node: yaml.Node) -> str | None:
+    topic = r.text(node, "topic")
+    if topic is None:
+        return None
+    if not SLUG.fullmatch(topic):
+        r.report(node, f"topic {topic!r} is not a slug (a-z, 0-9 and '-')")
+        return None
+    if len(topic) > MAX_ID:
+        r.report(node, f"topic is longer than {MAX_ID} characters")
+        return None
+    if topic.startswith("backup-"):
+        r.report(
+            node,
+            f"topic {topic!r}: Anki treats files named 'backup-*' as collection backups "
+            "and would replace the learner's collection; choose another topic",
+        )
+        return None
+    return topic
+
+
+def _bank_language(r: Reader, node: yaml.Node) -> str | None:
+    language = r.text(node, "language")
+    if language is None:
+        return None
+    if not lang.is_valid_tag(language):
+        r.report(node, f"language {language!r} is not a BCP 47 tag such as en or pt-BR")
+        return None
+    return lang.canonical_tag(language)
+
+
+def _check_deck(r: Reader, keys: dict[str, yaml.Node], deck: str) -> None:
     if isinstance(deck, str) and deck and any(not part.strip() for part in deck.split("::")):
         r.report(keys["deck"], f"deck {deck!r} has an empty part around '::'")
     elif isinstance(deck, str) and any(len(part) > MAX_DECK_PART for part in deck.split("::")):
         r.report(
             keys["deck"], f"deck: a part between '::' is longer than {MAX_DECK_PART} characters"
         )
+
+
+def _bank_items(
+    r: Reader,
+    keys: dict[str, yaml.Node],
+    layout: yamltree.ItemsLayout | None,
+    reuse: dict[int, Item],
+    shuffle: bool,
+    recall: bool,
+) -> tuple[list[Item], KeptNotetype | None]:
+    """The bank's items, and the kept note type whose fields they carry, if any."""
     items: list[Item] = []
     if "items" in keys:
-        items = list(
-            _read_items(
-                r,
-                keys["items"],
-                layout,
-                reuse,
-                shuffle if shuffle is not None else True,
-                bool(recall),
-            )
-        )
+        items = list(_read_items(r, keys["items"], layout, reuse, shuffle, recall))
     kept = read_kept(r, keys["anki_notetype"]) if "anki_notetype" in keys else None
     if kept is not None:
         check_items(r, kept, items)
     elif "anki_notetype" not in keys:  # (a wrong one is reported, not each item's fields)
         check_uncarried(r, items)
-    if topic is None or language is None or values.get("title") is None or formerly is None:
-        return None
-    return Bank(
-        path=r.path,
-        topic=topic,
-        language=language,
-        title=str(values["title"]),
-        items=tuple(items),
-        description=str(values.get("description") or ""),
-        level=str(values.get("level") or ""),
-        tags=bank_tags or (),
-        deck=str(values.get("deck") or ""),
-        shuffle=shuffle if shuffle is not None else True,
-        source=str(values.get("source") or ""),
-        license=str(values.get("license") or ""),
-        formerly_topics=formerly[0] if formerly else (),
-        formerly_languages=formerly[1] if formerly else (),
-        lines={sys.intern(key): r.key_line(node) for key, node in keys.items()},
-        recall=bool(recall),
-        anki_notetype=kept,
-    )
+    return items, kept
 
 
 def _read_items(
@@ -325,16 +351,67 @@ def _read_item(
     keys = r.mapping(node, ITEM_KEYS, what)
     if keys is None:
         return None
+    item_id = _item_id(r, node, keys, what)
+    inner_lines: dict[str, int] = {}  # of each choice, and of each carried field
+    whys: list[str] = []
+    card = _item_card(r, keys, what, whys, inner_lines)
+    options = _item_options(r, keys, what, default_shuffle, default_recall, inner_lines)
+    media = _item_media(r, keys, what)
+    if item_id is None or card is None or options is None or media is None:
+        return None
+    question, explanation, choices, answer = card
+    tags, shuffle, retired, recall, formerly, carried = options
+    item = Item(
+        id=item_id,
+        question=question,
+        choices=choices,
+        answer=answer,
+        explanation=explanation,
+        tags=tags,
+        shuffle=shuffle,
+        retired=retired,
+        image=media["image"],
+        image_alt=media["image_alt"],
+        explanation_image=media["explanation_image"],
+        explanation_image_alt=media["explanation_image_alt"],
+        formerly=formerly,
+        line=line,
+        line_keys=shared_keys((*keys, *inner_lines)),
+        line_offsets=(
+            *(r.key_line(value) - line for value in keys.values()),
+            *(n - line for n in inner_lines.values()),
+        ),
+        whys=tuple(whys) if any(whys) else (),
+        recall=recall,
+        anki_fields=carried,
+        # an item read with a problem is read again next time, to report it again
+        chunk=chunk if len(r.diagnostics) == problems else 0,
+    )
+    if item.chunk:
+        # as a frozen dataclass's own __init__ sets its fields: the seal needs the item
+        object.__setattr__(item, "seal", item_seal(item))
+    return item
+
+
+def _item_id(r: Reader, node: yaml.Node, keys: dict[str, yaml.Node], what: str) -> str | None:
+    """The item's id, if it is a valid one; the item's missing keys reported."""
     item_id = r.text(keys["id"], f"{what}: id") if "id" in keys else None
     for key in REQUIRED_ITEM_KEYS:
         if key not in keys:
             r.report(node, f"{what}: missing key {key!r}")
     if item_id is not None and not SLUG.fullmatch(item_id):
         r.report(keys["id"], f"{what}: id is not a slug (a-z, 0-9 and '-')")
-        item_id = None
+        return None
     if item_id is not None and len(item_id) > MAX_ID:
         r.report(keys["id"], f"{what}: id is longer than {MAX_ID} characters")
-        item_id = None
+        return None
+    return item_id
+
+
+def _item_card(
+    r: Reader, keys: dict[str, yaml.Node], what: str, whys: list[str], inner_lines: dict[str, int]
+) -> tuple[str, str, tuple[str, ...], tuple[int, ...]] | None:
+    """The question, explanation, choices and answer, if all are valid."""
     question = (
         r.rich_text(keys["question"], f"{what}: question", limit=MAX_LONG_TEXT)
         if "question" in keys
@@ -345,8 +422,6 @@ def _read_item(
         if "explanation" in keys
         else None
     )
-    inner_lines: dict[str, int] = {}  # of each choice, and of each carried field
-    whys: list[str] = []
     choices = (
         read_choices(r, keys["choices"], what, whys, inner_lines) if "choices" in keys else None
     )
@@ -354,6 +429,26 @@ def _read_item(
         len(keys["choices"].value) if isinstance(keys.get("choices"), yaml.SequenceNode) else None
     )
     answer = read_answer(r, keys["answer"], what, choice_count) if "answer" in keys else None
+    if question is None or explanation is None or choices is None or answer is None:
+        return None
+    assert question and explanation and choices
+    return question, explanation, choices, answer
+
+
+_Options = tuple[tuple[str, ...], bool, bool, bool, tuple[str, ...], tuple[tuple[str, str], ...]]
+"""An item's tags, shuffle, retired, recall, formerly and anki_fields."""
+
+
+def _item_options(
+    r: Reader,
+    keys: dict[str, yaml.Node],
+    what: str,
+    default_shuffle: bool,
+    default_recall: bool,
+    inner_lines: dict[str, int],
+) -> _Options | None:
+    """The item's optional keys, if all are valid: tags, shuffle, retired, recall,
+    formerly and anki_fields."""
     tags = r.tag_list(keys["tags"], f"{what}: tags") if "tags" in keys else ()
     shuffle = (
         r.boolean(keys["shuffle"], f"{what}: shuffle") if "shuffle" in keys else default_shuffle
@@ -368,44 +463,19 @@ def _read_item(
     carried = (
         read_carried(r, keys["anki_fields"], what, inner_lines) if "anki_fields" in keys else ()
     )
+    if tags is None or shuffle is None or retired is None or formerly is None:
+        return None
+    if recall is None or carried is None:
+        return None
+    return tags, shuffle, retired, recall, formerly, carried
+
+
+def _item_media(r: Reader, keys: dict[str, yaml.Node], what: str) -> dict[str, str] | None:
+    """The item's images and their alt texts ("" where not given), if all are valid."""
     media = {
         key: r.text(keys[key], f"{what}: {key}", required=False) if key in keys else ""
         for key in ("image", "image_alt", "explanation_image", "explanation_image_alt")
     }
     if None in media.values():
         return None
-    if None in (item_id, question, explanation, choices, answer, tags, shuffle, retired, formerly):
-        return None
-    if recall is None or carried is None:
-        return None
-    assert item_id and question and explanation and choices and answer is not None
-    item = Item(
-        id=item_id,
-        question=question,
-        choices=choices,
-        answer=answer,
-        explanation=explanation,
-        tags=tags or (),
-        shuffle=bool(shuffle),
-        retired=bool(retired),
-        image=media["image"] or "",
-        image_alt=media["image_alt"] or "",
-        explanation_image=media["explanation_image"] or "",
-        explanation_image_alt=media["explanation_image_alt"] or "",
-        formerly=formerly or (),
-        line=line,
-        line_keys=shared_keys((*keys, *inner_lines)),
-        line_offsets=(
-            *(r.key_line(value) - line for value in keys.values()),
-            *(n - line for n in inner_lines.values()),
-        ),
-        whys=tuple(whys) if any(whys) else (),
-        recall=bool(recall),
-        anki_fields=carried,
-        # an item read with a problem is read again next time, to report it again
-        chunk=chunk if len(r.diagnostics) == problems else 0,
-    )
-    if item.chunk:
-        # as a frozen dataclass's own __init__ sets its fields: the seal needs the item
-        object.__setattr__(item, "seal", item_seal(item))
-    return item
+    return {key: text or "" for key, text in media.items()}
