@@ -52,28 +52,49 @@ def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, in
     root = compose_file(path, text.encode("utf-8"))
     if not isinstance(root, yaml.MappingNode):
         return text, 0
-    line_starts = [0]
-    for line in text.splitlines(keepends=True):
-        line_starts.append(line_starts[-1] + len(line))
-    spans: list[tuple[int, int, str]] = []
-    changed = 0
+    replacer = _Replacer(text, wanted)
+    for key, value in root.value:
+        if key.value in BANK_TEXTS:
+            indent = None if root.flow_style else key.start_mark.column + 2
+            replacer.visit(f"|{key.value}", value, indent)
+        if key.value == "items" and isinstance(value, yaml.SequenceNode):
+            for item in value.value:
+                replacer.visit_item(item, bool(value.flow_style))
+    for start, end, new in sorted(replacer.spans, reverse=True):
+        text = text[:start] + new + text[end:]
+    return text, replacer.changed
 
-    def offset(mark: yaml.Mark) -> int:
-        return line_starts[mark.line] + mark.column
 
-    def span(node: yaml.Node) -> tuple[int, int]:
-        start, end = offset(node.start_mark), offset(node.end_mark)
+class _Replacer:
+    """The spans of a bank file's text to replace, and what replaces each, found while
+    `replace_texts` walks the file's nodes."""
+
+    def __init__(self, text: str, wanted: dict[str, str]) -> None:
+        self.text = text
+        self.wanted = wanted
+        self.line_starts = [0]
+        for line in text.splitlines(keepends=True):
+            self.line_starts.append(self.line_starts[-1] + len(line))
+        self.spans: list[tuple[int, int, str]] = []
+        self.changed = 0
+
+    def offset(self, mark: yaml.Mark) -> int:
+        return self.line_starts[mark.line] + mark.column
+
+    def span(self, node: yaml.Node) -> tuple[int, int]:
+        start, end = self.offset(node.start_mark), self.offset(node.end_mark)
         # a block scalar's span runs to the next key: keep its line breaks
-        return start, start + len(text[start:end].rstrip())
+        return start, start + len(self.text[start:end].rstrip())
 
-    def line_end(at: int) -> int:
-        found = text.find("\n", at)
-        return len(text) if found < 0 else found
+    def line_end(self, at: int) -> int:
+        found = self.text.find("\n", at)
+        return len(self.text) if found < 0 else found
 
-    def written(node: yaml.ScalarNode, new: str, indent: int | None) -> tuple[int, int, str]:
+    def written(self, node: yaml.ScalarNode, new: str, indent: int | None) -> tuple[int, int, str]:
         """The span of `node` and what replaces it: `new` as a block at `indent` (None: in
         a flow, where none can be), keeping a comment after it, or double-quoted."""
-        start, end = span(node)
+        text, line_end = self.text, self.line_end
+        start, end = self.span(node)
         block = node.style in ("|", ">") or "\n" in new
         if indent is None or not block or not _fits_block(new):
             return start, end, yaml_string(new)
@@ -86,84 +107,81 @@ def replace_texts(text: str, path: str, wanted: dict[str, str]) -> tuple[str, in
             header, end = text[end : line_end(end)], line_end(end)
         return start, end, f"|{header}\n{_block_lines(new, indent)}"
 
-    def differs(context: str, node: yaml.ScalarNode) -> bool:
-        return context in wanted and str(node.value).strip() != wanted[context]
+    def differs(self, context: str, node: yaml.ScalarNode) -> bool:
+        return context in self.wanted and str(node.value).strip() != self.wanted[context]
 
-    def visit(context: str, node: yaml.Node | None, indent: int | None) -> None:
-        nonlocal changed
-        if isinstance(node, yaml.ScalarNode) and differs(context, node):
-            spans.append(written(node, wanted[context], indent))
-            changed += 1
+    def visit(self, context: str, node: yaml.Node | None, indent: int | None) -> None:
+        if isinstance(node, yaml.ScalarNode) and self.differs(context, node):
+            self.spans.append(self.written(node, self.wanted[context], indent))
+            self.changed += 1
 
-    def visit_choice(item_id: str, number: int, node: yaml.Node, flow: bool) -> None:
-        nonlocal changed
+    def visit_item(self, item: yaml.Node, in_flow: bool) -> None:
+        if not isinstance(item, yaml.MappingNode):
+            return
+        fields = {k.value: (k, v) for k, v in item.value}
+        item_id = fields.get("id", (None, None))[1]
+        if not isinstance(item_id, yaml.ScalarNode):
+            return
+        flow = in_flow or bool(item.flow_style)
+        for name in ITEM_TEXTS:
+            if name in fields:
+                key_node, node = fields[name]
+                indent = None if flow else key_node.start_mark.column + 2
+                self.visit(f"{item_id.value}|{name}", node, indent)
+        choices = fields.get("choices", (None, None))[1]
+        if isinstance(choices, yaml.SequenceNode):
+            for n, choice in enumerate(choices.value, start=1):
+                self.visit_choice(item_id.value, n, choice, flow or bool(choices.flow_style))
+
+    def visit_choice(self, item_id: str, number: int, node: yaml.Node, flow: bool) -> None:
         choice, why = f"{item_id}|choice {number}", f"{item_id}|why {number}"
-        column = node.start_mark.column
         if isinstance(node, yaml.ScalarNode):
-            if why not in wanted:
-                visit(choice, node, None if flow else column)
-                return
-            now = wanted.get(choice, str(node.value).strip())
-            changed += 1 + differs(choice, node)
-            start, end = span(node)
-            if flow or "\n" not in now + wanted[why]:
-                # a plain choice given a why becomes `{text: ..., why: ...}`
-                spans.append((start, end, f"{{text: {q(now)}, why: {q(wanted[why])}}}"))
-                return
-            # one of several lines: a block mapping, each text a block where it can be
-            comment, end, was = text[end : line_end(end)], line_end(end), text[start:end]
-            if differs(choice, node) or "\n" in was:
-                text_part = _scalar(now, column + 2, comment)
-            else:  # as the author wrote it
-                text_part = was + comment
-            why_part = _scalar(wanted[why], column + 2, "")
-            spans.append((start, end, f"text: {text_part}\n{' ' * column}why: {why_part}"))
+            if why not in self.wanted:
+                self.visit(choice, node, None if flow else node.start_mark.column)
+            else:
+                self.give_why(choice, why, node, flow)
+        elif isinstance(node, yaml.MappingNode):
+            self.visit_choice_mapping(choice, why, node, flow)
+
+    def give_why(self, choice: str, why: str, node: yaml.ScalarNode, flow: bool) -> None:
+        """A plain choice given a why: `{text: ..., why: ...}`, or a block mapping."""
+        text, wanted, q = self.text, self.wanted, yaml_string
+        column = node.start_mark.column
+        now = wanted.get(choice, str(node.value).strip())
+        self.changed += 1 + self.differs(choice, node)
+        start, end = self.span(node)
+        if flow or "\n" not in now + wanted[why]:
+            self.spans.append((start, end, f"{{text: {q(now)}, why: {q(wanted[why])}}}"))
             return
-        if not isinstance(node, yaml.MappingNode):
-            return
+        # one of several lines: a block mapping, each text a block where it can be
+        comment, end, was = text[end : self.line_end(end)], self.line_end(end), text[start:end]
+        if self.differs(choice, node) or "\n" in was:
+            text_part = _scalar(now, column + 2, comment)
+        else:  # as the author wrote it
+            text_part = was + comment
+        why_part = _scalar(wanted[why], column + 2, "")
+        self.spans.append((start, end, f"text: {text_part}\n{' ' * column}why: {why_part}"))
+
+    def visit_choice_mapping(
+        self, choice: str, why: str, node: yaml.MappingNode, flow: bool
+    ) -> None:
         flow = flow or bool(node.flow_style)
         keys = {k.value: (k, v) for k, v in node.value if isinstance(k, yaml.ScalarNode)}
         for name, context in (("text", choice), ("why", why)):
             if name in keys:
                 key, value = keys[name]
-                visit(context, value, None if flow else key.start_mark.column + 2)
-        if why in wanted and "why" not in keys and "text" in keys:
+                self.visit(context, value, None if flow else key.start_mark.column + 2)
+        if why in self.wanted and "why" not in keys and "text" in keys:
             key, value = keys["text"]
             if flow:  # after the text, as the mapping's next key
-                end = span(value)[1]
-                spans.append((end, end, f", why: {q(wanted[why])}"))
+                end = self.span(value)[1]
+                self.spans.append((end, end, f", why: {yaml_string(self.wanted[why])}"))
             else:  # on the line after the text's, at its column
-                end = line_end(span(value)[1])
+                end = self.line_end(self.span(value)[1])
                 column = key.start_mark.column
-                new = _scalar(wanted[why], column + 2, "")
-                spans.append((end, end, f"\n{' ' * column}why: {new}"))
-            changed += 1
-
-    q = yaml_string
-    for key, value in root.value:
-        if key.value in BANK_TEXTS:
-            visit(f"|{key.value}", value, None if root.flow_style else key.start_mark.column + 2)
-        if key.value == "items" and isinstance(value, yaml.SequenceNode):
-            for item in value.value:
-                if not isinstance(item, yaml.MappingNode):
-                    continue
-                fields = {k.value: (k, v) for k, v in item.value}
-                item_id = fields.get("id", (None, None))[1]
-                if not isinstance(item_id, yaml.ScalarNode):
-                    continue
-                flow = bool(value.flow_style or item.flow_style)
-                for name in ITEM_TEXTS:
-                    if name in fields:
-                        key_node, node = fields[name]
-                        indent = None if flow else key_node.start_mark.column + 2
-                        visit(f"{item_id.value}|{name}", node, indent)
-                choices = fields.get("choices", (None, None))[1]
-                if isinstance(choices, yaml.SequenceNode):
-                    for n, choice in enumerate(choices.value, start=1):
-                        visit_choice(item_id.value, n, choice, flow or bool(choices.flow_style))
-    for start, end, new in sorted(spans, reverse=True):
-        text = text[:start] + new + text[end:]
-    return text, changed
+                new = _scalar(self.wanted[why], column + 2, "")
+                self.spans.append((end, end, f"\n{' ' * column}why: {new}"))
+            self.changed += 1
 
 
 _INDICATOR = re.compile(r"^[|>][-+0-9]*")

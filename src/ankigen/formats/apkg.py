@@ -246,33 +246,52 @@ def _answer(
 ) -> tuple[int, ...] | None:
     """The correct choices' numbers, from bits by position, numbers, or a choice's text;
     for choices written in the question, their labels too (`B`, `A, C`, `Answer: b)`)."""
-    tokens = value.replace(",", " ").split()
     filled = [n for n, text in enumerate(texts, start=1) if text]
+    found = _answer_read(value, texts, filled, labels)
+    if found is None:
+        reading.problems.warn(
+            line,
+            f"the answer {value!r} does not say which of the {len(filled)} choices are correct",
+        )
+        return None
+    how, correct = found
+    reading.answer_formats[how] += 1
+    return correct
+
+
+def _answer_read(
+    value: str, texts: Sequence[str], filled: list[int], labels: Sequence[str]
+) -> tuple[str, tuple[int, ...]] | None:
+    """How the answer names the correct choices (`labels`, `bits`, `numbers`, `letters`
+    or `text`), and their numbers; None if it names none of those ways."""
     if labels:
         by_label = _by_labels(value, labels)
         if by_label:
-            reading.answer_formats["labels"] += 1
-            return by_label
+            return "labels", by_label
+    by_position = _answer_by_position(value.replace(",", " ").split(), texts, filled)
+    if by_position is not None:
+        return by_position
+    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
+    if by_letter and set(by_letter) <= set(filled) and not labels:
+        return "letters", by_letter
+    by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
+    if value.strip() and len(by_text) == 1:
+        return "text", (by_text[0],)
+    return None
+
+
+def _answer_by_position(
+    tokens: list[str], texts: Sequence[str], filled: list[int]
+) -> tuple[str, tuple[int, ...]] | None:
+    """The answer as one bit per choice (`0 1 0`), or as choice numbers (`2, 3`)."""
     if tokens and len(tokens) <= len(texts) and set(tokens) <= {"0", "1"}:
         correct = tuple(n for n, bit in enumerate(tokens, start=1) if bit == "1")
         unmarked = [n for n in filled if n > len(tokens)]
         if not unmarked and set(correct) <= set(filled):
-            reading.answer_formats["bits"] += 1
-            return correct
-    elif tokens and all(t.isdigit() and int(t) in filled for t in tokens):
-        reading.answer_formats["numbers"] += 1
-        return tuple(sorted({int(t) for t in tokens}))
-    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
-    if by_letter and set(by_letter) <= set(filled) and not labels:
-        reading.answer_formats["letters"] += 1
-        return by_letter
-    by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
-    if value.strip() and len(by_text) == 1:
-        reading.answer_formats["text"] += 1
-        return (by_text[0],)
-    reading.problems.warn(
-        line, f"the answer {value!r} does not say which of the {len(filled)} choices are correct"
-    )
+            return "bits", correct
+        return None  # bits-shaped: not read as numbers
+    if tokens and all(t.isdigit() and int(t) in filled for t in tokens):
+        return "numbers", tuple(sorted({int(t) for t in tokens}))
     return None
 
 

@@ -20,6 +20,7 @@ import csv
 import difflib
 import io
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
@@ -291,68 +292,28 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
 def _row(
     row: list[str], columns: dict[str, int], width: int, line: int, problems: Problems
 ) -> Question | None:
-    if len(row) > width and any(cell.strip() for cell in row[width:]):
-        problems.add(
-            line,
-            f"this row has {len(row)} cells but the header names {width} columns "
-            f"(a choice beyond {MAX_CHOICES}, or a comma in an unquoted cell?)",
-        )
+    if not _fits_header(row, columns, width, line, problems):
         return None
-
-    named = set(columns.values())
-    for index, text in enumerate(row[:width]):
-        if index not in named and text.strip():
-            problems.warn(
-                line, f"column {index + 1} has no name in the header; its text {text!r} was ignored"
-            )
+    # a name the header lacks, or a row too short for it, reads as an empty cell
+    cells = {name: restored(row[i].strip()) for name, i in columns.items() if i < len(row)}
 
     def cell(name: str) -> str:
-        index = columns.get(name)
-        return restored(row[index].strip()) if index is not None and index < len(row) else ""
+        return cells.get(name, "")
 
     texts = [cell(name) for name in CHOICES]
-    last = max((n for n, t in enumerate(texts, start=1) if t), default=0)
-    gaps = [n for n in range(1, last) if not texts[n - 1]]
-    if gaps:
-        problems.add(line, f"choice{gaps[0]} is empty but choice{last} is not")
-        return None
-    if not MIN_CHOICES <= last <= MAX_CHOICES:
-        problems.add(
-            line, f"this row has {last} choices; an item needs {MIN_CHOICES} to {MAX_CHOICES}"
-        )
+    last = _choice_count(texts, line, problems)
+    if last is None:
         return None
     question = cell("question")
     if not question:
         problems.add(line, "the question is empty")
         return None
-    answer = cell("answer")
-    picks: list[int] = []
-    if answer:
-        parts = [p for p in re.split(r"[,;+\s]+", answer) if p]
-        # ASCII digits only: str.isdigit() also takes "²" and "①", which int() refuses
-        if parts and all(_NUMBER.fullmatch(p) for p in parts):
-            picks = [_choice_number(p) for p in parts]
-            if not all(1 <= p <= last for p in picks):  # no choice has that number:
-                picks = _picked_by_text(answer, texts[:last]) or picks  # is it a text?
-        else:
-            picks = _picked_by_text(answer, texts[:last])
-            if not picks:
-                problems.add(
-                    line,
-                    f"answer {answer!r} is neither a choice number such as 2 or 1,3 nor "
-                    "the text of one choice",
-                )
-                return None
-        if not all(1 <= p <= last for p in picks):
-            problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
-            return None
-    flags: dict[str, bool | None] = {}
-    for name in ("shuffle", "recall"):
-        text = cell(name).lower()
-        flags[name] = text in _TRUE if text in _TRUE or text in _FALSE else None
-        if text and flags[name] is None:
-            problems.add(line, f"{name} {cell(name)!r} must be true or false")
-            return None
+    picks = _picks(cell("answer"), texts, last, line, problems)
+    if picks is None:
+        return None
+    flags = _flags(cell, line, problems)
+    if flags is None:
+        return None
     return Question(
         line=line,
         question=question,
@@ -370,6 +331,85 @@ def _row(
         explanation_image=cell("explanation_image"),
         explanation_image_alt=cell("explanation_image_alt"),
     )
+
+
+def _fits_header(
+    row: list[str], columns: dict[str, int], width: int, line: int, problems: Problems
+) -> bool:
+    """Whether the row has no text beyond the header's columns; text in a column the
+    header does not name is ignored, with a warning."""
+    if len(row) > width and any(cell.strip() for cell in row[width:]):
+        problems.add(
+            line,
+            f"this row has {len(row)} cells but the header names {width} columns "
+            f"(a choice beyond {MAX_CHOICES}, or a comma in an unquoted cell?)",
+        )
+        return False
+    named = set(columns.values())
+    for index, text in enumerate(row[:width]):
+        if index not in named and text.strip():
+            problems.warn(
+                line, f"column {index + 1} has no name in the header; its text {text!r} was ignored"
+            )
+    return True
+
+
+def _choice_count(texts: list[str], line: int, problems: Problems) -> int | None:
+    """The number of choices, if they have no gap and are as many as an item may have."""
+    last = max((n for n, t in enumerate(texts, start=1) if t), default=0)
+    gaps = [n for n in range(1, last) if not texts[n - 1]]
+    if gaps:
+        problems.add(line, f"choice{gaps[0]} is empty but choice{last} is not")
+        return None
+    if not MIN_CHOICES <= last <= MAX_CHOICES:
+        problems.add(
+            line, f"this row has {last} choices; an item needs {MIN_CHOICES} to {MAX_CHOICES}"
+        )
+        return None
+    return last
+
+
+def _picks(
+    answer: str, texts: list[str], last: int, line: int, problems: Problems
+) -> list[int] | None:
+    """The numbers of the choices the answer cell names, by number or by text ([] if it
+    is empty); None if it names none."""
+    if not answer:
+        return []
+    parts = [p for p in re.split(r"[,;+\s]+", answer) if p]
+    # ASCII digits only: str.isdigit() also takes "²" and "①", which int() refuses
+    if parts and all(_NUMBER.fullmatch(p) for p in parts):
+        picks = [_choice_number(p) for p in parts]
+        if not all(1 <= p <= last for p in picks):  # no choice has that number:
+            picks = _picked_by_text(answer, texts[:last]) or picks  # is it a text?
+    else:
+        picks = _picked_by_text(answer, texts[:last])
+        if not picks:
+            problems.add(
+                line,
+                f"answer {answer!r} is neither a choice number such as 2 or 1,3 nor "
+                "the text of one choice",
+            )
+            return None
+    if not all(1 <= p <= last for p in picks):
+        problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
+        return None
+    return picks
+
+
+def _flags(
+    cell: Callable[[str], str], line: int, problems: Problems
+) -> dict[str, bool | None] | None:
+    """The row's shuffle and recall: true, false, or None where empty; None if one is
+    neither (reported)."""
+    flags: dict[str, bool | None] = {}
+    for name in ("shuffle", "recall"):
+        text = cell(name).lower()
+        flags[name] = text in _TRUE if text in _TRUE or text in _FALSE else None
+        if text and flags[name] is None:
+            problems.add(line, f"{name} {cell(name)!r} must be true or false")
+            return None
+    return flags
 
 
 def _picked_by_text(answer: str, texts: list[str]) -> list[int]:

@@ -234,44 +234,17 @@ def _question(
 ) -> tuple[Question | None, int]:
     """One question block after its title; (the question or None, 1 if it is of a kind
     that cannot become an item). An error skips it (`Problems.skipped_since`)."""
-    start = body.find("{")
-    finish = body.find("}", start + 1) if start >= 0 else body.find("}")
     only = ": only multiple-choice and true/false questions become items"
-    if start < 0 and finish < 0:
+    braces = _braces(body, block, problems)
+    if braces is None:
+        return None, 0
+    start, finish = braces
+    if start < 0:
         problems.warn(line, f"skipped {_KINDS['description']}{only}")
         return None, 1
-    stray = body.find("}")
-    if start < 0 or 0 <= stray < start:
-        finish = stray
-        problems.add(
-            _line_of(block, body, finish),
-            "'}' without an opening '{' (write \\} for a literal brace)",
-        )
-        return None, 0
-    if finish < 0:
-        problems.add(
-            _line_of(block, body, start),
-            "unclosed brace: this '{' has no '}' before the next blank line "
-            "(write \\{ for a literal brace)",
-        )
-        return None, 0
     answers = body[start + 1 : finish].strip()
     after = body[finish + 1 :]
-    if "{" in answers:
-        problems.add(
-            _line_of(block, body, start),
-            "unclosed brace: another '{' comes before this one's '}'",
-        )
-        return None, 0
-    # Moodle reads the first {...} as the answers and whatever follows as text, braces
-    # and all (qformat_gift::readquestion); a '}' with no '{' after the block is a slip
     several = "{" in after
-    if "}" in after and not several:
-        problems.add(
-            _line_of(block, body, finish + 1 + after.find("}")),
-            "'}' without an opening '{' (write \\} for a literal brace)",
-        )
-        return None, 0
     # Moodle puts the blank where the answers were, with the spacing around them as
     # written, unless the text ends with a '}' (then the answers follow the question)
     blank = "" if body.endswith("}") else "_____"
@@ -298,14 +271,10 @@ def _question(
     if not question_text:
         problems.add(line, "the question has no text")
         return None, 0
-    if kind == "truefalse":
-        choices = _true_false(answers, fmt, converter, line, language)
-        shuffle: bool | None = False
-    else:
-        parsed = _choices(answers, fmt, converter, line, language)
-        if parsed is None:
-            return None, 0
-        choices, shuffle = parsed, None
+    parsed = _choices_of(kind, answers, fmt, converter, line, language)
+    if parsed is None:
+        return None, 0
+    choices, shuffle = parsed
     if not check_choice_count(problems, line, len(choices)):
         return None, 0
     if not any(c.correct for c in choices):
@@ -323,6 +292,58 @@ def _question(
         ),
         0,
     )
+
+
+def _braces(body: str, block: _Block, problems: Problems) -> tuple[int, int] | None:
+    """Where the answer block is: the indices of its '{' and its '}' in `body`, (-1, -1)
+    if the question has none; None if its braces are wrong (reported)."""
+    start = body.find("{")
+    finish = body.find("}", start + 1) if start >= 0 else body.find("}")
+    if start < 0 and finish < 0:
+        return -1, -1
+    stray = body.find("}")
+    if start < 0 or 0 <= stray < start:
+        problems.add(
+            _line_of(block, body, stray),
+            "'}' without an opening '{' (write \\} for a literal brace)",
+        )
+        return None
+    if finish < 0:
+        problems.add(
+            _line_of(block, body, start),
+            "unclosed brace: this '{' has no '}' before the next blank line "
+            "(write \\{ for a literal brace)",
+        )
+        return None
+    after = body[finish + 1 :]
+    if "{" in body[start + 1 : finish]:
+        problems.add(
+            _line_of(block, body, start),
+            "unclosed brace: another '{' comes before this one's '}'",
+        )
+        return None
+    # Moodle reads the first {...} as the answers and whatever follows as text, braces
+    # and all (qformat_gift::readquestion); a '}' with no '{' after the block is a slip
+    if "}" in after and "{" not in after:
+        problems.add(
+            _line_of(block, body, finish + 1 + after.find("}")),
+            "'}' without an opening '{' (write \\} for a literal brace)",
+        )
+        return None
+    return start, finish
+
+
+def _choices_of(
+    kind: str, answers: str, fmt: str, converter: _Text, line: int, language: str
+) -> tuple[tuple[Choice, ...], bool | None] | None:
+    """A multiple-choice or true/false question's choices, and its shuffle (False: the
+    order of true and false is kept; None: the bank's default)."""
+    if kind == "truefalse":
+        return _true_false(answers, fmt, converter, line, language), False
+    parsed = _choices(answers, fmt, converter, line, language)
+    if parsed is None:
+        return None
+    return parsed, None
 
 
 def _line_of(block: _Block, body: str, index: int) -> int:

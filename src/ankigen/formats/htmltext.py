@@ -123,13 +123,8 @@ class _Reducer(HTMLParser):
         name = _ALIASES.get(tag, tag)
         values = dict(attrs)
         if self._pre:
-            # a code block is text: only its line breaks and its language count
-            if name == "br":
-                self.parts.append("\n")
-            elif tag == "code" and self._fence_at >= 0:
-                self.parts[self._fence_at] = _FENCE + _language(values.get("class") or "")
-            return
-        if name == "br":
+            self._open_in_code(name, tag, values)
+        elif name == "br":
             self.parts.append("\n")
         elif name == "img":
             self.images.append(Image(values.get("src") or "", (values.get("alt") or "").strip()))
@@ -139,7 +134,18 @@ class _Reducer(HTMLParser):
                 self.links.append(Link(target.strip(), "link" if name == "a" else name))
         elif name in INLINE_TAGS:
             self.parts.append(f"<{name}>")
-        elif tag == "pre":
+        else:
+            self._open_block(tag, values)
+
+    def _open_in_code(self, name: str, tag: str, values: dict[str, str | None]) -> None:
+        # a code block is text: only its line breaks and its language count
+        if name == "br":
+            self.parts.append("\n")
+        elif tag == "code" and self._fence_at >= 0:
+            self.parts[self._fence_at] = _FENCE + _language(values.get("class") or "")
+
+    def _open_block(self, tag: str, values: dict[str, str | None]) -> None:
+        if tag == "pre":
             self._pre += 1
             self._break()
             self._fence_at = len(self.parts)

@@ -162,6 +162,56 @@ def _question(
         return None
     general = _field(node, "generalfeedback", fmt, reading, images=True)
     answers = node.all("answer")
+    read = _answers(answers, kind, fmt, reading)
+    if read is None:
+        return None
+    choices, weights, pictures = read
+    if kind == "truefalse":
+        choices_tf = _true_false(node, answers, choices, reading)
+        if choices_tf is None:
+            return None
+        choices = choices_tf
+    if not _choices_hold_text(choices, answers, pictures, problems):
+        return None
+    if not check_choice_count(problems, node.line, len(choices)):
+        return None
+    if kind == "multichoice":
+        # Moodle's trans_single: "false", "0" and nothing are multiple-answer
+        single = node.text_of("single").strip() if node.child("single") else "true"
+        language = reading.options.language
+        choices = list(
+            graded(
+                choices, weights, single not in ("false", "0", ""), language, problems, node.line
+            )
+        )
+    if not any(c.correct for c in choices):
+        problems.warn(node.line, "no answer has a positive fraction; the answer is left as TODO")
+    name = node.text_of("name")
+    id_node = node.child("idnumber")
+    idnumber = id_node.content.strip() if id_node is not None else ""
+    recall = node.text_of(RECALL).strip() in ("true", "1") if node.child(RECALL) else None
+    return Question(
+        line=node.line,
+        question=stem.text,
+        choices=tuple(choices),
+        name=idnumber or name,
+        recall=recall,
+        explanation=general.text or None,
+        answered=any(c.correct for c in choices),
+        tags=_tags(node, category_tags),
+        shuffle=_shuffle(node, kind),
+        image=stem.image,
+        image_alt=stem.image_alt,
+        explanation_image=general.image,
+        explanation_image_alt=general.image_alt,
+    )
+
+
+def _answers(
+    answers: list[Node], kind: str, fmt: str, reading: _Reading
+) -> tuple[list[Choice], list[float], list[int]] | None:
+    """Each `<answer>`'s choice, its weight (its fraction, 1 for 100 %) and how many
+    pictures its text held; None if a fraction is not a number."""
     choices: list[Choice] = []
     weights: list[float] = []
     pictures: list[int] = []
@@ -170,7 +220,7 @@ def _question(
         try:
             fraction = float(fraction_text)
         except ValueError:
-            problems.add(answer.line, f"fraction {fraction_text!r} is not a number")
+            reading.problems.add(answer.line, f"fraction {fraction_text!r} is not a number")
             return None
         answer_fmt = answer.attrs.get("format") or fmt
         text_node = answer.child("text")
@@ -186,61 +236,42 @@ def _question(
         choices.append(Choice(converted.text, fraction > 0, why))
         weights.append(fraction / 100)
         pictures.append(converted.pictures)
-    if kind == "truefalse":
-        choices_tf = _true_false(node, answers, choices, reading)
-        if choices_tf is None:
-            return None
-        choices = choices_tf
+    return choices, weights, pictures
+
+
+def _choices_hold_text(
+    choices: list[Choice], answers: list[Node], pictures: list[int], problems: Problems
+) -> bool:
     for number, choice in enumerate(choices, start=1):
         if not choice.text:
             lacks = "is only a picture, which a choice cannot hold"
             empty = lacks if pictures[number - 1] else "is empty"
             problems.add(answers[number - 1].line, f"choice {number} {empty}")
-            return None
-    if not check_choice_count(problems, node.line, len(choices)):
-        return None
-    if kind == "multichoice":
-        # Moodle's trans_single: "false", "0" and nothing are multiple-answer
-        single = node.text_of("single").strip() if node.child("single") else "true"
-        language = reading.options.language
-        choices = list(
-            graded(
-                choices, weights, single not in ("false", "0", ""), language, problems, node.line
-            )
-        )
-    if not any(c.correct for c in choices):
-        problems.warn(node.line, "no answer has a positive fraction; the answer is left as TODO")
-    shuffle: bool | None = False if kind == "truefalse" else None
+            return False
+    return True
+
+
+def _shuffle(node: Node, kind: str) -> bool | None:
+    """False where Moodle keeps the choices' order; None: the bank's default."""
+    if kind == "truefalse":
+        return False
     if kind == "multichoice":
         flag = node.text_of("shuffleanswers") if node.child("shuffleanswers") else "false"
         # Moodle reads a missing or "false"/"0" <shuffleanswers> as: keep the order
         if flag in ("", "false", "0"):
-            shuffle = False
-    name = node.text_of("name")
-    id_node = node.child("idnumber")
-    idnumber = id_node.content.strip() if id_node is not None else ""
+            return False
+    return None
+
+
+def _tags(node: Node, category_tags: tuple[str, ...]) -> tuple[str, ...]:
+    """The category's tags, then the question's own, each once."""
     tags = list(category_tags)
     tags_node = node.child("tags")
     for tag_node in tags_node.all("tag") if tags_node is not None else []:
         tag = tag_of(tag_node.text_of("text") if tag_node.child("text") else tag_node.content)
         if tag and tag not in tags:
             tags.append(tag)
-    recall = node.text_of(RECALL).strip() in ("true", "1") if node.child(RECALL) else None
-    return Question(
-        line=node.line,
-        question=stem.text,
-        choices=tuple(choices),
-        name=idnumber or name,
-        recall=recall,
-        explanation=general.text or None,
-        answered=any(c.correct for c in choices),
-        tags=tuple(tags),
-        shuffle=shuffle,
-        image=stem.image,
-        image_alt=stem.image_alt,
-        explanation_image=general.image,
-        explanation_image_alt=general.image_alt,
-    )
+    return tuple(tags)
 
 
 def _true_false(

@@ -281,6 +281,24 @@ def _is_question(text: str) -> bool:
     return bool(_QUESTION_END.search(text) or _COLON_END.search(text))
 
 
+def _groupings(entries: list[_Line], total: int) -> dict[tuple[int, ...], tuple[bool, bool]]:
+    """The ways to group the dash lines into items, each (its start indices) with whether
+    every item has the same number of choices, and whether its questions are exactly the
+    lines that read as questions."""
+    marked = {i for i, e in enumerate(entries) if _is_question(e.text)}
+    candidates: dict[tuple[int, ...], tuple[bool, bool]] = {}
+    if 0 in marked:
+        starts = sorted(marked)
+        sizes = [b - a - 1 for a, b in zip(starts, [*starts[1:], total], strict=True)]
+        if all(MIN_CHOICES <= size <= MAX_CHOICES for size in sizes):
+            candidates[tuple(starts)] = (len(set(sizes)) == 1, True)
+    for k in range(MIN_CHOICES, MAX_CHOICES + 1):
+        starts = list(range(0, total, k + 1))
+        if total % (k + 1) == 0 and marked <= set(starts):
+            candidates[tuple(starts)] = (True, marked == set(starts))
+    return candidates
+
+
 def _group_dash_lines(
     entries: list[_Line], count: int | None, choices: int | None, path: str
 ) -> list[int]:
@@ -295,18 +313,7 @@ def _group_dash_lines(
             )
         return list(range(0, total, choices + 1))
 
-    marked = {i for i, e in enumerate(entries) if _is_question(e.text)}
-    # grouping -> (same number of choices everywhere, questions are exactly the marked lines)
-    candidates: dict[tuple[int, ...], tuple[bool, bool]] = {}
-    if 0 in marked:
-        starts = sorted(marked)
-        sizes = [b - a - 1 for a, b in zip(starts, [*starts[1:], total], strict=True)]
-        if all(MIN_CHOICES <= size <= MAX_CHOICES for size in sizes):
-            candidates[tuple(starts)] = (len(set(sizes)) == 1, True)
-    for k in range(MIN_CHOICES, MAX_CHOICES + 1):
-        starts = list(range(0, total, k + 1))
-        if total % (k + 1) == 0 and marked <= set(starts):
-            candidates[tuple(starts)] = (True, marked == set(starts))
+    candidates = _groupings(entries, total)
     if count is not None:
         candidates = {g: kind for g, kind in candidates.items() if len(g) == count}
     if len(candidates) == 1:
