@@ -197,9 +197,7 @@ def _deck_section(
     name = plain_text(shown.deck_name)
     out = [f"## {name}", ""]
     old_lock = old.lock.decks.get(key)
-    new_lock = new.lock.decks.get(key)
-    old_version = lock_version(shown.topic, language, old_lock) if old_lock else ""
-    new_version = lock_version(shown.topic, language, new_lock) if new_lock else ""
+    old_version, new_version = _versions(key, shown, old, new)
     since = f" ({h('since')} `{old_version}`)" if old_version and old_version != new_version else ""
     if new_version:
         out += [f"{h('version')}: `{new_version}`{since}", ""]
@@ -207,18 +205,7 @@ def _deck_section(
         out += [f"### {h('removed')}", ""]
         out += [f"- {_quote(i.question)}" for i in before.items] if before else []
         return [*out, ""]
-    old_items = {i.id: i for i in before.items} if before else {}
-    groups: dict[str, list[str]] = {"new": [], "changed": [], "retired": [], "removed": []}
-    for item in bank.items:
-        was = old_items.get(item.id)
-        if was is None:
-            groups["new"].append(item.question)
-        elif item.retired and not was.retired:
-            groups["retired"].append(item.question)
-        elif before is not None and changed(before, was, bank, item, old.lock, new.lock):
-            groups["changed"].append(item.question)
-    current = {i.id for i in bank.items}
-    groups["removed"] = [i.question for i in old_items.values() if i.id not in current]
+    groups = _item_groups(before, bank, old, new)
     for word in ("new", "changed", "retired", "removed"):
         if groups[word]:
             out += [f"### {h(word)}", ""]
@@ -235,6 +222,33 @@ def _deck_section(
         out += [f"### {h('templates')}", ""]
     out += [f"### {h('import')}", "", *_import_steps(old_name, name, groups, templates_changed), ""]
     return out
+
+
+def _versions(key: str, shown: Bank, old: Snapshot, new: Snapshot) -> tuple[str, str]:
+    """The deck's version before and after ("" where it has no lock entry)."""
+    old_lock, new_lock = old.lock.decks.get(key), new.lock.decks.get(key)
+    old_version = lock_version(shown.topic, shown.language, old_lock) if old_lock else ""
+    new_version = lock_version(shown.topic, shown.language, new_lock) if new_lock else ""
+    return old_version, new_version
+
+
+def _item_groups(
+    before: Bank | None, bank: Bank, old: Snapshot, new: Snapshot
+) -> dict[str, list[str]]:
+    """The questions of the items new, changed, retired and removed since `before`."""
+    old_items = {i.id: i for i in before.items} if before else {}
+    groups: dict[str, list[str]] = {"new": [], "changed": [], "retired": [], "removed": []}
+    for item in bank.items:
+        was = old_items.get(item.id)
+        if was is None:
+            groups["new"].append(item.question)
+        elif item.retired and not was.retired:
+            groups["retired"].append(item.question)
+        elif before is not None and changed(before, was, bank, item, old.lock, new.lock):
+            groups["changed"].append(item.question)
+    current = {i.id for i in bank.items}
+    groups["removed"] = [i.question for i in old_items.values() if i.id not in current]
+    return groups
 
 
 def _import_steps(

@@ -253,26 +253,15 @@ def import_(
     """Turn a quiz file (FILE) into a bank: a quiz page, GIFT, Aiken, Moodle XML or CSV;
     adopt a multiple-choice deck from an Anki package, its notes' GUIDs kept in the
     lock; or write a PO file's translations (from `translate --po`) back into its bank."""
-    from ankigen.bank.model import SLUG
     from ankigen.formats.convert import import_file, write_import
     from ankigen.formats.page import AnswersError
-    from ankigen.text import lang
 
     if format_name == "po" or (format_name is None and file.suffix.lower() in (".po", ".pot")):
         _import_po(file, banks_dir, out, force)
         return
     if topic is None or language is None:
         raise click.UsageError("--topic and --lang are required to import a quiz file")
-    if not SLUG.fullmatch(topic):
-        raise click.BadParameter(
-            f"{topic!r} is not a slug (a-z, 0-9 and '-')", param_hint="--topic"
-        )
-    if not lang.is_valid_tag(language):
-        raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--lang")
-    if format_name not in (None, "page"):
-        for name, value in (("--choices", choices), ("--answers", answers)):
-            if value is not None:
-                raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
+    _check_quiz_options(topic, language, format_name, choices, answers)
     columns = _columns(column_specs)
     if format_name is None:
         from ankigen.formats.convert import read_quiz_file
@@ -287,15 +276,7 @@ def import_(
         raise click.UsageError(
             f"--deck, --fields and --notetype are for Anki packages, not {format_name}"
         )
-    fields: tuple[tuple[str, tuple[str, ...]], ...] = ()
-    if field_spec:
-        from ankigen.formats.ankifields import parse_fields
-        from ankigen.formats.model import FormatError
-
-        try:
-            fields = tuple(parse_fields(field_spec).items())
-        except FormatError as error:
-            raise click.BadParameter(str(error), param_hint="--fields") from None
+    fields = _fields(field_spec)
     try:
         imported = import_file(
             file,
@@ -313,6 +294,38 @@ def import_(
         raise click.BadParameter(str(exc), param_hint="--answers") from None
     written = write_import(imported, file, out, media, force=force, banks_dir=banks_dir)
     write_lines(import_lines(file, written))
+
+
+def _check_quiz_options(
+    topic: str, language: str, format_name: str | None, choices: int | None, answers: str | None
+) -> None:
+    """Usage errors in the options of a quiz file's import, before it is read."""
+    from ankigen.bank.model import SLUG
+    from ankigen.text import lang
+
+    if not SLUG.fullmatch(topic):
+        raise click.BadParameter(
+            f"{topic!r} is not a slug (a-z, 0-9 and '-')", param_hint="--topic"
+        )
+    if not lang.is_valid_tag(language):
+        raise click.BadParameter(f"{language!r} is not a BCP 47 tag", param_hint="--lang")
+    if format_name not in (None, "page"):
+        for name, value in (("--choices", choices), ("--answers", answers)):
+            if value is not None:
+                raise click.UsageError(f"{name} is for quiz pages, not --from {format_name}")
+
+
+def _fields(field_spec: str) -> tuple[tuple[str, tuple[str, ...]], ...]:
+    """`--fields` as (role, fields) pairs; a usage error names a bad one."""
+    if not field_spec:
+        return ()
+    from ankigen.formats.ankifields import parse_fields
+    from ankigen.formats.model import FormatError
+
+    try:
+        return tuple(parse_fields(field_spec).items())
+    except FormatError as error:
+        raise click.BadParameter(str(error), param_hint="--fields") from None
 
 
 def _columns(specs: tuple[str, ...]) -> tuple[tuple[str, str], ...]:

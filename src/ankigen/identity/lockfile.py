@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import cast
+from typing import Any, cast
 
 from ankigen.bank.files import read_lock_bytes
 from ankigen.core.errors import Diagnostic, LockError
@@ -180,76 +180,80 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
             f"{shown}: lock file version {data.get('version')!r} is not one this ankigen "
             f"reads ({', '.join(map(str, READABLE_VERSIONS))}); it was written by another ankigen"
         )
-    text = raw.decode("utf-8", "replace")
-    indexed: list[KeyLines] = []
-    problems: list[Diagnostic] = []
-    now = clock()
-
-    def line_of(key: str, deck: str | None = None) -> int:
-        """The line of `key` (within `deck`'s entry); the text is indexed only when a
-        problem needs a line."""
-        if not indexed:
-            indexed.append(KeyLines(text))
-        return indexed[0].find(key, indexed[0].find(deck) if deck is not None else 0)
-
-    def check_time(value: object, key: str, deck: str | None, what: str) -> int:
-        problem = time_problem(value, now)
-        if problem:
-            problems.append(
-                Diagnostic(
-                    shown,
-                    line_of(key, deck),
-                    "error",
-                    f"{what}: {problem}; restore the lock file from version control",
-                )
-            )
-            return 0
-        assert isinstance(value, int)
-        return value
-
+    reader = _LockReader(shown, raw)
     try:
-        notetype = data.get("notetype")
-        lock = Lock()
-        if notetype is not None:
-            mtime = check_time(notetype["mtime"], "notetype", None, "note type time")
-            lock.notetype = Stamp(_text(notetype["hash"]), mtime)
-        for key, deck in data["decks"].items():
-            topic, language = split_deck_key(key)
-            entry = DeckLock(
-                name=_text(deck["name"]),
-                created=check_time(deck["created"], "created", key, "created"),
-                path=_text(deck.get("path", "")),
-            )
-            items = deck["items"]
-            if not isinstance(items, dict):
-                raise _damaged(shown, raw)
-            if _fast_items(entry, items, now):
-                lock.decks[str(key)] = entry
-                continue
-            for item_id, value in items.items():
-                if not isinstance(value, list) or len(value) not in (2, 3):
-                    raise _damaged(shown, raw)
-                mtime = check_time(value[1], item_id, key, f"item {item_id!r}")
-                entry.items[item_id] = Stamp(_text(value[0]), mtime)
-                guid = value[2] if len(value) == 3 else note_guid(topic, language, item_id)
-                if not isinstance(guid, str) or not GUID.fullmatch(guid):
-                    problems.append(
-                        Diagnostic(
-                            shown,
-                            line_of(item_id, key),
-                            "error",
-                            f"item {item_id!r}: {guid!r} is not a GUID",
-                        )
-                    )
-                entry.guids[item_id] = str(guid)
-            lock.decks[str(key)] = entry
+        lock = reader.lock(data)
     except LockError:
         raise
     except (KeyError, TypeError, AttributeError, IndexError):
         raise _damaged(shown, raw) from None
-    if not problems:
-        lock.read_from = text
-    return lock, problems
+    if not reader.problems:
+        lock.read_from = reader.text
+    return lock, reader.problems
+
+
+class _LockReader:
+    """The lock's entries read from its parsed JSON, each problem with a time or a GUID
+    noted at its line; a lock not laid out as one is `_damaged`."""
+
+    def __init__(self, shown: str, raw: bytes) -> None:
+        self.shown = shown
+        self.raw = raw
+        self.text = raw.decode("utf-8", "replace")
+        self.indexed: KeyLines | None = None
+        self.problems: list[Diagnostic] = []
+        self.now = clock()
+
+    def lock(self, data: dict[str, Any]) -> Lock:
+        notetype = data.get("notetype")
+        lock = Lock()
+        if notetype is not None:
+            mtime = self.check_time(notetype["mtime"], "notetype", None, "note type time")
+            lock.notetype = Stamp(_text(notetype["hash"]), mtime)
+        for key, deck in data["decks"].items():
+            lock.decks[str(key)] = self.deck(key, deck)
+        return lock
+
+    def deck(self, key: str, deck: dict[str, Any]) -> DeckLock:
+        topic, language = split_deck_key(key)
+        entry = DeckLock(
+            name=_text(deck["name"]),
+            created=self.check_time(deck["created"], "created", key, "created"),
+            path=_text(deck.get("path", "")),
+        )
+        items = deck["items"]
+        if not isinstance(items, dict):
+            raise _damaged(self.shown, self.raw)
+        if _fast_items(entry, items, self.now):
+            return entry
+        for item_id, value in items.items():
+            if not isinstance(value, list) or len(value) not in (2, 3):
+                raise _damaged(self.shown, self.raw)
+            mtime = self.check_time(value[1], item_id, key, f"item {item_id!r}")
+            entry.items[item_id] = Stamp(_text(value[0]), mtime)
+            guid = value[2] if len(value) == 3 else note_guid(topic, language, item_id)
+            if not isinstance(guid, str) or not GUID.fullmatch(guid):
+                self.problem(item_id, key, f"item {item_id!r}: {guid!r} is not a GUID")
+            entry.guids[item_id] = str(guid)
+        return entry
+
+    def problem(self, key: str, deck: str | None, message: str) -> None:
+        """A problem at the line of `key` (within `deck`'s entry); the text is indexed
+        only when a problem needs a line."""
+        if self.indexed is None:
+            self.indexed = KeyLines(self.text)
+        line = self.indexed.find(key, self.indexed.find(deck) if deck is not None else 0)
+        self.problems.append(Diagnostic(self.shown, line, "error", message))
+
+    def check_time(self, value: object, key: str, deck: str | None, what: str) -> int:
+        problem = time_problem(value, self.now)
+        if problem:
+            self.problem(
+                key, deck, f"{what}: {problem}; restore the lock file from version control"
+            )
+            return 0
+        assert isinstance(value, int)
+        return value
 
 
 # The lock as `Lock.to_bytes` lays it out, its keys, hashes and GUIDs printable ASCII

@@ -47,7 +47,7 @@ from ankigen.checks.run import checked_banks
 from ankigen.collection.exported import AnkiNote, Exported
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.identity.guid import note_guid, split_deck_key
-from ankigen.identity.lockfile import read_lock
+from ankigen.identity.lockfile import Lock, read_lock
 from ankigen.images.process import image_refs, prepare
 from ankigen.images.settings import Settings
 from ankigen.pull.base import History, Known, Weighed, is_ours, packages
@@ -156,12 +156,7 @@ def plan_pull(
             "build recorded there; build the banks first (and commit the lock)"
         )
     lock = read_lock(lock_path)
-    issued_as: dict[str, tuple[str, str]] = {}
-    for key, deck in lock.decks.items():
-        topic, language = split_deck_key(key)
-        for item_id in deck.items:
-            guid = deck.guids.get(item_id) or note_guid(topic, language, item_id)
-            issued_as[guid] = (key, item_id)
+    issued_as = _issued_as(lock)
     checked = checked_banks(banks_dir)
     banks = {bank.key: bank for bank in checked.banks}
     project, _ = load_project(banks_dir)
@@ -174,21 +169,8 @@ def plan_pull(
     if images.diagnostics:
         raise InvalidBanks(images.diagnostics)
     items = {bank.key: {item.id: item for item in bank.items} for bank in checked.banks}
-    decks = {deck.name for deck in lock.decks.values()}
     found = _Found()
-    matched: dict[str, list[tuple[Exported, AnkiNote]]] = {}
-    for exported, note in ((e, n) for e in sources for n in e.notes):
-        key, item_id = issued_as.get(note.guid, ("", ""))
-        kept = _kept_notetype(banks.get(key), exported, note)
-        if kept is None and not is_ours(exported, note):
-            found.other_types += 1
-            if any(note.deck == d or note.deck.startswith(d + "::") for d in decks):
-                found.others.append(_other(exported, note))
-            continue
-        if items.get(key, {}).get(item_id) is None:
-            found.strangers.append(note)
-            continue
-        matched.setdefault(note.guid, []).append((exported, note))
+    matched = _matched(sources, issued_as, banks, items, lock, found)
     known = Known(packages(out_dir, found.warnings), History(lock_path), lock)
     for guid, notes in matched.items():
         key, item_id = issued_as[guid]
@@ -203,6 +185,44 @@ def plan_pull(
         carried = _carried_edits(kept, item, exported.fields_of(note)) if kept else ()
         _decide(found, bank, item, names, weighed, take, carried)
     return found.pulled(take)
+
+
+def _issued_as(lock: Lock) -> dict[str, tuple[str, str]]:
+    """The deck key and item id of each GUID the lock records."""
+    issued_as: dict[str, tuple[str, str]] = {}
+    for key, deck in lock.decks.items():
+        topic, language = split_deck_key(key)
+        for item_id in deck.items:
+            guid = deck.guids.get(item_id) or note_guid(topic, language, item_id)
+            issued_as[guid] = (key, item_id)
+    return issued_as
+
+
+def _matched(
+    sources: Sequence[Exported],
+    issued_as: dict[str, tuple[str, str]],
+    banks: dict[str, Bank],
+    items: dict[str, dict[str, Item]],
+    lock: Lock,
+    found: _Found,
+) -> dict[str, list[tuple[Exported, AnkiNote]]]:
+    """The notes of each item's GUID; notes of other note types, and notes of ours whose
+    item is not in the banks, are noted in `found`."""
+    decks = {deck.name for deck in lock.decks.values()}
+    matched: dict[str, list[tuple[Exported, AnkiNote]]] = {}
+    for exported, note in ((e, n) for e in sources for n in e.notes):
+        key, item_id = issued_as.get(note.guid, ("", ""))
+        kept = _kept_notetype(banks.get(key), exported, note)
+        if kept is None and not is_ours(exported, note):
+            found.other_types += 1
+            if any(note.deck == d or note.deck.startswith(d + "::") for d in decks):
+                found.others.append(_other(exported, note))
+            continue
+        if items.get(key, {}).get(item_id) is None:
+            found.strangers.append(note)
+            continue
+        matched.setdefault(note.guid, []).append((exported, note))
+    return matched
 
 
 def _one_note(

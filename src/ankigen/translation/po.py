@@ -250,6 +250,19 @@ def import_po(
         text, _ = add_missing(opened.text, str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language)
+    wanted, warnings = _wanted(po, po_path, reference, target)
+    text, replaced = replace_texts(text, str(target_path), wanted)
+    bank, found = parse_bank(str(target_path), text.encode("utf-8"))
+    if bank is None:
+        raise InvalidBanks(found)
+    return PoImport(opened, text, replaced, tuple(warnings))
+
+
+def _wanted(
+    po: polib.POFile, po_path: Path, reference: Bank, target: Bank | None
+) -> tuple[dict[str, str], list[Diagnostic]]:
+    """The translations to write into the bank, by context, and a warning for each entry
+    skipped or to check."""
     known = bank_contexts(reference)
     now = bank_texts(reference, target)
     wanted: dict[str, str] = {}
@@ -286,11 +299,7 @@ def import_po(
                 "imported anyway: check the translation",
             )
         wanted[context] = entry.msgstr
-    text, replaced = replace_texts(text, str(target_path), wanted)
-    bank, found = parse_bank(str(target_path), text.encode("utf-8"))
-    if bank is None:
-        raise InvalidBanks(found)
-    return PoImport(opened, text, replaced, tuple(warnings))
+    return wanted, warnings
 
 
 @dataclass(frozen=True)
