@@ -58,7 +58,7 @@ DECKS: dict[str, tuple[str, dict[str, Any]]] = {
     ),
 }
 # What a note edited in Anki's editor can hold: it never met lint, which refuses all of
-# these (test_lint). MathJax's html, bbox and base macros would make a javascript: link,
+# these (tests/checks/test_lint.py). MathJax's html, bbox and base macros would make a javascript: link,
 # a full-window overlay, a second #answer and the card's own classes. The backslash is
 # hidden from a plain text search by an HTML comment and by an entity in two of them.
 HOSTILE_QUESTION = (
