@@ -4,12 +4,15 @@ import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
-from click.testing import CliRunner, Result
+from click.testing import CliRunner
 from hypothesis import settings
 
-from tests.helpers import AnkiCollection
+from tests.helpers import TESTS, AnkiCollection
+from tests.support import gui
+from tests.support.browser import headless_chromium
 
 # the key that authenticates cache entries (core.secret) is this run's own, not the
 # developer's; builds run as subprocesses inherit it
@@ -20,6 +23,37 @@ os.environ["XDG_CACHE_HOME"] = tempfile.mkdtemp(prefix="ankigen-test-cache-")
 settings.register_profile("ci", derandomize=True)
 if os.environ.get("CI"):
     settings.load_profile("ci")
+
+# Tests that start a browser, WebKit or the Anki desktop are marked gui, so that
+# `pytest -m "not gui"` is the fast loop. Marked here rather than by hand, so a new test
+# cannot forget: every test in a folder of GUI tests, and every test that uses a fixture
+# starting an engine. A test that starts one some other way fails (tests/support/gui.py).
+GUI_FOLDERS = (TESTS / "card",)
+GUI_FIXTURES = frozenset({"chromium"})
+
+
+@pytest.hookimpl(tryfirst=True)  # before `-m` deselects by marker
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        in_folder = any(folder in item.path.parents for folder in GUI_FOLDERS)
+        if in_folder or GUI_FIXTURES & set(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.gui)
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_protocol(item: pytest.Item) -> Iterator[object]:
+    gui.running.append(item)
+    try:
+        return (yield)
+    finally:
+        gui.running.pop()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    """Headless Chromium (Debian's, through Playwright), one per module; its tests are gui."""
+    with headless_chromium() as browser:
+        yield browser
 
 
 @pytest.fixture
@@ -66,9 +100,3 @@ def reads(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
     monkeypatch.setattr(ankigen.bank.files, "read_bank_file", counting)
     return seen
-
-
-def invoke(runner: CliRunner, *args: str) -> Result:
-    from ankigen.cli.app import cli
-
-    return runner.invoke(cli, list(args), catch_exceptions=False)

@@ -13,18 +13,36 @@ from typing import Any
 
 import pytest
 import yaml
-from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPackageRequest
+from anki.collection import (
+    Collection,
+    ExportAnkiPackageOptions,
+    ImportAnkiPackageOptions,
+    ImportAnkiPackageRequest,
+)
 from anki.notes import Note
+from click.testing import CliRunner, Result
 
-SHARED = Path(__file__).resolve().parent.parent.parent / "shared"
+# the folders tests read from, named once: a test module's own __file__ moves with it
+TESTS = Path(__file__).resolve().parent
+REPO = TESTS.parent
+SRC = REPO / "src"
+DATA = TESTS / "data"
+SHARED = REPO.parent / "shared"
 
 
 def run_probe(code: str) -> subprocess.CompletedProcess[str]:
     """`python -c code` with this checkout's ankigen, its output captured as text."""
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1] / "src")}
+    env = {**os.environ, "PYTHONPATH": str(SRC)}
     return subprocess.run(
         [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
     )
+
+
+def invoke(runner: CliRunner, *args: str) -> Result:
+    """The `ankigen` command line, run in this process, exceptions left to fail the test."""
+    from ankigen.cli.app import cli
+
+    return runner.invoke(cli, list(args), catch_exceptions=False)
 
 
 def shared_path(relative: str) -> Path:
@@ -211,3 +229,20 @@ def write_build_cache(path: Path, record: object, *, key: bytes | None = None) -
         header = {"mac": forged.hexdigest(), "version": __version__}
         data = json.dumps(header, sort_keys=True).encode() + b"\n" + body
     path.write_bytes(data)
+
+
+def export(collection: AnkiCollection, path: Path, with_media: bool = False) -> Path:
+    """The collection's notes in a package, as Anki exports a deck to share."""
+    options = ExportAnkiPackageOptions(
+        with_scheduling=False, with_deck_configs=False, with_media=with_media, legacy=False
+    )
+    collection.col.export_anki_package(out_path=str(path), options=options, limit=None)
+    return path
+
+
+def edit(collection: AnkiCollection, item: str, **fields: str) -> None:
+    """As a person does in Anki's editor."""
+    note = collection.note_by_item(item)
+    for name, value in fields.items():
+        note[name] = value
+    collection.col.update_note(note)

@@ -19,9 +19,9 @@ done
 trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
 
 tests=(
-    tests/test_parallel.py tests/test_early_plans.py tests/test_faults.py
-    tests/test_integrity.py tests/test_exit.py tests/test_quick.py
-    tests/test_desktop.py tests/test_desktop_rich.py tests/test_push_desktop.py
+    tests/core/test_parallel.py tests/build/test_early_plans.py tests/build/test_faults.py
+    tests/build/test_integrity.py tests/cli/test_entry.py tests/cli/test_quick.py
+    tests/card/test_desktop.py tests/card/test_desktop_rich.py tests/test_push_desktop.py
 )
 for round in $(seq "$rounds"); do
     echo "--- round $round of $rounds, beside two busy loops"

@@ -29,24 +29,8 @@ from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.resolve import DeckIdentity, _items_one_by_one, resolve
 from ankigen.identity.stamp import Stamp
 from ankigen.text.html import INLINE_TAGS, inline_html, plain_text
-from tests.helpers import write_build_cache
-
-VALID_BANK = """\
-topic: demo
-language: en
-title: "Demo"
-items:
-  - id: one
-    question: "What is 1 + 1?"
-    choices: ["1", "2", "3"]
-    answer: 2
-    explanation: "Arithmetic."
-  - id: two
-    question: "Pick both"
-    choices: [a, b]
-    answer: [1, 2]
-    explanation: ok
-"""
+from tests.helpers import REPO, write_build_cache
+from tests.support.banktext import EDITS, VALID_BANK, mutate
 
 VALID_PAGE = """\
 Quiz title
@@ -61,30 +45,6 @@ A description.
 """
 
 SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-
-
-def mutate(text: str, edits: list[tuple[int, int, str]]) -> str:
-    for position, kind, fragment in edits:
-        at = position % (len(text) + 1)
-        if kind == 0:
-            text = text[:at] + fragment + text[at:]
-        elif kind == 1:
-            text = text[:at] + text[at + len(fragment) + 1 :]
-        else:
-            text = text[:at] + fragment + text[at + len(fragment) :]
-    return text
-
-
-EDITS = st.lists(
-    st.tuples(
-        st.integers(0, 10_000),
-        st.integers(0, 2),
-        st.text(
-            alphabet=st.sampled_from(list(" \n:-[]{}&*!|>'\"#?,0123456789abc\t\x00é؟")), max_size=6
-        ),
-    ),
-    max_size=6,
-)
 
 
 def check_diagnostics(problems: list[Diagnostic]) -> None:
@@ -313,7 +273,6 @@ BANK_KEYS = st.sampled_from(
 
 def _source(tmp: str) -> object:
     import hashlib
-    from pathlib import Path
 
     from ankigen.bank.files import Source
 
@@ -422,7 +381,6 @@ def test_bank_cache_entries_of_random_json_are_refused_or_well_formed(
 def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> None:
     import json
     import tempfile
-    from pathlib import Path
 
     from ankigen.build.cache import BuildCache
     from ankigen.build.result import CACHE_NAME
@@ -466,7 +424,6 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
 def test_file_names_of_any_bytes_never_crash_discovery(names: list[bytes]) -> None:
     import os
     import tempfile
-    from pathlib import Path
 
     from ankigen.bank.files import NoBanks, find_banks
 
@@ -583,7 +540,6 @@ def test_any_text_survives_export_and_import(
     explanation: list[str],
     data: st.DataObject,
 ) -> None:
-    from pathlib import Path
 
     from ankigen.formats.htmltext import text_to_html
     from ankigen.formats.model import Choice, Question, ReadOptions, Source
@@ -866,7 +822,6 @@ def test_locks_and_issued_stamps_checked_by_column_read_as_checked_one_by_one(
     the checks of each value say."""
     import json
     import tempfile
-    from pathlib import Path
     from unittest import mock
 
     from ankigen.core.errors import LockError
@@ -1007,7 +962,6 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
 ) -> None:
     """A deck whose items all kept their ids takes every identity from the lock a column
     at a time; any deck gives the identities the item-by-item resolution gives."""
-    from pathlib import Path
 
     from ankigen.bank.model import outline
     from ankigen.identity.lockfile import DeckLock, Lock
@@ -1501,7 +1455,7 @@ def test_any_quoted_text_is_read_from_the_item_as_libyaml_reads_it(
 NULLS = ("", "~", "null", "Null", "NULL")
 
 
-_SHIPPED_BANK = (Path(__file__).parent.parent / "banks" / "fsdp" / "en.yaml").read_bytes()
+_SHIPPED_BANK = (REPO / "banks" / "fsdp" / "en.yaml").read_bytes()
 _EDITS = [
     b'"', b"'", b"\\", b"\n", b" ", b"\t", b"#", b"- ", b": ", b"\r", b"\x07", b"~",
     "\u2028".encode(), "\ufeff".encode(), b"&a ", b"*a", b"!!str ", b"`", b"<b>", b"''",
@@ -1909,7 +1863,6 @@ JSON_REPLY = st.recursive(
 def test_any_reply_to_push_is_taken_or_refused_with_a_message(status: int, body: bytes) -> None:
     """Whatever answers at the URL, push checks the version and imports, or says what is
     wrong: never an internal error."""
-    from pathlib import Path
 
     from ankigen.ankiconnect import AnkiConnect, AnkiConnectError
 

@@ -11,8 +11,7 @@ import pytest
 from click.testing import CliRunner
 
 from ankigen.apkg.render import card_sides
-from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, write_bank
+from tests.helpers import AnkiCollection, invoke, item, write_bank
 
 
 def test_preview_writes_a_page_per_deck_and_an_index(project: Path, runner: CliRunner) -> None:
@@ -54,28 +53,26 @@ def test_rendering_matches_ankis_own_renderer(
         assert card_sides(tuple(card.note().fields)) == (card.question(), card.answer())
 
 
-def test_preview_page_is_interactive_in_a_browser(project: Path, runner: CliRunner) -> None:
-    sync_api = pytest.importorskip("playwright.sync_api")
-    from tests.test_card import CHROMIUM, CHROMIUM_ARGS
+def test_preview_page_is_interactive_in_a_browser(
+    project: Path, runner: CliRunner, chromium: Any
+) -> None:
 
     write_bank(project / "banks", items=[item("a", answer=3), item("b", answer=[1, 2])])
     assert invoke(runner, "preview").exit_code == 0
     page_path = project / "out" / "preview" / "demo.en.html"
     errors: list[Any] = []
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-        try:
-            page = browser.new_page()
-            page.on("pageerror", lambda error: errors.append(error))
-            page.goto(page_path.as_uri())
-            first = page.locator(".pv-card").nth(0)
-            first.locator('button.ag-choice[data-choice="3"]').click()
-            first.locator(".pv-flip").click()
-            assert first.locator(".ag-verdict").inner_text() == "✓ Correct"
-            assert first.locator(".pv-flip").inner_text() == "Show question"
-            assert page.locator(".pv-card").nth(1).locator("button.ag-choice").count() == 4
-        finally:
-            browser.close()
+    page = chromium.new_page()
+    try:
+        page.on("pageerror", lambda error: errors.append(error))
+        page.goto(page_path.as_uri())
+        first = page.locator(".pv-card").nth(0)
+        first.locator('button.ag-choice[data-choice="3"]').click()
+        first.locator(".pv-flip").click()
+        assert first.locator(".ag-verdict").inner_text() == "✓ Correct"
+        assert first.locator(".pv-flip").inner_text() == "Show question"
+        assert page.locator(".pv-card").nth(1).locator("button.ag-choice").count() == 4
+    finally:
+        page.close()
     assert errors == []
 
 
@@ -110,21 +107,12 @@ def test_each_side_on_the_page_is_the_packages_side_exactly(project: Path) -> No
         assert len(front) + len(back) < 8_000  # the blocks are not in each card
 
 
-def chromium_page(sync_api: Any, **context: Any) -> Any:
-    from tests.test_card import CHROMIUM, CHROMIUM_ARGS
-
-    playwright = sync_api.sync_playwright().start()
-    browser = playwright.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
-    page = browser.new_context(**context).new_page()
-    return playwright, browser, page
-
-
 AQT = importlib.util.find_spec("_aqt")
 AQT_JS = Path(AQT.submodule_search_locations[0]) / "data" / "web" / "js" if AQT else None
 
 
 @pytest.mark.skipif(AQT_JS is None, reason="Anki desktop (aqt) is not installed")
-def test_mathjax_is_the_one_anki_ships_with_ankis_configuration() -> None:
+def test_mathjax_is_the_one_anki_ships_with_ankis_configuration(chromium: Any) -> None:
     from ankigen.preview.pages import MATHJAX, site_asset
 
     assert AQT_JS is not None
@@ -136,8 +124,8 @@ def test_mathjax_is_the_one_anki_ships_with_ankis_configuration() -> None:
     for relative in ours:
         assert (MATHJAX / relative).read_bytes() == (shipped / relative).read_bytes()
     assert "Apache License" in (MATHJAX / "LICENSE").read_text(encoding="utf-8")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    playwright, browser, page = chromium_page(sync_api)
+    context = chromium.new_context()
+    page = context.new_page()
     try:
         configs = []
         for script in (
@@ -148,8 +136,7 @@ def test_mathjax_is_the_one_anki_ships_with_ankis_configuration() -> None:
             page.add_script_tag(content=script)
             configs.append(page.evaluate("() => JSON.parse(JSON.stringify(window.MathJax))"))
     finally:
-        browser.close()
-        playwright.stop()
+        context.close()
     anki, preview = configs
     assert anki["loader"]["paths"] == {"mathjax": "/_anki/js/vendor/mathjax"}
     assert preview["loader"]["paths"] == {"mathjax": "_mathjax"}
@@ -157,11 +144,12 @@ def test_mathjax_is_the_one_anki_ships_with_ankis_configuration() -> None:
     assert preview == anki
 
 
-def test_the_preview_typesets_formulas_offline_and_fits_a_thumb(project: Path) -> None:
+def test_the_preview_typesets_formulas_offline_and_fits_a_thumb(
+    project: Path, chromium: Any
+) -> None:
     """Written to disk and opened from there with every network request refused: the
     formulas are typeset by the MathJax beside the page; the cards far down are shown
     when they come near; on a phone the preview's buttons are at least 44 px tall."""
-    sync_api = pytest.importorskip("playwright.sync_api")
     from ankigen.preview.pages import make_preview
 
     items = [item("math", question=r"What is \(\frac{n-1}{n}S\)?")]
@@ -169,9 +157,10 @@ def test_the_preview_typesets_formulas_offline_and_fits_a_thumb(project: Path) -
     write_bank(project / "banks", items=items)
     make_preview(project / "banks", project / "out")
     errors: list[Any] = []
-    playwright, browser, page = chromium_page(
-        sync_api, viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
+    context = chromium.new_context(
+        viewport={"width": 360, "height": 740}, is_mobile=True, has_touch=True
     )
+    page = context.new_page()
     try:
         page.route("http*://**", lambda route: route.abort())
         page.on("pageerror", lambda error: errors.append(error))
@@ -190,6 +179,5 @@ def test_the_preview_typesets_formulas_offline_and_fits_a_thumb(project: Path) -
         page.locator(last).scroll_into_view_if_needed()
         page.wait_for_selector(f"{last} .ag-front[data-ag-ready]")
     finally:
-        browser.close()
-        playwright.stop()
+        context.close()
     assert errors == []

@@ -22,14 +22,8 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import invoke
-from tests.helpers import AnkiCollection, item, write_bank
-
-
-def free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from tests.helpers import AnkiCollection, invoke, item, write_bank
+from tests.support.net import free_port
 
 
 class Serving:

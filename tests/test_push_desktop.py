@@ -18,9 +18,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.conftest import invoke
-from tests.helpers import item, shared_path, write_bank
-from tests.test_push import free_port
+from tests.helpers import invoke, item, shared_path, write_bank
+from tests.support.net import free_port
+
+# the one gui test outside tests/card/ that no fixture marks: it starts the desktop itself
+pytestmark = pytest.mark.gui
 
 
 def ask(url: str, action: str, **params: Any) -> Any:

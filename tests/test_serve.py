@@ -22,7 +22,6 @@ from typing import Any
 import pytest
 
 from tests.helpers import item, write_bank
-from tests.test_card import headless_chromium
 
 
 @pytest.fixture
@@ -74,48 +73,47 @@ def listening(pid: int) -> list[str]:
 
 
 def test_pages_follow_the_banks_and_show_their_problems(
-    served: tuple[subprocess.Popen[str], str, Path],
+    served: tuple[subprocess.Popen[str], str, Path], chromium: Any
 ) -> None:
     process, url, bank = served
     assert listening(process.pid) and all(
         address.startswith("0100007F:") for address in listening(process.pid)
     )  # 127.0.0.1 alone
-    with headless_chromium() as chromium:
-        page = chromium.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(url + "demo.en.html")
-        page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
-        page.click('.pv-card[data-item="one"] .pv-flip')  # turned: it stays turned
-        page.click('.pv-card[data-item="two"] .pv-flip')
-        # marks that a reload, or a card made again, would lose
-        page.evaluate(
-            """() => { window.pvSameDocument = true;
-            document.querySelector('.pv-card[data-item="two"]').pvMark = 'kept'; }"""
-        )
-        page.set_viewport_size({"width": 800, "height": 300})
-        page.evaluate("window.scrollTo(0, 120)")
-        text = bank.read_text(encoding="utf-8")
-        bank.write_text(text.replace("Question one?", "Question one, edited?"), encoding="utf-8")
-        page.wait_for_function(
-            "() => document.body.innerText.includes('Question one, edited?')", timeout=15000
-        )
-        assert page.is_visible('.pv-card[data-item="one"] .ag-back')
-        assert page.evaluate(
-            """() => [window.pvSameDocument, window.scrollY,
-            document.querySelector('.pv-card[data-item="two"]').pvMark,
-            !!document.querySelector('.pv-card[data-item="two"] .ag-back')]"""
-        ) == [True, 120, "kept", True]
-        # broken: the problem at its line, and the last good cards still there
-        bank.write_text(text.replace("items:", "items: [", 1), encoding="utf-8")
-        page.wait_for_selector(".pv-problems", timeout=15000)
-        shown = page.inner_text(".pv-problems")
-        assert re.search(r"banks/demo/en\.yaml:\d+: error: ", shown), shown
-        assert page.is_visible('.pv-card[data-item="two"]')
-        bank.write_text(text, encoding="utf-8")  # fixed: the problems go
-        page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
-        assert page.is_visible('.pv-card[data-item="two"]')
-        assert errors == []
+    page = chromium.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + "demo.en.html")
+    page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
+    page.click('.pv-card[data-item="one"] .pv-flip')  # turned: it stays turned
+    page.click('.pv-card[data-item="two"] .pv-flip')
+    # marks that a reload, or a card made again, would lose
+    page.evaluate(
+        """() => { window.pvSameDocument = true;
+        document.querySelector('.pv-card[data-item="two"]').pvMark = 'kept'; }"""
+    )
+    page.set_viewport_size({"width": 800, "height": 300})
+    page.evaluate("window.scrollTo(0, 120)")
+    text = bank.read_text(encoding="utf-8")
+    bank.write_text(text.replace("Question one?", "Question one, edited?"), encoding="utf-8")
+    page.wait_for_function(
+        "() => document.body.innerText.includes('Question one, edited?')", timeout=15000
+    )
+    assert page.is_visible('.pv-card[data-item="one"] .ag-back')
+    assert page.evaluate(
+        """() => [window.pvSameDocument, window.scrollY,
+        document.querySelector('.pv-card[data-item="two"]').pvMark,
+        !!document.querySelector('.pv-card[data-item="two"] .ag-back')]"""
+    ) == [True, 120, "kept", True]
+    # broken: the problem at its line, and the last good cards still there
+    bank.write_text(text.replace("items:", "items: [", 1), encoding="utf-8")
+    page.wait_for_selector(".pv-problems", timeout=15000)
+    shown = page.inner_text(".pv-problems")
+    assert re.search(r"banks/demo/en\.yaml:\d+: error: ", shown), shown
+    assert page.is_visible('.pv-card[data-item="two"]')
+    bank.write_text(text, encoding="utf-8")  # fixed: the problems go
+    page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
+    assert page.is_visible('.pv-card[data-item="two"]')
+    assert errors == []
     assert not (bank.parent.parent.parent / "out").exists()  # nothing written
     process.send_signal(signal.SIGINT)
     assert process.wait(20) == 130
@@ -226,7 +224,7 @@ def until(condition: Callable[[], object], what: str, seconds: float = 15) -> No
 
 
 def test_the_watch_survives_the_banks_folder_going_away(
-    served: tuple[subprocess.Popen[str], str, Path],
+    served: tuple[subprocess.Popen[str], str, Path], chromium: Any
 ) -> None:
     """`git stash -u`, a checkout, `rm -rf banks`: the banks' folder is gone for a while.
     The page says so and keeps its cards; once the folder is back, saves show again.
@@ -234,34 +232,33 @@ def test_the_watch_survives_the_banks_folder_going_away(
     process, url, bank = served
     banks = bank.parent.parent
     text = bank.read_text(encoding="utf-8")
-    with headless_chromium() as chromium:
-        page = chromium.new_page()
-        errors: list[str] = []
-        page.on("pageerror", lambda error: errors.append(str(error)))
-        page.goto(url + "demo.en.html")
-        page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
-        away = banks.with_name("banks.away")
-        banks.rename(away)  # a stash: gone, then back as it was
-        page.wait_for_selector(".pv-problems", timeout=15000)
-        shown = page.inner_text(".pv-problems")
-        assert re.search(r"banks: error: .*no such folder of banks", shown), shown
-        assert page.is_visible('.pv-card[data-item="one"]')  # the last good cards stay
-        away.rename(banks)
-        page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
-        bank.write_text(text.replace("Question one?", "Question one, stashed?"), "utf-8")
-        page.wait_for_function(
-            "() => document.body.innerText.includes('Question one, stashed?')", timeout=15000
-        )
-        shutil.rmtree(banks)  # removed outright, then made again with an edit
-        page.wait_for_selector(".pv-problems", timeout=15000)
-        assert "no such folder of banks" in page.inner_text(".pv-problems")
-        write_bank(banks, items=[item("one", question="Question one, again?"), item("two", 2)])
-        page.wait_for_function(
-            """() => document.body.innerText.includes('Question one, again?')
-            && !document.querySelector('.pv-problems')""",
-            timeout=15000,
-        )
-        assert errors == []
+    page = chromium.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda error: errors.append(str(error)))
+    page.goto(url + "demo.en.html")
+    page.wait_for_selector('.pv-card[data-item="one"] .ag-front')
+    away = banks.with_name("banks.away")
+    banks.rename(away)  # a stash: gone, then back as it was
+    page.wait_for_selector(".pv-problems", timeout=15000)
+    shown = page.inner_text(".pv-problems")
+    assert re.search(r"banks: error: .*no such folder of banks", shown), shown
+    assert page.is_visible('.pv-card[data-item="one"]')  # the last good cards stay
+    away.rename(banks)
+    page.wait_for_function("() => !document.querySelector('.pv-problems')", timeout=15000)
+    bank.write_text(text.replace("Question one?", "Question one, stashed?"), "utf-8")
+    page.wait_for_function(
+        "() => document.body.innerText.includes('Question one, stashed?')", timeout=15000
+    )
+    shutil.rmtree(banks)  # removed outright, then made again with an edit
+    page.wait_for_selector(".pv-problems", timeout=15000)
+    assert "no such folder of banks" in page.inner_text(".pv-problems")
+    write_bank(banks, items=[item("one", question="Question one, again?"), item("two", 2)])
+    page.wait_for_function(
+        """() => document.body.innerText.includes('Question one, again?')
+        && !document.querySelector('.pv-problems')""",
+        timeout=15000,
+    )
+    assert errors == []
     assert process.poll() is None
     process.send_signal(signal.SIGINT)
     assert process.wait(20) == 130

@@ -4,7 +4,7 @@ The public API is the names in `__all__` (docs/library.md); everything else in t
 package is private by convention, whatever its name. Each public name is loaded on
 first use (PEP 562): every `ankigen.*` import runs this module first, a build with
 nothing to do among them, and that build must load nothing it does not read
-(`tests/test_report.py`)."""
+(`tests/build/test_result.py`)."""
 
 __version__ = "0.1.0"
 

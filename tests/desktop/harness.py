@@ -106,6 +106,9 @@ class AnkiDesktop:
 
     # life cycle
     def start(self) -> AnkiDesktop:
+        from tests.support import gui  # pytest's: the harness itself needs none
+
+        gui.check("the Anki desktop")
         prepare_base(self.base)
         addons21 = self.base / "addons21"
         addons21.mkdir(exist_ok=True)
@@ -379,7 +382,7 @@ def with_project(root: Path, project: Path, width: int, height: int) -> Iterator
     ankigen's own CLI; its main window width x height. For a module's fixture."""
     from click.testing import CliRunner
 
-    from tests.conftest import invoke
+    from tests.helpers import invoke
 
     require()
     old = Path.cwd()

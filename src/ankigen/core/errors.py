@@ -13,7 +13,7 @@ from collections.abc import Iterable
 # records such a build makes are named tuples, typed as `typing.NamedTuple` for mypy
 # and made by `collections.namedtuple` at run time, as `Diagnostic` below: a
 # dataclass would import dataclasses, and it imports inspect, 10 to 14 ms of a build's
-# 50 (`tests/test_report.py` checks that neither is loaded)
+# 50 (`tests/build/test_result.py` checks that neither is loaded)
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Literal

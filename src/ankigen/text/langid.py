@@ -46,7 +46,7 @@ DECISIVE_SHARE = 0.35
 """A text this dense with one source language's function words, and with none of the
 bank language's own (where ankigen has its list, `OWN_WORDS`), is in that source language without
 asking the identifier, which costs about 0.1 ms a text and a model load per process:
-the identifier agreed on every such text tested (tests/test_untranslated.py)."""
+the identifier agreed on every such text tested (tests/checks/test_translation.py)."""
 DECISIVE_WORDS = 6
 """A decision without the identifier takes at least this many words."""
 

@@ -1,0 +1,191 @@
+"""`ankigen import FILE.apkg --from apkg`: a deck of the "Multiple Choice for Anki" add-on's
+note type, made and reviewed in the real Anki backend, adopted with its GUIDs, built, and
+imported again by the learner who studied it; what Anki's importer then really does."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from anki.collection import ImportAnkiPackageOptions
+from anki.import_export_pb2 import ImportAnkiPackageRequest
+from click.testing import CliRunner
+
+from ankigen.apkg.notetype import NOTETYPE_NAME, TEMPLATE_NAME
+from tests.helpers import AnkiCollection, export, invoke
+from tests.support.adopt import ADDON, FIELDS, NOTES, addon_deck, adopt
+
+
+def test_the_addons_deck_becomes_a_bank_with_its_guids_in_the_lock(
+    project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection
+) -> None:
+    said = adopt(runner, shared)
+    bank = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))
+    assert bank["deck"] == "Physics"  # the name learners have
+    items = bank["items"]
+    assert [item["answer"] for item in items] == [2, [1, 3], [1, 3]]
+    assert [item["choices"] for item in items] == [choices for _, _, choices, _, _ in NOTES]
+    assert items[2]["explanation"] == "Sound needs a medium."
+    # the package's picture (zstd inside a modern package), cleaned and named as every
+    # imported image is, under the topic
+    assert items[0]["image"].startswith("physics/") and items[0]["image_alt"] == "an arrow"
+    assert (project / "media" / items[0]["image"]).read_bytes()[:4] == b"\x89PNG"
+    assert "1 Kprim note(s) became items with several answers" in said
+    assert "wrote banks/ankigen.lock" in said and "keeps their note type" in said
+    assert bank["anki_notetype"]["fields"] == FIELDS  # (test_adopt_kept.py)
+    lock = (project / "banks" / "ankigen.lock").read_text("utf-8")
+    collection.import_package(shared)
+    for guid in (collection.col.get_note(n).guid for n in collection.col.find_notes("")):
+        assert guid.replace("\\", "\\\\").replace('"', '\\"') in lock
+    # the same deck adopted again would give its notes two identities: refused
+    again = invoke(runner, "import", str(shared), "--from", "apkg", "--topic", "physics",
+                   "--lang", "de")  # fmt: skip
+    assert again.exit_code == 1 and "adopted before" in again.stderr
+    assert "Traceback" not in again.output
+
+
+@pytest.mark.parametrize("merge", [False, True])
+def test_what_a_learner_who_studied_the_deck_gets_from_the_adopted_build(
+    project: Path, runner: CliRunner, shared: Path, collection: AnkiCollection, merge: bool
+) -> None:
+    """Adopted onto ankigen's note type: Anki's importer matches notes by GUID, but never
+    changes an existing note's type on its own (rslib `maybe_update_existing_note`): by default the adopted notes are
+    "conflicting" and left alone; with "Merge note types", each note moves to ankigen's
+    note type, its reviewed card stays on the old template, and ankigen's card is new."""
+    collection.import_package(shared)
+    assert collection.review_all() == 3
+    reviews, cards = collection.revlog_count(), sorted(collection.col.find_cards(""))
+    assert "Merge note types" in adopt(runner, shared, "--notetype", "ankigen")
+    bank = project / "banks" / "physics" / "en.yaml"
+    assert invoke(runner, "build").exit_code == 0, bank.read_text("utf-8")
+    request = ImportAnkiPackageRequest(
+        package_path=str(project / "out" / "physics.en.apkg"),
+        options=ImportAnkiPackageOptions(merge_notetypes=merge),
+    )
+    log = collection.col.import_anki_package(request).log
+    assert collection.col.note_count() == 3  # never a duplicate note
+    assert collection.revlog_count() == reviews  # and never a review lost
+    for card_id in cards:  # each reviewed card is still there, its history with it
+        card = collection.col.get_card(card_id)
+        assert card.reps == 1 and card.template()["name"] == ADDON
+    notes = [collection.col.get_note(n) for n in collection.col.find_notes("")]
+    if not merge:
+        assert (len(log.conflicting), len(log.updated), len(log.new)) == (3, 0, 0)
+        assert {note.note_type()["name"] for note in notes} == {ADDON}  # type: ignore[index]
+        assert sorted(collection.col.find_cards("")) == cards
+    else:
+        assert (len(log.updated), len(log.new)) == (3, 0)
+        assert {note.note_type()["name"] for note in notes} == {NOTETYPE_NAME}  # type: ignore[index]
+        new = [c for c in collection.col.find_cards("") if c not in cards]
+        assert len(new) == 3
+        assert {collection.col.get_card(c).template()["name"] for c in new} == {TEMPLATE_NAME}
+        assert all(collection.col.get_card(c).reps == 0 for c in new)
+
+
+def test_other_note_types_are_read_by_the_fields_named(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        models = author.col.models
+        model = models.new("genanki quiz")
+        for name in ("Front", "A", "B", "C", "Correct", "Back"):
+            models.add_field(model, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Front}}{{A}}{{B}}{{C}}", "{{Correct}}{{Back}}"
+        models.add_template(model, template)
+        models.add(model)
+        note = author.col.new_note(models.by_name("genanki quiz"))
+        note["Front"], note["A"], note["B"], note["C"] = "2 + 2?", "3", "<b>4</b>", "5"
+        note["Correct"], note["Back"] = "2", "Count&nbsp;them."
+        author.col.add_note(note, author.col.decks.id("Maths"))
+        package = tmp_path / "maths.apkg"
+        export(author, package)
+    finally:
+        author.close()
+    unknown = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
+                     "--lang", "en")  # fmt: skip
+    assert unknown.exit_code == 1 and "--fields question=FIELD" in unknown.stderr
+    bad = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
+                 "--lang", "en", "--fields", "question=Front")  # fmt: skip
+    assert bad.exit_code == 2 and "answer=FIELD is needed" in bad.stderr
+    adopt(
+        runner, package, "--fields", "question=Front,choices=A..C,answer=Correct,explanation=Back"
+    )
+    [item] = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
+    assert (item["question"], item["choices"], item["answer"]) == (
+        "2 + 2?",
+        ["3", "<b>4</b>", "5"],
+        2,
+    )
+    assert item["explanation"] == "Count\u00a0them."
+
+
+def test_a_package_of_several_decks_is_adopted_a_deck_at_a_time(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        addon_deck(author, tmp_path / "one.apkg", "Physics")
+        addon = author.col.models.by_name(ADDON)
+        note = author.col.new_note(addon)
+        note["Question"], note["Q_1"], note["Q_2"], note["Answers"] = "Q?", "a", "b", "1 0"
+        author.col.add_note(note, author.col.decks.id("Chemistry"))
+        package = export(author, tmp_path / "both.colpkg.apkg")
+    finally:
+        author.close()
+    both = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
+                  "--lang", "en")  # fmt: skip
+    assert both.exit_code == 1 and "--deck NAME" in both.stderr and "'Chemistry'" in both.stderr
+    adopt(runner, package, "--deck", "Chemistry")
+    bank = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))
+    assert [item["question"] for item in bank["items"]] == ["Q?"]
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x03\x04 broken", b"not a zip at all"])
+def test_a_file_that_is_no_package_is_refused_plainly(
+    project: Path, runner: CliRunner, tmp_path: Path, content: bytes
+) -> None:
+    package = tmp_path / "deck.apkg"
+    package.write_bytes(content)
+    result = invoke(runner, "import", str(package), "--topic", "physics", "--lang", "en")
+    assert result.exit_code == 1, result.output
+    assert "Traceback" not in result.output and "deck.apkg" in result.stderr
+    assert not (project / "banks" / "ankigen.lock").exists()
+
+
+def test_basic_notes_with_the_choices_written_in_the_front_are_read(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """Anki's own Basic note type, the choices as the front's last lines and the answer on
+    the back by label or text; a note without choices is named and skipped."""
+    author = AnkiCollection(tmp_path / "author")
+    notes = [
+        ("Which collective sums gradients?<br>A) Broadcast<br>B) All-reduce<br>C) Scatter", "B"),
+        ("Pick the even numbers<div>a. 2</div><div>b. 3</div><div>c. 4</div>", "Answer: a, c"),
+        ("1. What is 2 + 2?<br>1) 3<br>2) 4", "4"),
+        ("What is a shard?", "A piece of the parameters."),
+    ]
+    try:
+        basic = author.col.models.by_name("Basic")
+        for front, back in notes:
+            note = author.col.new_note(basic)  # type: ignore[arg-type]
+            note["Front"], note["Back"] = front, back
+            author.col.add_note(note, author.col.decks.id("Quiz"))
+        package = tmp_path / "basic.apkg"
+        export(author, package)
+    finally:
+        author.close()
+    fields = ("--fields", "question=Front,answer=Back")
+    kept = invoke(runner, "import", str(package), "--from", "apkg", "--topic", "physics",
+                  "--lang", "en", *fields)  # fmt: skip
+    assert kept.exit_code == 1 and "--notetype ankigen" in kept.stderr
+    said = adopt(runner, package, *fields, "--notetype", "ankigen")
+    assert "basic.apkg:4: warning: no choices found at the end of the question" in said
+    items = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
+    assert [(i["question"], i["choices"], i["answer"]) for i in items] == [
+        ("Which collective sums gradients?", ["Broadcast", "All-reduce", "Scatter"], 2),
+        ("Pick the even numbers", ["2", "3", "4"], [1, 3]),
+        ("1. What is 2 + 2?", ["3", "4"], 2),
+    ]

@@ -1,0 +1,294 @@
+"""Real quiz files in, faithfully: what the source shows is what the card shows.
+
+Expectations follow Moodle's own importers (question/format/{gift,xml,aiken}/format.php)
+and how Moodle then displays each text format: HTML and Moodle's own format are HTML,
+plain text is text.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from ankigen.bank.model import Bank
+from ankigen.bank.reader import parse_bank
+from ankigen.core.errors import InvalidBanks
+from ankigen.formats.convert import import_file
+from ankigen.text.html import inline_html, plain_text
+from tests.helpers import DATA, AnkiCollection, invoke
+
+FIDELITY = DATA / "fidelity"
+
+
+def imported(name: str) -> Bank:
+    done = import_file(FIDELITY / name, "t", "en", None)
+    text = re.sub(r'explanation: ""  # TODO.*', 'explanation: "x"', done.bank)
+    bank, problems = parse_bank("b.yaml", text.encode())
+    assert bank is not None, problems
+    return bank
+
+
+def shown(bank: Bank) -> list[tuple[str, ...]]:
+    """Each item's question and choices as the card's reader sees them."""
+    return [(plain_text(i.question), *map(plain_text, i.choices)) for i in bank.items]
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        (
+            "tags-as-text.xml",
+            [
+                (
+                    "What does <code> mark? It is inline & short.",
+                    "Code, as in <code>x</code>",
+                    "A break: <br>",
+                ),
+                ("What does <br> do? And &lt;b&gt;?", "<br> breaks a line", "<b> makes a break"),
+            ],
+        ),
+        (
+            "tags-as-text.gift",
+            [
+                (
+                    "What does <b> do in HTML?",
+                    "It makes text bold, as this",
+                    "It breaks a line like <br>",
+                ),
+                ("What does <br> do?", "It breaks a line: <br>", "It makes <b>bold</b>"),
+            ],
+        ),
+        (
+            "tags-as-text.aiken",
+            [("What does <br> do in HTML?", "It breaks a line", "It makes text <b>bold</b>")],
+        ),
+    ],
+)
+def test_tag_names_shown_as_text_stay_text(name: str, expected: list[tuple[str, ...]]) -> None:
+    assert shown(imported(name)) == expected
+
+
+def test_a_quiz_page_is_plain_text() -> None:
+    done = import_file(FIDELITY / "tags-as-text.page.txt", "t", "en", "page", answers="1")
+    text = re.sub(r'explanation: ""  # TODO.*', 'explanation: "x"', done.bank)
+    bank, _ = parse_bank("b.yaml", text.encode())
+    assert bank is not None
+    assert shown(bank) == [("What does <br> do?", "It breaks a line", "It makes <b>bold</b>")]
+
+
+def test_only_real_markup_becomes_the_cards_markup() -> None:
+    bank = imported("tags-as-text.xml")
+    html = inline_html(bank.items[0].question)
+    assert html == "What does &lt;code&gt; mark? It is <b>inline</b> &amp; short."
+    assert (
+        inline_html(bank.items[0].choices[0])
+        == "Code, as in <code>&lt;code&gt;x&lt;/code&gt;</code>"
+    )
+    gift = imported("tags-as-text.gift")
+    assert inline_html(gift.items[1].choices[1]) == "It makes &lt;b&gt;bold&lt;/b&gt;"
+
+
+def diagnostics(name: str) -> list[str]:
+    done = import_file(FIDELITY / name, "t", "en", None)
+    return [str(d).removeprefix(f"{FIDELITY / name}:") for d in done.diagnostics]
+
+
+def test_an_image_in_feedback_is_dropped_with_a_warning_not_refused() -> None:
+    bank = imported("media.xml")
+    flag = bank.items[0]
+    assert (flag.choices, flag.answer, flag.whys) == (
+        ("True", "False"),
+        (1,),
+        ("Right:", "Look again."),
+    )
+    assert (
+        "10: warning: image 'red.png' in a choice or its feedback was dropped: choices "
+        "and their feedback are text" in diagnostics("media.xml")
+    )
+
+
+def test_moodle_19_image_becomes_the_questions_image() -> None:
+    done = import_file(FIDELITY / "media.xml", "t", "en", None)
+    bank = imported("media.xml")
+    picture = bank.items[1]
+    assert picture.image.startswith("t/") and picture.image.endswith(".png")
+    assert [name for name, _ in done.source.media] == [picture.image]
+
+
+def test_sound_linked_from_a_question_is_named_as_lost() -> None:
+    bank = imported("media.xml")
+    assert bank.items[2].question == "Listen to this greeting: hello.mp3. Which language is it?"
+    found = diagnostics("media.xml")
+    assert (
+        "33: warning: 'hello.mp3', linked in this text, is lost: a bank text carries no links, "
+        "sound or video (the words around it stay)" in found
+    )
+    assert not any("not shown in the text" in d for d in found)
+
+
+def test_partial_credit_is_a_wrong_choice_that_says_its_credit() -> None:
+    bank = imported("hometown.gift")
+    home = bank.items[0]
+    assert home.question == "Jesus Christ was from _____."
+    assert home.answer == (4,)
+    assert home.whys == (
+        "This was an important city, but the wrong answer.",
+        "25% in the source: He was born here, but not raised here.",
+        "50% in the source: You need to be more specific.",
+        "Yes! That's right!",
+    )
+    assert bank.items[1].answer == (1, 2)  # no `=`: multiple answers, credit adds up
+    assert bank.items[2].answer == (1, 2)
+    assert diagnostics("hometown.gift") == [
+        "2: warning: choice(s) 2 (25%), 3 (50%) give partial credit in a single-answer "
+        "question: they are wrong choices in the bank, and their why says their credit",
+        "15: warning: 2 choices give full credit in a single-answer question, where Moodle "
+        "accepts any one of them: the bank asks for all of them",
+    ]
+
+
+def test_code_lists_tables_and_indented_feedback() -> None:
+    bank = imported("structure.gift")
+    code, lists = bank.items
+    assert code.question == "What does this print?\n```python\nprint(sum([1, 2]))\n```"
+    assert code.whys == ("Right: 1 + 2.", "No: sum adds, it does not join.")
+    assert lists.question == "Steps:\n1. scatter\n2. gather\n• a\n• b\nx | y\n1 | 2"
+    assert diagnostics("structure.gift") == [
+        "10: warning: a list became lines starting with • or its numbers",
+        "10: warning: a table became lines of text, its cells separated by ' | '",
+    ]
+
+
+def test_import_reports_what_build_would_refuse_at_the_source_line() -> None:
+    found = diagnostics("dots.aiken")
+    assert found == [
+        "1: warning: item 'q1': choice 2 repeats choice 1 (`ankigen build` refuses it until "
+        "it is fixed)",
+    ]
+    written = yaml.safe_load(import_file(FIDELITY / "dots.aiken", "t", "en", None).bank)
+    formula = written["items"][1]["question"]
+    assert formula == r"What is \[\int_{0}^{2} x\,dx\]?"  # Moodle's $$ as Anki's MathJax reads it
+
+
+def test_kahoots_template_is_read_as_such() -> None:
+    bank = imported("kahoot.csv")
+    assert [(i.choices, i.answer) for i in bank.items] == [
+        (("all-reduce", "broadcast", "scatter", "gather"), (1,)),
+        (("all-gather", "print", "reduce-scatter"), (1, 3)),
+        (("Paris", "Lyon"), (1,)),  # the answer given as the choice's text
+    ]
+    assert diagnostics("kahoot.csv") == [
+        "1: warning: column 'Time limit (sec) – 5, 10, 20, 30, 60, 90, 120, or 240 secs' is "
+        "not part of an item; ignored",
+        "1: warning: the header is Kahoot's quiz template's: its columns are read as such",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("header", "hint"),
+    [
+        ("Answer1", "did you mean 'choice1'?"),
+        ("Option B", "did you mean 'choice2'?"),
+        ("Feedback 3", "did you mean 'why3'?"),
+        ("Correct", "did you mean 'answer'?"),
+        ("Time", "the columns are id, question, choice1-choice8, answer,"),
+        ("Question type", "or map it with --columns 'Question type=COLUMN'"),
+    ],
+)
+def test_unknown_columns_get_a_hint_of_the_same_meaning(
+    tmp_path: Path, header: str, hint: str
+) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text(f"question,choice1,choice2,{header}\nQ,a,b,x\n", encoding="utf-8")
+    with pytest.raises(InvalidBanks) as error:
+        import_file(path, "t", "en")
+    (problem,) = error.value.diagnostics
+    assert problem.line == 1
+    assert problem.message.startswith(f"unknown column {header!r}; ")
+    assert hint in problem.message
+
+
+def test_columns_maps_any_layout(project: Path, runner: CliRunner) -> None:
+    source = project / "other.csv"
+    source.write_text(
+        "Prompt,Option A,Option B,Key,Notes\nWhich is even?,3,4,4,easy\n", encoding="utf-8"
+    )
+    mapping = "Prompt=question,Option A=choice1,Option B=choice2,Key=answer,Notes="
+    result = invoke(
+        runner,
+        "import",
+        str(source),
+        "--topic",
+        "t",
+        "--lang",
+        "en",
+        "-o",
+        "-",
+        "--columns",
+        mapping,
+    )
+    assert result.exit_code == 0, result.output
+    written = yaml.safe_load(result.stdout)
+    assert written["items"][0]["choices"] == ["3", "4"]
+    assert written["items"][0]["answer"] == 2
+    bad = invoke(
+        runner, "import", str(source), "--topic", "t", "--lang", "en", "--columns", "Key=solution"
+    )
+    assert bad.exit_code == 2
+    assert "'solution' is not a column" in bad.output
+    gift = invoke(
+        runner,
+        "import",
+        str(FIDELITY / "hometown.gift"),
+        "--topic",
+        "t",
+        "--lang",
+        "en",
+        "--columns",
+        "A=id",
+    )
+    assert (gift.exit_code, "--columns is for CSV files, not gift" in gift.output) == (2, True)
+
+
+def test_what_the_teacher_wrote_reaches_anki(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    for name in ("tags-as-text.xml", "hometown.gift", "media.xml"):
+        topic = Path(name).stem
+        out = project / "banks" / topic / "en.yaml"
+        out.parent.mkdir(parents=True)
+        args = ("import", str(FIDELITY / name), "--topic", topic, "--lang", "en", "-o", str(out))
+        assert invoke(runner, *args).exit_code == 0
+        filled = re.sub(r"answer: ~  # TODO.*", "answer: 1", out.read_text(encoding="utf-8"))
+        out.write_text(re.sub(r'""  # TODO.*', '"x"', filled), encoding="utf-8")
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    for package in sorted((project / "out").glob("*.apkg")):
+        collection.import_package(package)
+    html = collection.note_by_item("html-source")["Question"]
+    assert html == "What does &lt;code&gt; mark? It is <b>inline</b> &amp; short."
+    home = collection.note_by_item("jesus-hometown")
+    assert home["Question"] == "Jesus Christ was from _____."
+
+    def opening(choice: str) -> str:  # the <li ...> of a choice
+        return str(home["Choices"].split(choice)[0].split("<li")[-1])
+
+    assert 'data-correct="true"' not in opening("Galilee")
+    assert 'data-correct="true"' in opening("Nazareth")
+    assert "50% in the source: You need to be more specific." in home["Choices"]
+    assert collection.note_by_item("old-picture")["Image"].startswith('<img src="')
+
+
+def test_kahoots_template_with_its_title_rows_and_numbering() -> None:
+    bank = imported("kahoot-template.csv")
+    assert [(i.question, i.answer) for i in bank.items] == [
+        ("Which collective sums across ranks?", (1,)),
+        ("Which of these are collectives?", (1, 3)),
+    ]
+    found = diagnostics("kahoot-template.csv")
+    assert found[0] == "1: warning: 4 row(s) before the header, on line 6, were skipped"
+    assert not any("has no name" in line for line in found)  # Kahoot's numbering column

@@ -1,0 +1,700 @@
+"""`ankigen import --from gift|aiken|moodle-xml|csv`: every mapping rule, every bad input."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from ankigen.bank.model import Bank, Item
+from ankigen.bank.reader import parse_bank
+from ankigen.core.errors import InvalidBanks
+from ankigen.formats.convert import import_file
+from ankigen.formats.model import choice_whys
+from ankigen.formats.registry import detect, formats
+from tests.helpers import DATA, AnkiCollection, invoke
+
+FORMATS = DATA / "formats"
+
+
+def bank_of(name: str, language: str = "en", fmt: str | None = None, topic: str = "t") -> Bank:
+    """Import a sample and load the written bank, with its TODOs filled in."""
+    imported = import_file(FORMATS / name, topic, language, fmt)
+    bank, problems = parse_bank("b.yaml", fill_todos(imported.bank).encode())
+    assert bank is not None, problems
+    return bank
+
+
+def fill_todos(text: str) -> str:
+    text = re.sub(r"answer: ~  # TODO.*", "answer: 1", text)
+    return text.replace('explanation: ""  # TODO: why the answer is right', 'explanation: "x"')
+
+
+def items(bank: Bank) -> dict[str, tuple[str, tuple[str, ...], tuple[int, ...], str]]:
+    return {i.id: (i.question, i.choices, i.answer, i.explanation) for i in bank.items}
+
+
+def by_id(bank: Bank, item_id: str) -> Item:
+    return next(i for i in bank.items if i.id == item_id)
+
+
+def assert_feedback(item: Item, general: str, whys: tuple[str, ...]) -> None:
+    """Each choice's feedback is its why; the general feedback is the explanation."""
+    assert (item.explanation, choice_whys(item)) == (general, whys)
+
+
+# ---- GIFT -----------------------------------------------------------------
+
+
+def test_gift_every_mapping_rule() -> None:
+    bank = bank_of("multilingual.gift", "bn")
+    got = items(bank)
+    # ::title:: -> slug id; #feedback -> each choice's why; ####general feedback -> explanation
+    assert got["all-reduce-sum"][:3] == (
+        "Which collective leaves every rank with the sum of all gradients?",
+        ("All-reduce", "Broadcast", "Scatter"),
+        (1,),
+    )
+    assert_feedback(
+        by_id(bank, "all-reduce-sum"),
+        "All-reduce is reduce + broadcast in one step.",
+        (
+            "Every rank ends with the same sum.",
+            "It copies one rank's tensor; nothing is summed.",
+            "It splits a tensor; nothing is summed.",
+        ),
+    )
+    # weighted: every positive weight is correct
+    assert got["two-of-three"][2] == (1, 2)
+    # escapes: \: \~ \= \# \{ \} \\ and \n
+    assert got["escapes"][0] == "Which symbols does GIFT reserve: ~ = # { } and \\?"
+    assert got["escapes"][1] == ("All of them: ~ = # { } \\", "None")
+    assert got["escapes"][3].startswith("They are written with a backslash: \\~ and \\=.\nOn two")
+    # non-Latin titles fall back to the position; the text is kept exactly
+    assert got["q4"][:3] == ("কোন কৌশল প্যারামিটার ভাগ করে?", ("FSDP", "DDP", "কোনটিই নয়"), (1,))
+    assert got["q5"][0] == "ما الذي يفعله all-reduce؟"
+    # true/false: two choices in the bank's language, not shuffled, feedback on each
+    tf = by_id(bank, "true-or-false")
+    assert (tf.choices, tf.answer, tf.shuffle) == (("সত্য", "মিথ্যা"), (1,), False)
+    assert_feedback(
+        tf,
+        "Sharding (FSDP, ZeRO-3) removes the copies.",
+        ("Yes: every GPU holds it all.", "No: plain data parallelism copies the model."),
+    )
+    assert got["no-brackets-false"][2] == (2,)
+    # [html] and [markdown] reduced to the inline tags
+    assert got["html-text"][:2] == (
+        "Pick the <b>fastest</b> interconnect & <i>why</i>:",
+        ("NV<b>Link</b>", "PCIe"),
+    )
+    assert got["markdown-text"][:2] == (
+        "Which call <b>starts</b> the process group?",
+        ("<code>init_process_group</code>", "<code>barrier</code>"),
+    )
+    # missing-word format and $CATEGORY -> tags
+    assert got["q10"][0] == "Missing word: ZeRO _____ the optimizer state."
+    assert bank.items[0].tags == ("Distributed_training::Collectives",)
+    assert bank.items[-1].tags == ("Distributed_training::Other_kinds",)
+    assert bank.title == "Collectives"
+
+
+def test_gift_other_kinds_are_skipped_with_a_warning_each(runner: CliRunner) -> None:
+    path = FORMATS / "multilingual.gift"
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 0
+    warnings = [line for line in result.stderr.splitlines() if "warning:" in line]
+    kinds = ["an essay", "a numerical", "a matching", "a short-answer", "a description"]
+    assert warnings == [
+        f"{path}:{line}: warning: skipped {kind}"
+        + (" question" if kind != "a description" else " (no answers)")
+        + ": only multiple-choice and true/false questions become items"
+        for line, kind in zip([43, 45, 47, 49, 51], kinds, strict=True)
+    ]
+    assert result.stderr.startswith(f"reading {path} as gift (chosen by its extension .gift")
+    assert result.stderr.endswith("10 items imported, 5 skipped\n")
+    assert result.stdout.count("  - id: ") == 10
+
+
+def test_gift_unclosed_brace_skips_its_question(runner: CliRunner, tmp_path: Path) -> None:
+    out = tmp_path / "bank.yaml"
+    path = FORMATS / "unclosed_brace.gift"
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en", "-o", str(out))
+    assert result.exit_code == 0
+    assert result.output == (
+        f"reading {path} as gift (chosen by its extension .gift; --from sets it)\n"
+        f"{path}:3: warning: unclosed brace: this '{{' has no '}}' before the next blank line "
+        "(write \\{ for a literal brace); question 'broken' skipped\n"
+        f"wrote {out}; fill in the 2 places marked TODO\n2 items imported, 1 skipped\n"
+    )
+    assert re.findall(r"  - id: (.*)", out.read_text(encoding="utf-8")) == ["ok", "also-ok"]
+
+
+SKIPPED = "; question skipped"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        (
+            "Q {=a ~b",
+            f"1: warning: unclosed brace: this '{{' has no '}}' before the next blank line (write \\{{ for a literal brace){SKIPPED}",
+        ),
+        (
+            "Q } {=a ~b}",
+            f"1: warning: '}}' without an opening '{{' (write \\}} for a literal brace){SKIPPED}",
+        ),
+        (
+            "Q {=a ~b}\n}",
+            f"2: warning: '}}' without an opening '{{' (write \\}} for a literal brace){SKIPPED}",
+        ),
+        (
+            "Q {=a ~b} and {=c ~d}",
+            "1: warning: more than one answer block: the first is the choices",
+        ),
+        (
+            "Q {=a ~b ~c ~d ~e ~f ~g ~h ~i}",
+            f"1: warning: this question has 9 choices; an item needs 2 to 8{SKIPPED}",
+        ),
+        ("::t::Q {~a ~b}", "1: warning: no choice has a positive weight"),
+        ("\n\n// c\nQ {=a ~}", f"4: warning: choice 2 is empty{SKIPPED}"),
+        ("::t::[plain]Q {=a ~}", "1: warning: choice 2 is empty; question 't' skipped"),
+        (
+            "Q {=a ~<img src\\=x.png>}",
+            f"1: warning: choice 2 is only a picture, which a choice cannot hold{SKIPPED}",
+        ),
+        ("Q {=a ~%50%b ~c}", "1: warning: choice(s) 2 (50%) give partial credit in a single"),
+    ],
+)
+def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
+    check_import(tmp_path / "q.gift", text, message)
+
+
+@pytest.mark.parametrize(
+    ("name", "text", "message"),
+    [
+        # Python-Markdown recurses once per nested list level
+        (
+            "q.gift",
+            "::a::[markdown]" + "- " * 500 + "x {=x ~y}",
+            "1: warning: a Markdown text nested too deep to render; question 'a' skipped",
+        ),
+        # and its time grows faster than linearly with the nesting
+        (
+            "q.gift",
+            "::a::[markdown]" + "".join("  " * i + "- a\\n" for i in range(400)) + " {=x ~y}",
+            "1: warning: a Markdown text of ",
+        ),
+        (
+            "q.xml",
+            '<quiz><question type="multichoice"><questiontext format="markdown"><text>'
+            + "- " * 600
+            + "x</text></questiontext></question></quiz>",
+            "1: warning: a Markdown text nested too deep to render; question skipped",
+        ),
+        (
+            "q.xml",
+            '<?xml version="1.0" encoding="x-bogus"?>\n<quiz/>',
+            "1: error: the file declares the encoding 'x-bogus', which can't be read",
+        ),
+        ("q.xml", '<?xml version="1.0" encoding="utf-7"?>\n<quiz/>', "1: error: the file declares"),
+    ],
+)
+def test_hostile_markdown_and_encodings(tmp_path: Path, name: str, text: str, message: str) -> None:
+    check_import(tmp_path / name, text, message)
+
+
+def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, runner: CliRunner) -> None:
+    fifo = tmp_path / "q.gift"
+    os.mkfifo(fifo)
+    for options in (["--from", "gift"], []):
+        result = invoke(runner, "import", str(fifo), "--topic", "t", "--lang", "en", *options)
+        assert result.exit_code == 1
+        assert result.stderr == f"error: {fifo}: not a regular file\n"
+
+
+def check_import(path: Path, text: str, message: str) -> None:
+    path.write_text(text, encoding="utf-8")
+    try:
+        found = [str(d) for d in import_file(path, "t", "en").diagnostics]
+    except InvalidBanks as error:
+        found = [str(d) for d in error.diagnostics]
+    assert any(f"{path}:{message}" in line for line in found), found
+
+
+# ---- Aiken ----------------------------------------------------------------
+
+
+def test_aiken_stems_choices_and_answers() -> None:
+    imported = import_file(FORMATS / "hindi.aiken.txt", "t", "hi")
+    assert imported.format.name == "aiken" and imported.chosen_by == "its content"
+    bank, _ = parse_bank("b.yaml", fill_todos(imported.bank).encode())
+    assert bank is not None
+    got = items(bank)
+    assert got["q1"][:3] == (
+        "डेटा पैरेलल में हर GPU क्या रखता है?",
+        ("मॉडल की पूरी प्रति", "मॉडल का एक टुकड़ा", "कुछ नहीं"),
+        (1,),
+    )
+    assert got["q2"][:3] == (
+        "Which of these\nare collectives?",
+        ("All-reduce", "Broadcast", "Optimizer", "All-gather"),
+        (1, 2, 4),
+    )
+    assert [str(d) for d in imported.diagnostics] == [
+        f"{FORMATS / 'hindi.aiken.txt'}:14: warning: no ANSWER: line; the answer is left as TODO"
+    ]
+    assert imported.bank.count("answer: ~  # TODO") == 1
+    assert imported.bank.count('explanation: ""  # TODO') == 4
+
+
+def test_aiken_bad_questions_are_skipped_at_their_lines() -> None:
+    with pytest.raises(InvalidBanks) as error:
+        import_file(FORMATS / "bad.aiken", "t", "en")
+    path = FORMATS / "bad.aiken"
+    # every question is skipped: nothing is left to write
+    assert [str(d) for d in error.value.diagnostics] == [
+        f"{path}:1: error: no question in it can become an item (2 skipped)",
+        f"{path}:3: warning: choice C is out of order: choices go A, B, C ...; question skipped",
+        f"{path}:9: warning: ANSWER: names E; the choices are A to B; question skipped",
+    ]
+
+
+# ---- Moodle XML -----------------------------------------------------------
+
+
+def test_moodle_xml_multichoice_truefalse_images_html(tmp_path: Path, runner: CliRunner) -> None:
+    out = tmp_path / "banks" / "dp" / "ur.yaml"
+    out.parent.mkdir(parents=True)
+    media = tmp_path / "media"
+    path = FORMATS / "quiz_ur.xml"
+    result = invoke(
+        runner,
+        "import",
+        str(path),
+        "--topic",
+        "dp",
+        "--lang",
+        "ur",
+        "-o",
+        str(out),
+        "--media",
+        str(media),
+    )
+    assert result.exit_code == 0, result.output
+    images = list((media / "dp").iterdir())
+    assert len(images) == 1 and images[0].suffix == ".png"
+    assert result.stderr.splitlines() == [
+        f"reading {path} as moodle-xml (chosen by its extension .xml; --from sets it)",
+        f"{path}:46: warning: dropped <script> and its content from the text",
+        f"{path}:66: warning: skipped a short-answer question: only multiple-choice and "
+        "true/false questions become items",
+        f"{path}:72: warning: skipped an essay question: only multiple-choice and "
+        "true/false questions become items",
+        f"wrote {images[0]}",
+        # with a why per choice, the question whose only feedback is per choice needs an explanation
+        f"wrote {out}; fill in the 1 place marked TODO",
+        "3 items imported, 2 skipped",
+    ]
+    bank, problems = parse_bank("b.yaml", fill_todos(out.read_text(encoding="utf-8")).encode())
+    assert bank is not None, problems
+    first, second, third = bank.items
+    assert first.id == "dp-full-copy"  # <idnumber> wins over <name>
+    assert first.question == "ڈیٹا متوازی میں ہر <b>GPU</b> کیا رکھتا ہے؟"
+    assert first.choices == ("پورا ماڈل", "ماڈل کا ایک حصہ", "<کچھ نہیں>")
+    assert_feedback(
+        first,
+        "ہر GPU پورے ماڈل کی <i>نقل</i> رکھتا ہے & اپنا ڈیٹا۔",
+        ("درست۔", "یہ <b>FSDP</b> ہے۔", ""),
+    )
+    assert first.image == f"dp/{images[0].name}" and first.image_alt == "چار GPU ایک دائرے میں"
+    assert first.tags == ("Data_parallel::اردو", "data_parallel")
+    assert first.shuffle is True
+    assert second.id == "pick-two-collectives"
+    assert second.question == "Which two are collectives?\nPick both."
+    assert (second.answer, second.shuffle) == ((1, 2), False)
+    assert (third.choices, third.answer, third.shuffle) == (("درست", "غلط"), (1,), False)
+    assert bank.title == "اردو"
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "message"),
+    [
+        ("truncated.xml", 6, "not well-formed XML (no element found); is the file truncated?"),
+        ("xxe.xml", 2, "the file has a DTD (<!DOCTYPE ...>)"),
+        ("billion_laughs.xml", 2, "the file has a DTD (<!DOCTYPE ...>)"),
+    ],
+)
+def test_moodle_xml_bad_input(runner: CliRunner, name: str, line: int, message: str) -> None:
+    path = FORMATS / name
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert f"{path}:{line}: error: {message}" in result.stderr
+    assert "Traceback" not in result.output and result.stdout == ""
+
+
+def test_moodle_xml_image_pillow_cannot_read_skips_its_question(runner: CliRunner) -> None:
+    path = FORMATS / "not_an_image.xml"
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert result.stderr.splitlines()[1:] == [
+        f"{path}:1: error: no question in it can become an item (1 skipped)",
+        f"{path}:7: warning: 'fake.png' is not an image Pillow can read; "
+        "question 'bad image' skipped",
+        "1 error; nothing was written",
+    ]
+    assert result.stdout == ""
+
+
+def test_moodle_xml_xxe_never_reads_the_file(tmp_path: Path) -> None:
+    secret = tmp_path / "secret.txt"
+    secret.write_text("TOP-SECRET", encoding="utf-8")
+    path = tmp_path / "x.xml"
+    path.write_text(
+        (FORMATS / "xxe.xml").read_text(encoding="utf-8").replace("/etc/passwd", str(secret)),
+        encoding="utf-8",
+    )
+    with pytest.raises(InvalidBanks) as error:
+        import_file(path, "t", "en")
+    assert "TOP-SECRET" not in str(error.value)
+
+
+def test_moodle_xml_wrong_root_and_unknown_question_type(tmp_path: Path) -> None:
+    path = tmp_path / "x.xml"
+    path.write_text("<?xml version='1.0'?>\n<html><body/></html>\n", encoding="utf-8")
+    with pytest.raises(InvalidBanks, match=r"x.xml:2: error: the root element is <html>"):
+        import_file(path, "t", "en", "moodle-xml")
+    path.write_text(
+        '<quiz>\n<question type="ordering"><name><text>o</text></name></question>\n</quiz>',
+        encoding="utf-8",
+    )
+    # nothing to write: the skip is said, and an empty bank, which no build takes, is not
+    with pytest.raises(InvalidBanks) as raised:
+        import_file(path, "t", "en")
+    assert [str(d) for d in raised.value.diagnostics] == [
+        f"{path}:1: error: no question in it can become an item (1 skipped)",
+        f"{path}:2: warning: skipped an ordering question: only multiple-choice and "
+        "true/false questions become items",
+    ]
+
+
+# ---- CSV ------------------------------------------------------------------
+
+
+def test_csv_with_bom_quotes_multi_answers_and_why() -> None:
+    assert (FORMATS / "quiz.csv").read_bytes().startswith(b"\xef\xbb\xbf")
+    bank = bank_of("quiz.csv", "yo")
+    got = items(bank)
+    assert got["all-reduce"][:3] == (
+        "Which collective sums, then shares?",
+        ("All-reduce", "Broadcast"),
+        (1,),
+    )
+    assert_feedback(
+        by_id(bank, "all-reduce"),
+        "It is reduce, then broadcast.",
+        ("Sums and shares.", "Only copies."),
+    )
+    assert got["multi"][:3] == (
+        'Pick the two "sharding" methods\nover two lines',
+        ("ZeRO-3", "FSDP", "DDP", "Pipeline"),
+        (1, 3),
+    )
+    assert got["yoruba"][:3] == ("Ìbéèrè wo ni ó tọ̀nà?", ("Bẹ́ẹ̀ni", "Bẹ́ẹ̀kọ́"), (2,))
+    assert got["q4"][:2] == ("日本語の質問は？", ("はい", "いいえ"))
+    assert bank.items[0].tags == ("collectives", "nccl")
+
+
+def test_csv_text_under_a_nameless_column_is_reported(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text("question,choice1,choice2,\nQ,a,b,note\n", encoding="utf-8")
+    imported = import_file(path, "t", "en")
+    assert [str(d) for d in imported.diagnostics] == [
+        f"{path}:2: warning: column 4 has no name in the header; its text 'note' was ignored"
+    ]
+
+
+def test_excel_separator_line_and_semicolons(tmp_path: Path) -> None:
+    path = tmp_path / "q.csv"
+    path.write_bytes(b"sep=;\r\nquestion;choice1;choice2;answer\r\nQ, with a comma;a;b;2\r\n")
+    bank = bank_of(str(path))
+    assert [(i.question, i.choices, i.answer) for i in bank.items] == [
+        ("Q, with a comma", ("a", "b"), (2,))
+    ]
+    path.write_bytes(b"question;choice1;choice2;answr\r\nQ;a;b;2\r\n")
+    with pytest.raises(InvalidBanks, match=r"q.csv:1: error: unknown column 'answr'; did you"):
+        import_file(path, "t", "en")
+
+
+def test_tsv_without_bom_in_arabic() -> None:
+    bank = bank_of("arabic.tsv", "ar")
+    assert items(bank)["q1"] == (
+        "ما هو FSDP؟",
+        ("تجزئة كاملة", "نسخ كامل", "لا شيء"),
+        (1,),
+        "يجزئ المعاملات.",
+    )
+
+
+def test_csv_row_with_nine_choices_is_skipped(runner: CliRunner) -> None:
+    path = FORMATS / "nine_choices.csv"
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 0
+    assert result.stderr == (
+        f"reading {path} as csv (chosen by its extension .csv; --from sets it)\n"
+        f"{path}:3: warning: this row has 13 cells but the header names 12 columns "
+        "(a choice beyond 8, or a comma in an unquoted cell?); question 'nine' skipped\n"
+        "1 items imported, 1 skipped\n"
+    )
+    assert re.findall(r"  - id: (.*)", result.stdout) == ["fine"]
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        ("question,choice1,choice2,choice9\n", "1: error: column 'choice9': an item has at most 8"),
+        (
+            "question,choice1,choise2\n",
+            "1: error: unknown column 'choise2'; did you mean 'choice2'?",
+        ),
+        ('question,choice1,choice2\nQ,"a,b\n', "2: error: not valid CSV: unexpected end of data"),
+        # a row's own problem skips the row: with no other row, nothing is left
+        ("question,choice1,choice2,answer\nQ,a,b,3\n", "2: warning: answer '3' is out of range"),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,B\n",
+            "2: warning: answer 'B' is neither a choice",
+        ),
+        ("question,choice1,choice2,choice3\nQ,a,,c\n", "2: warning: choice2 is empty but choice3"),
+        ("question,choice1,choice2\n\n\nQ,a\n", "4: warning: this row has 1 choices"),
+        # digits to str.isdigit() that int() refuses, and more digits than int() converts
+        (
+            "question,choice1,choice2,answer\nQ,a,b,\u00b2\n",
+            "2: warning: answer '\u00b2' is neither",
+        ),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,\u2460\n",
+            "2: warning: answer '\u2460' is neither",
+        ),
+        (
+            "question,choice1,choice2,answer\nQ,a,b,\u0662\n",
+            "2: warning: answer '\u0662' is neither",
+        ),
+        ("question,choice1,choice2,answer\nQ,a,b," + "9" * 5000 + "\n", "2: warning: answer '99"),
+    ],
+)
+def test_bad_csv(tmp_path: Path, content: str, message: str) -> None:
+    path = tmp_path / "q.csv"
+    path.write_text(content, encoding="utf-8")
+    with pytest.raises(InvalidBanks) as error:
+        import_file(path, "t", "en")
+    assert any(f"{path}:{message}" in str(d) for d in error.value.diagnostics), str(error.value)
+
+
+# ---- detection, options, shared rules --------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "expected"),
+    [
+        ("multilingual.gift", "gift"),
+        ("hindi.aiken.txt", "aiken"),
+        ("quiz_ur.xml", "moodle-xml"),
+        ("quiz.csv", "csv"),
+        ("arabic.tsv", "csv"),
+    ],
+)
+def test_detection(name: str, expected: str, tmp_path: Path) -> None:
+    data = (FORMATS / name).read_bytes()
+    assert detect(name, data)[0].name == expected
+    # without a telling extension the content decides
+    assert detect("quiz.txt", data)[0].name == expected
+
+
+def test_the_extension_wins_unless_the_content_plainly_disagrees() -> None:
+    assert detect("x.csv", b"no header here\n")[0].name == "csv"
+    xml = (FORMATS / "quiz_ur.xml").read_bytes()
+    fmt, why = detect("x.csv", xml)
+    assert (fmt.name, why) == ("moodle-xml", "its content, though its extension is .csv")
+
+
+def test_the_registry_lists_every_format_once() -> None:
+    assert list(formats()) == ["page", "gift", "aiken", "moodle-xml", "csv", "apkg"]
+    assert [n for n, f in formats().items() if f.write] == ["gift", "moodle-xml", "csv"]
+
+
+def test_page_options_are_for_pages_only(runner: CliRunner) -> None:
+    result = invoke(
+        runner,
+        "import",
+        str(FORMATS / "quiz.csv"),
+        "--from",
+        "csv",
+        "--topic",
+        "t",
+        "--lang",
+        "en",
+        "--choices",
+        "3",
+    )
+    assert result.exit_code == 2
+    assert "--choices is for quiz pages, not --from csv" in result.output
+
+
+@pytest.mark.parametrize(
+    ("content", "message"),
+    [
+        (b"", "1: error: the file is empty"),
+        (b"Q {=a ~b}\n\xff\xfe", "2: error: not UTF-8 text"),
+        (b"Q {=a\x00 ~b}", "1: error: binary data"),
+    ],
+)
+def test_undecodable_files(tmp_path: Path, content: bytes, message: str) -> None:
+    path = tmp_path / "q.gift"
+    path.write_bytes(content)
+    with pytest.raises(InvalidBanks) as error:
+        import_file(path, "t", "en", "gift")
+    assert f"{path}:{message}" in str(error.value)
+
+
+def test_duplicate_titles_get_unique_ids(tmp_path: Path) -> None:
+    path = tmp_path / "q.gift"
+    path.write_text("::Same::A? {=a ~b}\n\n::Same::B? {=a ~b}\n", encoding="utf-8")
+    imported = import_file(path, "t", "en")
+    assert "  - id: same\n" in imported.bank and "  - id: same-2\n" in imported.bank
+    assert [str(d) for d in imported.diagnostics] == [
+        f"{path}:3: warning: id 'same' is taken; this item is 'same-2'"
+    ]
+
+
+# ---- every imported bank builds and imports into real Anki ------------------
+
+SAMPLES = [
+    ("multilingual.gift", "bn"),
+    ("hindi.aiken.txt", "hi"),
+    ("quiz_ur.xml", "ur"),
+    ("quiz.csv", "yo"),
+    ("arabic.tsv", "ar"),
+]
+
+
+def test_every_imported_bank_builds_and_imports_into_anki(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    expected = 0
+    for number, (name, language) in enumerate(SAMPLES):
+        topic = f"sample-{number}"
+        out = project / "banks" / topic / f"{language}.yaml"
+        out.parent.mkdir(parents=True)
+        result = invoke(
+            runner,
+            "import",
+            str(FORMATS / name),
+            "--topic",
+            topic,
+            "--lang",
+            language,
+            "-o",
+            str(out),
+        )
+        assert result.exit_code == 0, result.output
+        out.write_text(fill_todos(out.read_text(encoding="utf-8")), encoding="utf-8")
+        expected += int(result.stderr.splitlines()[-1].split()[0])
+    result = invoke(runner, "build")
+    assert result.exit_code == 0, result.output
+    for package in sorted((project / "out").glob("*.apkg")):
+        log = collection.import_package(package)
+        assert log.conflicting == 0
+    notes = collection.notes()
+    assert len(notes) == expected == 10 + 4 + 3 + 4 + 1
+    urdu = collection.note_by_item("dp-full-copy", "ur")
+    assert urdu["Direction"] == "rtl"
+    assert urdu["Image"].startswith('<img src="') and "چار GPU" in urdu["Image"]
+    media = Path(collection.col.media.dir())
+    assert len(list(media.glob("*.png"))) == 1
+    tf = collection.note_by_item("true-or-false", "bn")
+    assert "সত্য" in tf["Choices"] and tf["Shuffle"] in ("false", "0", "")
+    assert collection.note_by_item("html-text", "bn")["Question"] == (
+        "Pick the <b>fastest</b> interconnect &amp; <i>why</i>:"
+    )
+
+
+def test_moodle_xml_partial_credit_links_and_missing_files(tmp_path: Path) -> None:
+    path = tmp_path / "x.xml"
+    path.write_text(
+        """<quiz>
+<question type="multichoice">
+  <name><text>Partial</text></name>
+  <questiontext format="html"><text><![CDATA[Q <img src="https://example.org/a.png" alt="a">]]></text></questiontext>
+  <answer fraction="100"><text>a</text></answer>
+  <answer fraction="50"><text><![CDATA[b <img src="@@PLUGINFILE@@/b.png">]]></text></answer>
+  <answer fraction="0"><text>c</text></answer>
+</question>
+<question type="multichoice">
+  <name><text>Missing file</text></name>
+  <questiontext format="html"><text><![CDATA[Q2 <img src="@@PLUGINFILE@@/gone.png">]]></text></questiontext>
+  <answer fraction="100"><text>a</text></answer>
+  <answer fraction="0"><text>b</text></answer>
+</question>
+</quiz>
+""",
+        encoding="utf-8",
+    )
+    done = import_file(path, "t", "en")
+    assert [str(d) for d in done.diagnostics] == [
+        f"{path}:2: warning: choice(s) 2 (50%) give partial credit in a single-answer "
+        "question: they are wrong choices in the bank, and their why says their credit",
+        f"{path}:4: warning: image 'https://example.org/a.png' is not embedded in the file; "
+        "dropped (ankigen never downloads)",
+        f"{path}:6: warning: image 'b.png' in a choice or its feedback was dropped: choices "
+        "and their feedback are text",
+        f"{path}:11: warning: image 'gone.png' is not embedded in the file (<file name=...>); "
+        "dropped",
+    ]
+    assert 'why: "50% in the source"' in done.bank
+
+
+def test_format_names_come_from_the_registry(runner: CliRunner) -> None:
+    sample = str(FORMATS / "quiz.csv")
+    result = invoke(runner, "import", sample, "--from", "docx", "--topic", "t", "--lang", "en")
+    assert result.exit_code == 2
+    assert (
+        "Invalid value for '--from': 'docx' is not one of 'page', 'gift', 'aiken', "
+        "'moodle-xml', 'csv', 'apkg', 'po'." in result.output
+    )
+    result = invoke(runner, "export", sample, "--to", "aiken")
+    assert result.exit_code == 2
+    assert "'aiken' is not one of 'gift', 'moodle-xml', 'csv'." in result.output
+
+
+def test_ids_for_many_questions_of_one_name_are_assigned_in_linear_time(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """100,000 questions named alike: each id is found in a step or two, not by trying
+    every suffix taken before (20,000 took 25 s). Counted, not timed."""
+    from ankigen.formats import model
+    from ankigen.formats.model import Choice, Problems, Question, Source, assign_ids
+
+    looks = 0
+
+    class CountingSet(set[str]):
+        def __contains__(self, value: object) -> bool:
+            nonlocal looks
+            looks += 1
+            return super().__contains__(value)
+
+    monkeypatch.setattr(model, "set", CountingSet, raising=False)
+    count = 100_000
+    question = Question(1, "Q?", (Choice("a", True), Choice("b", False)), name="Question")
+    ids = assign_ids(Source("x.gift", (question,) * count), Problems("x.gift"))
+    assert looks > 0  # the count sees the lookups
+    assert len(set(ids)) == count and ids[:3] == ["question", "question-2", "question-3"]
+    assert looks <= 2 * count
+
+
+def test_utf16_input_is_named(tmp_path: Path) -> None:
+    path = tmp_path / "quiz.gift"
+    path.write_bytes("::a:: Which? {=yes ~no}\n".encode("utf-16"))
+    with pytest.raises(InvalidBanks, match=r"quiz.gift:1: error: UTF-16 text, not UTF-8"):
+        import_file(path, "t", "en", "gift")

@@ -1,0 +1,110 @@
+"""Where a PO file meets a bank it was not made from: a new file named by `-o`, a bank of
+another topic or language. Every command that changes a bank opens it through
+`bank.edit`, which refuses a bank the change is not for."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polib
+from click.testing import CliRunner
+
+from ankigen.bank.reader import load_bank
+from tests.helpers import invoke, item, write_bank
+
+ITEMS = [item(name, 1 + n % 3) for n, name in enumerate(["ring", "tree", "mesh", "star"])]
+
+
+def translated_project(project: Path, runner: CliRunner) -> Path:
+    """demo/en, its translation demo/de with two texts translated in the bank, and the PO
+    file made from it with two more translated there."""
+    banks = project / "banks"
+    write_bank(banks, items=ITEMS)
+    write_bank(banks, topic="other", items=[item("alone")])
+    assert invoke(runner, "translate", "demo", "--to", "de").exit_code == 0
+    de = banks / "demo" / "de.yaml"
+    text = de.read_text(encoding="utf-8")
+    text = text.replace("Question ring?", "Frage Ring?").replace("Explanation: tree.", "Erklärt.")
+    de.write_text(text, encoding="utf-8")
+    po_path = project / "de.po"
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    po = polib.pofile(str(po_path))
+    po.find("mesh|question", by="msgctxt").msgstr = "Frage Netz?"
+    po.find("star|choice 2", by="msgctxt").msgstr = "Stern Wahl 2"
+    po.save(str(po_path))
+    return po_path
+
+
+def test_po_import_to_a_new_file_writes_every_translation(project: Path, runner: CliRunner) -> None:
+    po_path = translated_project(project, runner)
+    result = invoke(runner, "import", str(po_path), "--from", "po", "-o", "de-copy.yaml")
+    assert result.exit_code == 0, result.output
+    # the bank's own translations came with the PO file: a new file has no newer edit
+    assert "warning" not in result.output
+    assert result.output == f"wrote de-copy.yaml: 4 translations from {po_path}\n"
+    bank, problems = load_bank(project / "de-copy.yaml")
+    assert bank is not None and problems == []
+    assert (bank.topic, bank.language) == ("demo", "de")
+    questions = {i.id: i.question for i in bank.items}
+    assert questions["ring"] == "Frage Ring?" and questions["mesh"] == "Frage Netz?"
+    assert bank.items[1].explanation == "Erklärt." and bank.items[3].choices[1] == "Stern Wahl 2"
+
+
+def test_po_import_into_an_existing_bank_still_keeps_a_newer_bank_edit(
+    project: Path, runner: CliRunner
+) -> None:
+    po_path = translated_project(project, runner)
+    de = project / "banks" / "demo" / "de.yaml"
+    de.write_text(
+        de.read_text(encoding="utf-8").replace("Frage Ring?", "Frage zum Ring?"), encoding="utf-8"
+    )
+    po = polib.pofile(str(po_path))
+    po.find("ring|question", by="msgctxt").msgstr = "Ring, alt?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert "'ring|question': the bank's text changed since this PO file was made" in result.output
+    bank, _ = load_bank(de)
+    assert bank is not None and bank.items[0].question == "Frage zum Ring?"
+    assert bank.items[2].question == "Frage Netz?"
+
+
+def test_po_import_into_another_topics_bank_is_refused(project: Path, runner: CliRunner) -> None:
+    po_path = translated_project(project, runner)
+    banks = project / "banks"
+    files = {path: path.read_bytes() for path in banks.rglob("*.yaml")}
+    for target, has in (
+        (banks / "other" / "en.yaml", "'other' in 'en'"),
+        (banks / "demo" / "en.yaml", "'demo' in 'en'"),
+    ):
+        result = invoke(runner, "import", str(po_path), "--from", "po", "-o", str(target))
+        assert result.exit_code == 1, result.output
+        assert result.output == (
+            f"error: {target} is the bank of {has}, not of 'demo' in 'de' as {po_path} is; "
+            "nothing was written: name the bank of 'demo' in 'de', or a new file\n"
+        )
+        assert "Traceback" not in result.output
+    write_bank(banks, language="fr", items=ITEMS)
+    files[banks / "demo" / "fr.yaml"] = (banks / "demo" / "fr.yaml").read_bytes()
+    result = invoke(runner, "import", str(po_path), "-o", str(banks / "demo" / "fr.yaml"))
+    assert result.exit_code == 1 and "is the bank of 'demo' in 'fr'" in result.output
+    assert {path: path.read_bytes() for path in banks.rglob("*.yaml")} == files
+
+
+def test_translate_update_refuses_a_bank_whose_header_names_another_language(
+    project: Path, runner: CliRunner
+) -> None:
+    banks = project / "banks"
+    write_bank(banks, items=ITEMS)
+    misplaced = write_bank(banks, language="fr", items=ITEMS[:2])
+    misplaced.rename(banks / "demo" / "de.yaml")
+    before = (banks / "demo" / "de.yaml").read_bytes()
+    result = invoke(runner, "translate", "demo", "--to", "de", "--update")
+    assert result.exit_code == 1
+    assert "banks/demo/de.yaml is the bank of 'demo' in 'fr', not of 'demo' in 'de'" in (
+        result.output
+    )
+    assert (banks / "demo" / "de.yaml").read_bytes() == before
+    po = invoke(runner, "translate", "demo", "--to", "de", "--po", "de.po")
+    assert po.exit_code == 1 and "is the bank of 'demo' in 'fr'" in po.output
+    assert not (project / "de.po").exists()
