@@ -138,7 +138,7 @@ os._exit(0)
 """
 
 SETTLED_AFTER = 3.5
-"""Seconds after the banks' copy when their statuses are settled (`sources.SETTLE_NS`)."""
+"""Seconds after the banks' copy when their statuses are settled (`bank.folder.SETTLE_NS`)."""
 
 
 def sentence(rng: random.Random, words: int) -> str:

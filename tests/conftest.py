@@ -81,9 +81,9 @@ def project(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 @pytest.fixture
 def settled(monkeypatch: pytest.MonkeyPatch) -> None:
     """Every file status vouches for its file at once: the banks of a test are seconds old."""
-    import ankigen.bank.files
+    import ankigen.bank.folder
 
-    monkeypatch.setattr(ankigen.bank.files, "SETTLE_NS", 0)
+    monkeypatch.setattr(ankigen.bank.folder, "SETTLE_NS", 0)
 
 
 @pytest.fixture

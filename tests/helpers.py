@@ -205,7 +205,7 @@ def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
 
 def read_build_cache(path: Path) -> dict[str, Any]:
     """The record in a build cache (`OUT/.ankigen-cache.json`), its MAC checked."""
-    from ankigen.build.cache import verified_record
+    from ankigen.core.secret import verified_record
 
     record = verified_record(path.read_bytes())
     assert record, f"{path} is not a build cache this user's ankigen wrote"
@@ -218,7 +218,7 @@ def write_build_cache(path: Path, record: object, *, key: bytes | None = None) -
     import hashlib
 
     from ankigen import __version__
-    from ankigen.build.cache import signed_record
+    from ankigen.core.secret import signed_record
 
     data = signed_record(record)
     if key is not None:

@@ -19,9 +19,10 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 MANIFEST = REPO / "tests" / "data" / "build-manifest.json"
 EPOCH = "1700000000"
-# the statuses (inode, size, time) of the banks that one build records for the next:
-# another copy of the same banks has others (and its MAC, each user's own)
-UNSTABLE = {".ankigen-cache.json"}
+# the statuses (inode, size, time) of the files that one build records for the next
+# (the build cache, the replay's record): another copy of the same banks has others,
+# the replay names the working folder, and the MAC is each user's own
+UNSTABLE = {".ankigen-cache.json", ".ankigen-replay.json"}
 # what the bytes of a package depend on, besides ankigen
 LIBRARIES = ("genanki", "Pygments", "deflate", "PyYAML", "nh3", "Pillow", "Markdown")
 

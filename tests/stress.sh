@@ -19,8 +19,8 @@ done
 trap 'kill "${busy[@]}" 2>/dev/null || true' EXIT
 
 tests=(
-    tests/core/test_parallel.py tests/build/test_early_plans.py tests/build/test_faults.py
-    tests/build/test_integrity.py tests/cli/test_entry.py tests/cli/test_quick.py
+    tests/core/test_parallel.py tests/builder/test_early_plans.py tests/builder/test_faults.py
+    tests/builder/test_integrity.py tests/cli/test_entry.py tests/cli/test_quick.py
     tests/card/test_desktop.py tests/card/test_desktop_rich.py tests/test_push_desktop.py
 )
 for round in $(seq "$rounds"); do

@@ -69,7 +69,7 @@ def too_long(found: dict[str, tuple[int, int]]) -> dict[str, tuple[int, int]]:
 def test_the_walk_sees_every_kind_of_function() -> None:
     """A walk that missed methods or closures would pass the next test vacuously."""
     found = measured()
-    assert "build/locked.py::build_locked" in found  # a function
+    assert "builder/locked.py::build_locked" in found  # a function
     assert "formats/htmltext.py::_Reducer.handle_starttag" in found  # a method
     assert "bank/project.py::_read.report" in found  # a closure
     assert len(found) > 900
@@ -100,3 +100,56 @@ def test_the_table_is_read_from_the_doc() -> None:
         "\n## Next\n\n| `z.py::g` | not this one |\n"
     )
     assert excused(doc) == {"formats/x.py::f": "one loop over 30 tags", "y.py::C.m": ""}
+
+
+MAX_LOCAL_IMPORTS = 20
+
+
+def local_imports() -> list[tuple[str, int, bool]]:
+    """Each import of one of the package's own modules inside a function: where, and
+    whether a comment on its line or the line above gives its reason."""
+    import ast
+
+    found = []
+    for path in sorted(PACKAGE.rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        lines = text.splitlines()
+        for function in ast.walk(ast.parse(text)):
+            if not isinstance(function, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            for node in ast.walk(function):
+                ours = (
+                    isinstance(node, ast.ImportFrom) and (node.module or "").startswith("ankigen")
+                ) or (
+                    isinstance(node, ast.Import)
+                    and any(alias.name.startswith("ankigen") for alias in node.names)
+                )
+                if ours:
+                    found.append(
+                        (
+                            f"{path.relative_to(PACKAGE)}:{node.lineno}",
+                            node.lineno,
+                            _said(lines, node.lineno),
+                        )
+                    )
+    return sorted(set(found))
+
+
+def test_function_local_imports_are_few_and_each_says_why() -> None:
+    """An import inside a function buys start-up time (a replay, `--help`, a command that
+    needs a heavy module on one path) and costs a reader the module's dependencies at a
+    glance: at most 20, each with its reason beside it."""
+    found = local_imports()
+    assert found, "the walk sees function-local imports (the entry point has two)"
+    assert len(found) <= MAX_LOCAL_IMPORTS, found
+    assert [where for where, _, said in found if not said] == []
+
+
+def _said(lines: list[str], number: int) -> bool:
+    """A comment on the import's line, or above the block of imports it is part of."""
+    if "#" in lines[number - 1]:
+        return True
+    above = number - 2
+    while lines[above].strip().startswith(("from ", "import ")):
+        above -= 1
+    return lines[above].strip().startswith("#")

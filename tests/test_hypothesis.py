@@ -382,8 +382,8 @@ def test_build_and_issued_caches_of_any_json_never_crash(content: object) -> Non
     import json
     import tempfile
 
-    from ankigen.build.cache import BuildCache
-    from ankigen.build.result import CACHE_NAME
+    from ankigen.builder.cache import BuildCache
+    from ankigen.builder.result import CACHE_NAME
     from ankigen.identity.issued import ISSUED_NAME, Issued
 
     with tempfile.TemporaryDirectory() as tmp:
@@ -1010,7 +1010,7 @@ def test_identities_looked_up_by_column_are_those_found_one_by_one(
     assert pickle.loads(pickle.dumps(empty)) == empty
     # a reuse key taken from what `resolve` found is the one made note by note
     from ankigen.bank.files import SourceDigest
-    from ankigen.build.plan import reuse_key
+    from ankigen.builder.deckplan import reuse_key
     from ankigen.images.process import Prepared
 
     source = SourceDigest(Path("banks/demo/en.yaml"), "0" * 64)
@@ -1575,7 +1575,7 @@ def test_a_package_key_tells_apart_any_two_packages(notes: list[Any], data: st.D
     of a note has another: the key decides whether a package in place is rewritten."""
     import dataclasses
 
-    from ankigen.build.plan import package_key
+    from ankigen.builder.deckplan import package_key
 
     package = PackageDeck(7, "Deck", "About", tuple(notes), 1, 2, ((1, "P", ""),))
     same = dataclasses.replace(package, notes=tuple(dataclasses.replace(n) for n in notes))

@@ -4,17 +4,16 @@ The public API is the names in `__all__` (docs/library.md); everything else in t
 package is private by convention, whatever its name. Each public name is loaded on
 first use (PEP 562): every `ankigen.*` import runs this module first, a build with
 nothing to do among them, and that build must load nothing it does not read
-(`tests/build/test_result.py`)."""
+(`tests/builder/test_result.py`)."""
 
-__version__ = "0.1.0"
-
-# typing.TYPE_CHECKING without importing typing, as `core.errors` explains: the real
-# imports, for mypy and a caller's type checker only
+# typing.TYPE_CHECKING without importing typing, which every `ankigen.*` import would
+# pay (the replay among them, as `core.jsondata` explains): the real imports, for
+# mypy and a caller's type checker only
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from ankigen.bank.files import NoBanks
-    from ankigen.build.pipeline import build
-    from ankigen.build.result import BuildResult, DeckReport
+    from ankigen.builder.pipeline import build
+    from ankigen.builder.result import BuildResult, DeckReport
     from ankigen.checks.run import Linted, lint
     from ankigen.core.errors import (
         AnkigenError,
@@ -24,6 +23,7 @@ if TYPE_CHECKING:
         OutputError,
     )
     from ankigen.core.userfile import Refused
+    from ankigen.core.version import __version__
     from ankigen.formats.convert import (
         Exported,
         ExportWritten,
@@ -82,9 +82,10 @@ __all__ = [
 # where each public name lives: the same as the imports above, which mypy checks, and
 # `tests/test_api.py` checks the two agree
 _HOMES = {
+    "__version__": "ankigen.core.version",
     "AnkigenError": "ankigen.core.errors",
-    "BuildResult": "ankigen.build.result",
-    "DeckReport": "ankigen.build.result",
+    "BuildResult": "ankigen.builder.result",
+    "DeckReport": "ankigen.builder.result",
     "Diagnostic": "ankigen.core.errors",
     "ExportWritten": "ankigen.formats.convert",
     "Exported": "ankigen.formats.convert",
@@ -103,7 +104,7 @@ _HOMES = {
     "Refused": "ankigen.core.userfile",
     "Started": "ankigen.translation.start",
     "TranslationError": "ankigen.translation.start",
-    "build": "ankigen.build.pipeline",
+    "build": "ankigen.builder.pipeline",
     "export_bank": "ankigen.formats.convert",
     "export_po": "ankigen.translation.po",
     "export_to": "ankigen.formats.convert",
@@ -122,14 +123,8 @@ def _public(name: str) -> object:
         raise AttributeError(f"module 'ankigen' has no attribute {name!r}")
     # __import__, not importlib: a builtin, so this module imports nothing at all
     module = __import__(home, fromlist=[name])
-    namespace = globals()
-    # importing a package's first module sets the package here by its name: where that
-    # is a public name too (the `build` package and function, until the package is
-    # renamed), the name stays the API's, found by this function when next asked for
-    for shadowed in [key for key in _HOMES if type(namespace.get(key)) is type(module)]:
-        del namespace[shadowed]
     value: object = getattr(module, name)
-    namespace[name] = value
+    globals()[name] = value
     return value
 
 

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from ankigen.apkg.note import note_content
-from ankigen.bank.files import LOCK_NAME, PROJECT_NAME, is_utf8_name, looks_like_bank
+from ankigen.bank.files import is_utf8_name
+from ankigen.bank.folder import LOCK_NAME, PROJECT_NAME, looks_like_bank
 from ankigen.bank.model import IMAGE_FIELDS, Bank, Item
 from ankigen.bank.project import Project, load_project, parse_project
 from ankigen.bank.reader import parse_bank

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import ankigen.bank.files
+import ankigen.bank.folder
 from ankigen.bank.files import Source, parse_known
 from tests.helpers import (
     invoke,
@@ -164,7 +164,7 @@ def test_a_build_with_nothing_changed_records_the_statuses_settled_since(
     write_bank(project / "banks", "demo", "en")
     build(runner)
     assert recorded(project) == {}
-    monkeypatch.setattr(ankigen.bank.files, "SETTLE_NS", 0)
+    monkeypatch.setattr(ankigen.bank.folder, "SETTLE_NS", 0)
     reads.clear()
     assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
     assert reads == ["demo/en.yaml"]

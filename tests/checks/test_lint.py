@@ -15,7 +15,7 @@ from PIL import Image
 
 from ankigen.bank.files import Source
 from ankigen.bank.reader import readable_part
-from ankigen.build.pipeline import build
+from ankigen.builder.pipeline import build
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.incremental import check_outlines
 from ankigen.checks.run import check_sources, lint

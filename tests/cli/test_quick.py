@@ -14,9 +14,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from ankigen.bank.folder import status_of
+from ankigen.builder.replay import REPLAY_NAME
 from ankigen.cli.output import Line
 from ankigen.cli.plain import write_lines
 from ankigen.cli.quick import PLAIN_FORMS, answer
+from ankigen.core.secret import verified_record
 from tests.helpers import invoke, item, run_probe, write_bank
 
 
@@ -133,23 +136,31 @@ def test_a_changed_bank_is_built_as_the_command_line_builds_it(
     assert "up to date out/one.hi.apkg" in out and "1 warning in the banks" in err
 
 
-def test_a_bank_not_known_by_its_status_is_read_here(
+def test_a_bank_not_known_by_its_status_is_replayed_and_known_from_then_on(
     built: Path, runner: CliRunner, reads: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """The bank an author has just built is not known by its status (it had not settled):
-    the build after it reads that bank, without the command line, and knows it from then
-    on by its new status."""
+    """A bank whose status changed but not its bytes (a `touch`, a checkout of the same
+    text): the replay hashes it, answers without the build, and records its new status,
+    so the next replay need not read it."""
     bank = built / "banks" / "two" / "en.yaml"
     os.utime(bank, ns=(bank.stat().st_atime_ns, bank.stat().st_mtime_ns + 1))
     reads.clear()
     assert answer(["build"]) == 0
-    assert reads == ["two/en.yaml"]
+    assert reads == []  # the build did not run
     quick = capsys.readouterr()
+    entry = _replay_entry(built, "banks/two/en.yaml")
+    assert entry[1] == list(status_of(bank.stat()))  # known by its new status now
     assert answer(["build"]) == 0
-    assert reads == ["two/en.yaml"]  # known now
     assert capsys.readouterr() == quick
     full = invoke(runner, "build")
     assert (quick.out, quick.err) == (full.stdout, full.stderr)
+
+
+def _replay_entry(root: Path, path: str) -> list[object]:
+    record = verified_record((root / "out" / REPLAY_NAME).read_bytes())
+    files = record["files"]
+    assert isinstance(files, list)
+    return next(entry for entry in files if entry[0] == path)
 
 
 def test_a_bank_whose_size_changed_is_read_once(
@@ -168,14 +179,15 @@ def test_a_bank_whose_size_changed_is_read_once(
 def test_a_bank_changed_in_place_is_read_and_built(
     built: Path, reads: list[str], capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """Same size, new bytes: only reading tells, and then the build reads it again."""
+    """Same size, new bytes: only reading tells (the replay hashes it), and the build
+    then reads it."""
     bank = built / "banks" / "two" / "en.yaml"
     text = bank.read_text(encoding="utf-8")
     bank.write_text(text.replace("Question two?", "Question 2wo?"), encoding="utf-8")
     assert len(bank.read_bytes()) == len(text.encode())
     reads.clear()
     assert answer(["build"]) == 0
-    assert reads == ["two/en.yaml", "two/en.yaml"]
+    assert reads == ["two/en.yaml"]
     built_now = capsys.readouterr().out
     assert "wrote out/two.en.apkg: 2 notes (0 new, 1 changed, 1 unchanged" in built_now
 

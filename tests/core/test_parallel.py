@@ -296,7 +296,7 @@ def test_a_build_that_checks_one_bank_alone_forks_its_worker(
     import ankigen.checks.incremental
     import ankigen.checks.run
     import ankigen.core.parallel
-    from ankigen.build.pipeline import build
+    from ankigen.builder.pipeline import build
     from tests.helpers import item, write_bank
 
     banks = tmp_path / "banks"

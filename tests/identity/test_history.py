@@ -399,7 +399,7 @@ def test_a_deck_reuse_key_changes_with_any_note_stamp_issued(tmp_path: Path) -> 
     yet tells apart every state of what was issued: none, the lock's, an older or a
     newer one, for any note."""
     from ankigen.bank.files import SourceDigest
-    from ankigen.build.plan import reuse_key
+    from ankigen.builder.deckplan import reuse_key
     from ankigen.identity.issued import Issued
     from ankigen.identity.lockfile import DeckLock
     from ankigen.identity.resolve import DeckIdentity, ItemIdentity

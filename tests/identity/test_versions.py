@@ -114,12 +114,12 @@ def test_an_unchanged_deck_keeps_its_version_through_other_decks_edits(
         forged = {"missing": None, "forged": "<b>9999.99.99+</b>"}[record]
         data["packages"]["demo.de.apkg"]["deck_version"] = forged
         write_build_cache(cache, data)
-    import ankigen.build.plan
+    import ankigen.builder.deckplan
 
     made: list[str] = []
-    real = ankigen.build.plan.lock_version
+    real = ankigen.builder.deckplan.lock_version
     monkeypatch.setattr(
-        ankigen.build.plan,
+        ankigen.builder.deckplan,
         "lock_version",
         lambda topic, language, lock: made.append(language) or real(topic, language, lock),
     )

@@ -221,10 +221,10 @@ def test_an_image_written_seconds_ago_is_hashed_by_the_next_build(
 ) -> None:
     """As for banks: an image's status vouches for its content only if both its times were
     more than a few seconds old when taken; else the next build hashes it again."""
-    import ankigen.bank.files
+    import ankigen.bank.folder
 
     if settled:
-        monkeypatch.setattr(ankigen.bank.files, "SETTLE_NS", 0)
+        monkeypatch.setattr(ankigen.bank.folder, "SETTLE_NS", 0)
     image = line_art(media / "a.png")
     write_bank(project / "banks", items=[item("a", image="a.png", image_alt="x")])
     assert invoke(runner, "build").exit_code == 0

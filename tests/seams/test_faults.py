@@ -1,4 +1,4 @@
-"""Faults on every command that writes a user's file, as `tests/build/test_faults.py` does for `build`:
+"""Faults on every command that writes a user's file, as `tests/builder/test_faults.py` does for `build`:
 SIGKILL or Ctrl-C at any moment leaves each file of the project exactly as it was before
 the command or exactly as an uninterrupted run leaves it, never a part of it.
 

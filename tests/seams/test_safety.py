@@ -246,8 +246,8 @@ def test_a_bug_is_reported_without_a_traceback(project: Path) -> None:
         "def broken(*args, **kwargs):\n"
         "    raise ZeroDivisionError('boom')\n"
         "ankigen.apkg.package.apkg_bytes = broken\n"
-        "import ankigen.build.jobs\n"
-        "ankigen.build.jobs.apkg_bytes = broken\n"
+        "import ankigen.builder.jobs\n"
+        "ankigen.builder.jobs.apkg_bytes = broken\n"
     )
     os = __import__("os")
     paths = [str(project), *filter(None, [os.environ.get("PYTHONPATH")])]

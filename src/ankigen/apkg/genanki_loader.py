@@ -13,7 +13,7 @@ It edits `sys.modules` while genanki imports, and only then:
   While genanki is imported, those names are modules that import the real one when a
   name is first looked up in them (`_ImportedOnUse`).
 
-Whatever imports those modules later gets the real ones. `tests/build/test_build.py` runs
+Whatever imports those modules later gets the real ones. `tests/builder/test_build.py` runs
 genanki's own package writer after this import, and checks what was loaded.
 """
 

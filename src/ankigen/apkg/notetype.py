@@ -10,11 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-from collections import namedtuple
+from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from ankigen.core.hashing import content_hash
+from ankigen.text import l10n
+from ankigen.text.l10n import WORDS_PATH
 
 # Fixed forever: changing the fields means a new note type with a new id and name.
 NOTETYPE_ID = 1_732_416_907
@@ -36,16 +38,11 @@ FIELDS = (
 TEMPLATE_NAME = "Multiple choice"
 
 
-TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
-if TYPE_CHECKING:
-    from typing import NamedTuple
-
-    class Templates(NamedTuple):
-        front: str
-        back: str
-        css: str
-else:
-    Templates = namedtuple("Templates", "front back css")
+@dataclass(frozen=True)
+class Templates:
+    front: str
+    back: str
+    css: str
 
 
 _TEMPLATES = Path(__file__).with_name("templates")
@@ -75,8 +72,6 @@ def compact_css(css: str) -> str:
 
 
 def _assemble(template: str, script: str) -> str:
-    from ankigen.text import l10n
-
     out = _PHRASE.sub(lambda m: l10n.phrase(m[1]), template)
     out = out.replace("<!--ankigen:phrases-->", l10n.phrases_block())
     return _INDENT.sub("", out.replace("<!--ankigen:script-->", compact_script(script)))
@@ -104,8 +99,8 @@ def adopt_templates(made: Templates) -> None:
 
 
 def _made_templates() -> Templates:
-    # here, not at the top: a build with nothing to do knows them by `sources_digest`
-    from ankigen.text import l10n, markup
+    # here, not at the top: markup loads Pygments, which only making the templates needs
+    from ankigen.text import markup
 
     script = _read("card.js").replace(
         '/*ankigen:unsafe-macro*/""', json.dumps(markup.UNSAFE_MACRO_PATTERN)
@@ -135,9 +130,13 @@ def schema_hash() -> str:
 _SOURCES = ("front.html", "back.html", "card.js", "card.css", "code.css", "kept.js")
 
 
+def source_paths() -> tuple[Path, ...]:
+    """The files the templates are made from: a build with nothing to do replays only
+    while they are as they were (`builder.replay`)."""
+    return (*(_TEMPLATES / name for name in _SOURCES), WORDS_PATH)
+
+
 def sources_digest() -> str:
     """A digest of the files the templates are made from, which with ankigen's version
     decides `schema_hash`: read in a fraction of the time it takes to make them."""
-    from ankigen.text.l10n import WORDS_PATH
-
-    return content_hash(*(_read(name) for name in _SOURCES), WORDS_PATH.read_text("utf-8"))
+    return content_hash(*(path.read_text("utf-8") for path in source_paths()))

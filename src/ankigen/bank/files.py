@@ -17,15 +17,12 @@ import hashlib
 import os
 import stat
 import time
-from collections import namedtuple
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
+from ankigen.bank.folder import PROJECT_NAME, bank_candidates, settled
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
-
-BANK_SUFFIXES = (".yaml", ".yml")
-LOCK_NAME = "ankigen.lock"
-PROJECT_NAME = "ankigen.toml"
 
 
 class NoBanks(AnkigenError):
@@ -39,21 +36,9 @@ rename, copy or checkout changes one of them (the change time cannot be set back
 Known = Mapping[str, tuple[Signature, str]]
 """Bank path -> the signature its file had when a build read it, and the bytes' digest."""
 
-# A write lands on a timestamp rounded by the file system (2 s on FAT, 1 s on some
-# others, a clock tick on Linux): a second write in that same step leaves the status
-# unchanged. A status vouches for the bytes read after it only if both its times are
-# older than that, when taken: then any later write shows in them.
-SETTLE_NS = 3_000_000_000
-
 
 def signature(info: os.stat_result) -> Signature:
     return (info.st_size, info.st_mtime_ns, info.st_ctime_ns, info.st_ino, info.st_dev)
-
-
-def settled(info: os.stat_result, taken_ns: int) -> bool:
-    """Whether a status taken at `taken_ns` (or later) vouches for the bytes read after
-    it: both its times older than `SETTLE_NS` then. For banks and images alike."""
-    return max(info.st_mtime_ns, info.st_ctime_ns) < taken_ns - SETTLE_NS
 
 
 class Source:
@@ -118,17 +103,12 @@ class Source:
         return SourceDigest(self.path, self.digest)
 
 
-TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
-if TYPE_CHECKING:
-    from typing import NamedTuple
+@dataclass(frozen=True)
+class SourceDigest:
+    """What a build keeps of a bank file once its bytes are checked: path and SHA-256."""
 
-    class SourceDigest(NamedTuple):
-        """What a build keeps of a bank file once its bytes are checked: path and SHA-256."""
-
-        path: Path
-        digest: str
-else:
-    SourceDigest = namedtuple("SourceDigest", "path digest")
+    path: Path
+    digest: str
 
 
 def shown_path(path: Path | str) -> str:
@@ -145,10 +125,6 @@ def is_utf8_name(path: Path | str) -> bool:
     return True
 
 
-def looks_like_bank(name: str) -> bool:
-    return name.lower().endswith(BANK_SUFFIXES) and not name.startswith(".")
-
-
 def find_banks(banks_dir: Path) -> tuple[list[Path], list[Diagnostic]]:
     """Bank files below `banks_dir`, and an error for each path that looks like a bank
     (any case of .yaml/.yml) but is not a readable regular file. Hidden files and
@@ -157,17 +133,13 @@ def find_banks(banks_dir: Path) -> tuple[list[Path], list[Diagnostic]]:
         raise NoBanks(f"{shown_path(banks_dir)}: no such folder of banks")
     paths: list[Path] = []
     problems: list[Diagnostic] = []
-    for folder, dirnames, filenames in os.walk(banks_dir, followlinks=False):
-        dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-        for name in sorted([*filenames, *dirnames]):
-            if not looks_like_bank(name):
-                continue
-            path = Path(folder) / name
-            problem = _unusable(path)
-            if problem:
-                problems.append(Diagnostic(shown_path(path), 0, "error", problem))
-            else:
-                paths.append(path)
+    for candidate in bank_candidates(banks_dir):
+        path = Path(candidate)
+        problem = _unusable(path)
+        if problem:
+            problems.append(Diagnostic(shown_path(path), 0, "error", problem))
+        else:
+            paths.append(path)
     if not paths and not problems:
         raise NoBanks(f"{shown_path(banks_dir)}: no bank files (*.yaml) found")
     return sorted(paths), problems

@@ -49,7 +49,7 @@ class Item:
     shuffle: bool = True
     """Whether the card shuffles the choices on every review."""
     retired: bool = False
-    """Kept in the package, tagged `ankigen::retired`, so learners can find and remove it."""
+    """HeldPackage in the package, tagged `ankigen::retired`, so learners can find and remove it."""
     image: str = ""
     """Path of an image shown with the question, relative to the media folder."""
     image_alt: str = ""

@@ -25,7 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ankigen.bank.files import PROJECT_NAME
+from ankigen.bank.folder import PROJECT_NAME
 from ankigen.bank.model import MAX_DECK_PART, SLUG
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.text import lang

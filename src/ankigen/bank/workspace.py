@@ -4,13 +4,12 @@ beside it (or the one the project file names)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ankigen.bank.files import (
-    find_banks,
-)
+from ankigen.bank.files import find_banks
+from ankigen.bank.project import load_project
 from ankigen.core.errors import InvalidBanks
 
-TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from ankigen.bank.project import Project
 
@@ -26,7 +25,5 @@ def find_bank_paths(banks_dir: Path) -> list[Path]:
 def default_media_dir(banks_dir: Path, project: Project | None = None) -> Path:
     """The project file's `media`, else `media/` beside the banks folder."""
     if project is None:
-        from ankigen.bank.project import load_project  # tomllib, only without a project
-
         project, _ = load_project(banks_dir)
     return project.media or banks_dir.parent / "media"

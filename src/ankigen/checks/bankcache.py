@@ -20,7 +20,6 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ankigen import __version__
 from ankigen.bank.files import Source, SourceDigest
 from ankigen.bank.model import Bank, Outline, Parity, outline
 from ankigen.checks.cache_entry import (
@@ -45,6 +44,7 @@ from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
 from ankigen.core.secret import cache_key, json_mac
+from ankigen.core.version import __version__
 
 ACROSS_NAME = "across.json"
 """Where translations checked against their reference are kept, in the cache's folder."""

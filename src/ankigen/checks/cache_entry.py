@@ -13,7 +13,6 @@ import zlib
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from ankigen import __version__
 from ankigen.bank.files import Source, SourceDigest
 from ankigen.bank.model import (
     IMAGE_FIELDS,
@@ -32,6 +31,7 @@ from ankigen.bank.values import shared_keys
 from ankigen.core.errors import AnkigenError, Diagnostic
 from ankigen.core.jsondata import parse_json
 from ankigen.core.secret import mac
+from ankigen.core.version import __version__
 from ankigen.text import lang
 
 Loaded = tuple[Bank | None, list[Diagnostic]]

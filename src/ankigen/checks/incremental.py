@@ -126,7 +126,7 @@ class EntryLater:
     lock throughout. Made as the check's result left, it held up that result and the
     deck's job on their way (0.13 s from the check to the plan instead of 0.04); a
     follow-up that keeps a package has it made while the package is compressed
-    (`build.jobs.run_kept_package`), which leaves the interpreter lock free."""
+    (`builder.jobs.run_held_package`), which leaves the interpreter lock free."""
 
     def __init__(self, make: Callable[[], bytes]) -> None:
         self._make: Callable[[], bytes] | None = make
@@ -150,7 +150,7 @@ _entries_later: dict[str, EntryLater] = {}
 def entry_goes_with(digest: str, token: str) -> EntryLater | None:
     """In a follow-up: the entry of the bank with this digest travels with the package
     kept under `token`, not with the follow-up's outcome. The entry, not yet started, if
-    there is one: it is made with the package (`build.jobs.run_kept_package`)."""
+    there is one: it is made with the package (`builder.jobs.run_held_package`)."""
     made = _entries_later.get(digest)
     if made is not None:
         made.goes_with = token

@@ -21,6 +21,7 @@ from ankigen.checks.incremental import (
 )
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.parallel import Pool
+from ankigen.images.process import check, image_refs
 
 
 @dataclass(frozen=True)
@@ -105,8 +106,6 @@ def check_sources(
 
 
 def check_images(outlines: Sequence[Outline], media_dir: Path) -> list[Diagnostic]:
-    from ankigen.images.process import check, image_refs  # Pillow, only when images are
-
     return check(image_refs(outlines), media_dir)
 
 

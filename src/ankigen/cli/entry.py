@@ -10,7 +10,7 @@ import sys
 
 from ankigen.core.process import GC_THRESHOLDS, ends_without_teardown
 
-TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+TYPE_CHECKING = False  # not typing's: on the replay's path, as `core.jsondata` explains
 if TYPE_CHECKING:
     from typing import NoReturn
 
@@ -19,11 +19,13 @@ def main() -> None:
     gc.set_threshold(*GC_THRESHOLDS)
     ends_without_teardown()
     try:
+        # here, inside the `try`: a Ctrl-C while ankigen's modules load is handled below
         from ankigen.cli.quick import answer
 
         answered = answer(sys.argv[1:])
         if answered is not None:
             leave(answered)
+        # only when the quick path did not answer: click is most of what it loads
         from ankigen.cli.app import main as run
     except KeyboardInterrupt:
         # nothing was started or written yet; exit handlers are skipped so that a second

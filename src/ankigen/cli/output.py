@@ -1,20 +1,19 @@
 """Every line a command prints, for standard output or error: the commands return what
 they did, and this module alone words it.
 
-Written without click, so that a build with nothing to do can print its report before
-the command line is loaded (`quick`); `app` echoes the same lines."""
+Written without click, so that `ankigen build` prints its report before the command
+line is loaded (`quick`); `app` echoes the same lines."""
 
 from __future__ import annotations
 
-from collections import namedtuple
+from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # records on a build's quickest path are named tuples (see `errors`)
 if TYPE_CHECKING:
     from collections.abc import Sequence
-    from typing import NamedTuple
 
-    from ankigen.build.result import BuildResult
+    from ankigen.builder.result import BuildResult
     from ankigen.checks.run import Linted
     from ankigen.formats.convert import ExportWritten, ImportWritten
     from ankigen.preview.pages import Previewed
@@ -24,13 +23,10 @@ if TYPE_CHECKING:
     from ankigen.translation.start import Started
 
 
-if TYPE_CHECKING:
-
-    class Line(NamedTuple):
-        text: str
-        to_stderr: bool = False
-else:
-    Line = namedtuple("Line", "text to_stderr", defaults=(False,))
+@dataclass(frozen=True)
+class Line:
+    text: str
+    to_stderr: bool = False
 
 
 def count(number: int, word: str) -> str:
@@ -214,6 +210,23 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
     None for a dry run, or when conflicts kept it from writing."""
     lines = [Line(f"Anki has no deck {name!r}: nothing pulled from it", True) for name in missing]
     lines += [Line(str(warning), True) for warning in pulled.warnings]
+    lines += _conflict_lines(pulled)
+    lines += _unpulled_lines(pulled)
+    by_bank: dict[str, list[str]] = {}
+    for change in pulled.changes:
+        by_bank.setdefault(change.path, []).append(change.item)
+    for path, items in sorted(by_bank.items()) if not pulled.conflicts else ():
+        done = "would pull" if wrote is None else "pulled" if path in wrote else "unchanged"
+        names = ", ".join(dict.fromkeys(items))
+        lines.append(Line(f"{done} {count(len(items), 'text')} into {path} ({names})"))
+    if not pulled.changes and not pulled.conflicts:
+        lines.append(Line(f"nothing to pull: {count(pulled.in_step, 'note')} in step"))
+    return lines
+
+
+def _conflict_lines(pulled: Pulled) -> list[Line]:
+    """Each text changed on both sides, then how to choose."""
+    lines = []
     for c in pulled.conflicts:
         lines += [
             Line(
@@ -235,6 +248,12 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
                 True,
             )
         )
+    return lines
+
+
+def _unpulled_lines(pulled: Pulled) -> list[Line]:
+    """The notes a pull leaves alone, and the texts it keeps, with why."""
+    lines = []
     if pulled.strangers:
         lines += _listed(
             f"{count(len(pulled.strangers), 'note')} of ankigen's note type that these banks' "
@@ -263,15 +282,6 @@ def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) 
                 True,
             )
         )
-    by_bank: dict[str, list[str]] = {}
-    for change in pulled.changes:
-        by_bank.setdefault(change.path, []).append(change.item)
-    for path, items in sorted(by_bank.items()) if not pulled.conflicts else ():
-        done = "would pull" if wrote is None else "pulled" if path in wrote else "unchanged"
-        names = ", ".join(dict.fromkeys(items))
-        lines.append(Line(f"{done} {count(len(items), 'text')} into {path} ({names})"))
-    if not pulled.changes and not pulled.conflicts:
-        lines.append(Line(f"nothing to pull: {count(pulled.in_step, 'note')} in step"))
     return lines
 
 

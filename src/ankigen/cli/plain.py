@@ -1,9 +1,6 @@
 """What the commands do that needs no click: print their lines, show the build's counter,
-report a failure, and `build` itself.
-
-`ankigen build` in its plainest forms runs from here before click is loaded (`quick`):
-loading click takes 15 to 40 ms, a tenth of a build after one edit. The command line's
-`build` is this same function, so the two differ only in who read the arguments."""
+report a failure, leave on Ctrl-C. `ankigen build` in its plainest forms runs before
+click is loaded (`quick`), and uses these as the command line does."""
 
 from __future__ import annotations
 
@@ -12,34 +9,22 @@ import os
 import signal
 import sys
 from collections.abc import Callable, Iterable
-from pathlib import Path
 
-from ankigen.cli.output import Line, build_lines, media_line, progress_text
+from ankigen.cli.output import Line, progress_text
+from ankigen.cli.streams import plain_stream, write_plain
 from ankigen.core.errors import AnkigenError
 
 
 def write_lines(lines: Iterable[Line]) -> None:
-    """Each line on its stream, as click's echo prints it. A line with an escape code, or
-    with text its stream cannot encode, goes through click's echo itself, which strips
-    the codes from a file and writes what ASCII cannot take as UTF-8."""
+    """Each line on its stream, as click's echo prints it (`streams.plain_stream`)."""
     for line in lines:
-        stream = sys.stderr if line.to_stderr else sys.stdout
-        if stream is not None and "\x1b" not in line.text and _encodes(line.text, stream):
-            stream.write(line.text + "\n")
-            stream.flush()
+        stream = plain_stream(line.text, line.to_stderr)
+        if stream is not None:
+            write_plain(stream, line.text)
         else:
-            import click
+            import click  # only for a line that needs it: a plain build prints without click
 
             click.echo(line.text, err=line.to_stderr)
-
-
-def _encodes(text: str, stream: object) -> bool:
-    encoding = getattr(stream, "encoding", None) or "utf-8"
-    try:
-        text.encode(encoding, getattr(stream, "errors", None) or "strict")
-    except (UnicodeEncodeError, LookupError):
-        return False
-    return True
 
 
 def terminal_progress() -> Callable[[int, int], None] | None:
@@ -52,32 +37,6 @@ def terminal_progress() -> Callable[[int, int], None] | None:
         sys.stderr.flush()
 
     return show
-
-
-def build_command(
-    banks: Path,
-    out: Path,
-    as_json: bool = False,
-    media: Path | None = None,
-    max_image_size: int = 1600,
-    prune: bool = False,
-) -> None:
-    """`ankigen build`: check BANKS, write a package per bank into OUT, print the report."""
-    from ankigen.bank.project import outside_project
-    from ankigen.build.pipeline import build
-    from ankigen.images.settings import Settings
-
-    if media is not None and outside_project(banks, media):
-        write_lines([media_line(media)])
-    result = build(
-        banks,
-        out,
-        progress=terminal_progress(),
-        media_dir=media,
-        image_settings=Settings(max_side=max_image_size),
-        prune=prune,
-    )
-    write_lines(build_lines(result, out, as_json))
 
 
 def failure_status(exc: Exception) -> int:

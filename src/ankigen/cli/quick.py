@@ -1,13 +1,12 @@
-"""`ankigen build` in its plainest forms, run before the command line is loaded.
+"""`ankigen build` in its plainest forms, answered before the command line is loaded.
 
 Loading click takes longer than the rest of a build with nothing to do (35 to 60 ms of
 90), and a tenth of a build after one edit: what editors' save hooks, `make` and CI run
-most. `ankigen build` and `ankigen build --json` run here, through the function the
-command line's `build` calls (`plain.build_command`), with its errors reported as it
-reports them. Any other form goes to the command line, which parses it: there is one
-parser, click's (a build naming its folders pays for loading click).
-A build with nothing to do is answered first by the banks' statuses alone
-(`build.pipeline.unchanged_build`).
+most. `ankigen build` and `ankigen build --json` are answered here: by the replay of
+what the last build recorded, if every file it read or wrote is as it was
+(`builder.replay`), else by the function the command line's `build` calls
+(`plain.build_command`), with its errors reported as it reports them. Any other form
+goes to the command line, which parses it: there is one parser, click's.
 """
 
 from __future__ import annotations
@@ -16,6 +15,10 @@ import os
 import stat
 from collections.abc import Sequence
 from pathlib import Path
+from types import ModuleType
+
+from ankigen.builder.replay import replayed
+from ankigen.cli.streams import plain_stream, write_plain
 
 PLAIN_FORMS = {("build",): False, ("build", "--json"): True}
 """The command lines answered here, each with whether it asks for JSON: the two whose
@@ -31,28 +34,51 @@ def answer(argv: Sequence[str]) -> int | None:
     if as_json is None or not (_click_takes(BANKS) and _click_takes(OUT)):
         return None
     # only once the arguments are the plainest: anything else goes to click at once
-    from ankigen.build.pipeline import unchanged_build
-    from ankigen.cli.output import build_lines
-    from ankigen.cli.plain import build_command, failure_status, leave_interrupted, write_lines
-
-    interrupted = False
+    interrupted, status = False, 0
     try:
-        try:
-            unchanged = unchanged_build(BANKS, OUT)
-        except Exception:  # an error or a bug: the build meets it again and reports it
-            unchanged = None
-        if unchanged is None:
+        replayed = _replayed(as_json)
+        if replayed is None:
+            # the build proper's front door: most of a build's imports, none of a replay's
+            from ankigen.cli.building import build_command
+
             build_command(BANKS, OUT, as_json)
         else:
-            write_lines(build_lines(unchanged, OUT, as_json))
+            status = replayed
     except KeyboardInterrupt:
         interrupted = True
     except Exception as exc:
-        return failure_status(exc)
+        failed: int = _plain().failure_status(exc)
+        return failed
     if interrupted:
         # outside the `except`: the interrupt's traceback no longer holds the worker pool
-        leave_interrupted()
-    return 0
+        _plain().leave_interrupted()
+    return status
+
+
+def _replayed(as_json: bool) -> int | None:
+    """The exit status of a build with nothing to do, its lines printed; None if the
+    build must run."""
+    try:
+        found = replayed(str(BANKS), str(OUT), "json" if as_json else "plain")
+    except Exception:  # an error or a bug: the build meets it again and reports it
+        return None
+    if found is None:
+        return None
+    status, lines = found
+    streams = [plain_stream(text, to_stderr) for text, to_stderr in lines]  # type: ignore[arg-type]
+    if None in streams:
+        return None  # a line only click's echo can print: the build prints it
+    for stream, (text, _) in zip(streams, lines, strict=True):
+        write_plain(stream, text)  # type: ignore[arg-type]
+    return status
+
+
+def _plain() -> ModuleType:
+    """How the command line reports a failure or a Ctrl-C; here, not at the top: it
+    loads the printed lines' records, which a replay does without."""
+    from ankigen.cli import plain  # as said above
+
+    return plain
 
 
 def _click_takes(folder: Path) -> bool:

@@ -5,44 +5,23 @@ with their status, and a build with nothing to do never loads click at all (`qui
 
 from __future__ import annotations
 
-from collections import namedtuple
 from collections.abc import Iterable
+from typing import Literal, NamedTuple
 
-# typing.TYPE_CHECKING without importing typing (PEP 781): typing costs 3 ms of a
-# build with nothing to do, which every command pays for before it can start. The
-# records such a build makes are named tuples, typed as `typing.NamedTuple` for mypy
-# and made by `collections.namedtuple` at run time, as `Diagnostic` below: a
-# dataclass would import dataclasses, and it imports inspect, 10 to 14 ms of a build's
-# 50 (`tests/build/test_result.py` checks that neither is loaded)
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Literal
-
-    Severity = Literal["error", "warning"]
-else:  # what the name stands for at run time, where it may be imported
-    Severity = str
+Severity = Literal["error", "warning"]
 
 
-if TYPE_CHECKING:
-    from typing import NamedTuple
+class Diagnostic(NamedTuple):
+    """One problem at one line of one file: a named tuple, ordered by its fields, the
+    one record of the package that is not a frozen dataclass. A bank half translated
+    has a warning for every other text, and a build holds, sorts and sends them all: as
+    a tuple one is made in a third of a frozen dataclass's time (45,000 read from the
+    bank cache at 10 x 10,000 items: 0.04 s less), compared and pickled in C."""
 
-    class _Fields(NamedTuple):
-        path: str
-        line: int
-        severity: Severity
-        message: str
-else:  # the same, without importing typing
-    _Fields = namedtuple("_Fields", "path line severity message")
-
-
-class Diagnostic(_Fields):
-    """One problem at one line of one file: a named tuple, ordered by its fields. A bank
-    half translated has a warning for every other text, and a build holds, sorts and
-    sends them all: as a tuple one is made in a third of a frozen dataclass's time
-    (45,000 read from the bank cache at 10 x 10,000 items: 0.04 s less), compared and
-    pickled in C."""
-
-    __slots__ = ()
+    path: str
+    line: int
+    severity: Severity
+    message: str
 
     def __str__(self) -> str:
         # line 0: a problem with the file itself (its name, its type), not a line in it

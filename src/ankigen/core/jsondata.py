@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import json
 
-TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
+# typing.TYPE_CHECKING without importing typing: this module is on the replay's path
+# (`builder.replay`), where typing would be a third of the time after Python's start-up
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 

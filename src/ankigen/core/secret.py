@@ -18,6 +18,9 @@ import json
 import os
 from pathlib import Path
 
+from ankigen.core.jsondata import parse_json
+from ankigen.core.version import __version__
+
 KEY_BYTES = 32
 
 
@@ -84,3 +87,27 @@ def json_mac(value: object) -> str:
     """The MAC of a JSON value as its text with sorted keys, which reading it back and
     dumping it again gives."""
     return mac(json.dumps(value, sort_keys=True, ensure_ascii=False).encode())
+
+
+def signed_record(record: dict[str, object]) -> bytes:
+    """The cache file's bytes for this record, with its MAC made with this user's key."""
+    body = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
+    header = json.dumps({"mac": mac(body), "version": __version__}, sort_keys=True).encode()
+    return header + b"\n" + body
+
+
+def verified_record(data: bytes) -> dict[str, object]:
+    """The record in a cache file's bytes; empty unless this version wrote it with this
+    user's key (above): an OUT from elsewhere could otherwise pass packages of
+    its own for up to date. Anything of the wrong shape is empty too."""
+    header, _, body = data.partition(b"\n")
+    try:
+        fields = parse_json(header.decode())
+        if not isinstance(fields, dict) or fields.get("version") != __version__:
+            return {}
+        if fields.get("mac") != mac(body):
+            return {}
+        record = parse_json(body.decode())
+    except (ValueError, UnicodeDecodeError):
+        return {}
+    return record if isinstance(record, dict) else {}

@@ -134,7 +134,7 @@ def write_all(writes: Sequence[tuple[Target, bytes]]) -> list[bool]:
     for (target, data), need in zip(writes, needed, strict=True):
         if need and not target.is_stdout:
             real = real_path(target.path)
-            files.append((real, data, *_kept(real)))
+            files.append((real, data, *_held(real)))
             shown[str(real)] = target.path
     try:
         replace_files(files)
@@ -191,7 +191,7 @@ def _describe(data: bytes) -> str:
     return f"{lines} line{'s' if lines != 1 else ''} ({len(data)} bytes)"
 
 
-def _kept(real: Path) -> tuple[int, tuple[int, int] | None]:
+def _held(real: Path) -> tuple[int, tuple[int, int] | None]:
     """The mode and owner a file written at `real` gets: an existing file's own."""
     try:
         info = os.stat(real)

@@ -57,6 +57,7 @@ from ankigen.formats.model import (
     Source,
     store_image,
 )
+from ankigen.images.process import ImageProblem
 
 MAX_IMAGE_BYTES = 32 << 20
 _TAG = re.compile(r"<[^>]*>")
@@ -112,7 +113,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             "is not carried",
         )
     warn_of_media(reading.carried_media, reading.problems)
-    kept = _kept(notetype, mapping, reading) if options.keep_notetype else None
+    kept = _held(notetype, mapping, reading) if options.keep_notetype else None
     return Source(
         path=path,
         questions=tuple(questions),
@@ -127,7 +128,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     )
 
 
-def _kept(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotetype:
+def _held(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotetype:
     """The note type the notes keep (`KeptNotetype`), or a FormatError saying why it
     cannot be kept."""
     instead = "; adopt the deck onto ankigen's note type with --notetype ankigen"
@@ -367,8 +368,6 @@ def _text(markup: str, line: int, reading: _Reading, *, images: bool) -> tuple[s
 
 def _store(name: str, line: int, reading: _Reading) -> str:
     """An image of the package, stored as every imported image is (`store_image`)."""
-    from ankigen.images.process import ImageProblem
-
     member = reading.exported.media.get(name)
     if member is None:
         reading.problems.warn(line, f"image {name!r} is not in the package; dropped")

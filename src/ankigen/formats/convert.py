@@ -8,6 +8,8 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
+from ankigen.bank.files import read_lock_bytes
+from ankigen.bank.folder import LOCK_NAME
 from ankigen.bank.reader import load_bank, parse_bank
 from ankigen.checks.rules import content_checks
 from ankigen.core.errors import Diagnostic, InvalidBanks
@@ -23,6 +25,8 @@ from ankigen.formats.model import (
     from_bank,
 )
 from ankigen.formats.registry import detect, get
+from ankigen.identity.guid import deck_key
+from ankigen.identity.lockfile import with_adopted
 from ankigen.text import lang
 
 
@@ -247,10 +251,6 @@ def write_import(
 def _adopted_lock(imported: Imported, bank_path: Path, banks_dir: Path) -> tuple[Target, bytes]:
     """The lock with the adopted deck's notes, by the ids their items got: the bank must be
     one of the banks the lock is beside, or no build would find them there."""
-    from ankigen.bank.files import LOCK_NAME, read_lock_bytes
-    from ankigen.identity.guid import deck_key
-    from ankigen.identity.lockfile import with_adopted
-
     try:
         relative = bank_path.resolve().relative_to(banks_dir.resolve())
     except ValueError:

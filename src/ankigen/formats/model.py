@@ -17,6 +17,8 @@ from pathlib import Path
 from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank, KeptNotetype
 from ankigen.bank.yamltree import other_encoding
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
+from ankigen.images.process import process
+from ankigen.images.settings import Settings
 from ankigen.text import l10n
 
 MAX_FILE_BYTES = 64 * 1024 * 1024  # Moodle XML carries its images inline
@@ -396,9 +398,6 @@ def store_image(data: bytes, name: str, prefix: str, media: dict[str, bytes]) ->
     (`Source.media`) under `prefix`, and give its path there; ImageProblem if it cannot
     be used."""
     # Pillow, only for a file that has images
-    from ankigen.images.process import process
-    from ankigen.images.settings import Settings
-
     processed = process(data, name, Settings())
     relative = f"{prefix}/{processed.name}" if prefix else processed.name
     media[relative] = processed.data

@@ -46,6 +46,7 @@ from ankigen.formats.model import (
 )
 from ankigen.formats.moodle_xml_writer import PLUGINFILE, RECALL, write
 from ankigen.formats.xmltree import Node, parse_xml
+from ankigen.images.process import ImageProblem
 from ankigen.text import l10n
 from ankigen.text.html import literal
 
@@ -457,8 +458,6 @@ def _lost_links(links: tuple[Link, ...], line: int, problems: Problems) -> Itera
 
 
 def _store(name: str, data: bytes, line: int, reading: _Reading) -> str:
-    from ankigen.images.process import ImageProblem
-
     try:
         return store_image(data, name, reading.options.media_prefix, reading.media)
     except ImageProblem as problem:

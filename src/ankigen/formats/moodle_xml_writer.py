@@ -14,6 +14,8 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ankigen.formats.htmltext import text_to_html
 from ankigen.formats.model import Question, Source, fatal, shared_grades
+from ankigen.images.process import ImageProblem, process, resolve
+from ankigen.images.settings import Settings
 
 PLUGINFILE = "@@PLUGINFILE@@/"
 """How Moodle's texts name a file embedded with them."""
@@ -92,9 +94,6 @@ def _html_with_image(
 ) -> tuple[str, str]:
     """The text as HTML with its image after it, and the `<file>` that embeds the image."""
     # Pillow, only with images
-    from ankigen.images.process import ImageProblem, process, resolve
-    from ankigen.images.settings import Settings
-
     markup = text_to_html(text) if text else ""
     if not image:
         return markup, ""

@@ -38,7 +38,7 @@ ISSUED_VERSION = 2
 class Issued:
     """The newest stamp ever issued for each GUID, as far as this machine can know.
 
-    Kept in the output folder, never committed, and only ever moving forward:
+    HeldPackage in the output folder, never committed, and only ever moving forward:
     it survives `git revert`, `git checkout OLD -- banks` and undo in an editor.
     The lock file's git history is read into it, so a team shares the evidence.
     """

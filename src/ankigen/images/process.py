@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ankigen.bank.files import settled
+from ankigen.bank.folder import settled
 from ankigen.bank.model import IMAGE_FIELDS
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import Diagnostic

@@ -21,7 +21,7 @@ from ankigen.apkg.render import render_template
 from ankigen.bank.model import Bank, outline
 from ankigen.bank.project import project_path
 from ankigen.bank.workspace import default_media_dir
-from ankigen.build.result import IMAGE_CACHE
+from ankigen.builder.result import IMAGE_CACHE
 from ankigen.checks.run import Known, checked_banks
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import InvalidBanks

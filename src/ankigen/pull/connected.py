@@ -9,7 +9,7 @@ import tempfile
 from pathlib import Path
 
 from ankigen.ankiconnect import AnkiConnect, AnkiConnectError
-from ankigen.bank.files import LOCK_NAME
+from ankigen.bank.folder import LOCK_NAME
 from ankigen.collection.exported import Exported, read_exported
 from ankigen.identity.lockfile import read_lock
 

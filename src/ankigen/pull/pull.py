@@ -35,14 +35,14 @@ from pathlib import Path
 
 from ankigen.apkg.note import retired_notice
 from ankigen.bank.edit import OpenBank, open_bank, write_banks
-from ankigen.bank.files import LOCK_NAME
+from ankigen.bank.folder import LOCK_NAME
 from ankigen.bank.kept import carried_line
 from ankigen.bank.model import Bank, Item, KeptNotetype, outline
 from ankigen.bank.project import load_project
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.texts import item_contexts, replace_texts
 from ankigen.bank.workspace import default_media_dir
-from ankigen.build.result import IMAGE_CACHE
+from ankigen.builder.result import IMAGE_CACHE
 from ankigen.checks.run import checked_banks
 from ankigen.collection.exported import AnkiNote, Exported
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks

@@ -25,7 +25,6 @@ from pathlib import Path
 
 import polib
 
-from ankigen import __version__
 from ankigen.bank.edit import OpenBank, open_bank, write_banks
 from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
@@ -34,6 +33,7 @@ from ankigen.bank.texts import bank_contexts, replace_texts
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
+from ankigen.core.version import __version__
 from ankigen.text import lang
 from ankigen.translation.start import (
     add_missing,

@@ -16,16 +16,17 @@ import pytest
 from PIL import Image
 
 import ankigen.bank.files
-import ankigen.build.locked
+import ankigen.builder.locked
+import ankigen.builder.pipeline
 import ankigen.checks.bankcache
 import ankigen.checks.cache_entry
 import ankigen.checks.incremental
 import ankigen.checks.run
 import ankigen.core.parallel
-from ankigen.bank.files import LOCK_NAME
-from ankigen.build.pipeline import build
-from ankigen.build.planned import DeckPlan
-from ankigen.build.result import BANK_CACHE
+from ankigen.bank.folder import LOCK_NAME
+from ankigen.builder.handoff import DeckPlan
+from ankigen.builder.pipeline import build
+from ankigen.builder.result import BANK_CACHE
 from ankigen.identity.issued import ISSUED_NAME, Issued
 from ankigen.identity.lockfile import parse_lock
 from ankigen.identity.stamp import Stamp
@@ -46,14 +47,14 @@ def three_kinds(banks: Path) -> None:
 def planned_early(monkeypatch: pytest.MonkeyPatch) -> dict[str, bool]:
     """Whether each deck's plan was taken from those made early, by bank."""
     early: dict[str, bool] = {}
-    take = ankigen.build.jobs.EarlyPlans.take
+    take = ankigen.builder.jobs.EarlyPlans.take
 
     def taking(self: Any, job: Any) -> Any:
         plan = take(self, job)
         early[job.bank_path] = plan is not None
         return plan
 
-    monkeypatch.setattr(ankigen.build.jobs.EarlyPlans, "take", taking)
+    monkeypatch.setattr(ankigen.builder.jobs.EarlyPlans, "take", taking)
     return early
 
 
@@ -80,7 +81,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     with_workers(monkeypatch)
     loaded: list[str] = []
     found: list[bool] = []
-    real_load, real_found = ankigen.checks.cache_entry.load, ankigen.build.jobs.checked_here
+    real_load, real_found = ankigen.checks.cache_entry.load, ankigen.builder.jobs.checked_here
 
     def counting(source: Any, *rest: Any) -> Any:
         loaded.append(str(source.path))
@@ -101,7 +102,7 @@ def test_a_bank_checked_here_is_not_loaded_again_for_its_deck(
     # the store and the check in a worker each look it up in their own module
     for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
         monkeypatch.setattr(module, "load", counting)
-    monkeypatch.setattr(ankigen.build.jobs, "checked_here", finding)
+    monkeypatch.setattr(ankigen.builder.jobs, "checked_here", finding)
     monkeypatch.setattr(ankigen.bank.files.Source, "release", releasing)
     early = planned_early(monkeypatch)
     build(project / "banks", project / "out")
@@ -175,9 +176,9 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
     write_bank(banks, "other", items=[item("b", explanation="Changed.")])
     with_workers(monkeypatch)
     made: list[object] = []
-    collect = ankigen.build.jobs.EarlyPlans.collect
+    collect = ankigen.builder.jobs.EarlyPlans.collect
     monkeypatch.setattr(
-        ankigen.build.jobs.EarlyPlans,
+        ankigen.builder.jobs.EarlyPlans,
         "collect",
         lambda self, source, outcome: made.append(outcome) or collect(self, source, outcome),
     )
@@ -194,9 +195,7 @@ def test_evidence_written_by_another_build_meanwhile_is_read_again(
         (out / ISSUED_NAME).write_bytes(other.to_bytes())
         return checked
 
-    monkeypatch.setattr(
-        ankigen.checks.incremental, "check_outlines", checked_while_another_build_ran
-    )
+    monkeypatch.setattr(ankigen.builder.pipeline, "check_outlines", checked_while_another_build_ran)
     build(banks, out)
     lock, problems = parse_lock(LOCK_NAME, (banks / LOCK_NAME).read_bytes())
     assert problems == []
@@ -326,7 +325,7 @@ def test_an_entry_that_never_comes_is_made_from_the_banks_bytes(tmp_path: Path) 
 
 def _made_where(folder: Path) -> Any:
     """`decks._packaged`, noting the process that made each package in `folder`."""
-    real = ankigen.build.jobs._packaged
+    real = ankigen.builder.jobs._packaged
 
     def noting(*args: Any, **kwargs: Any) -> Any:
         after = "after" if (folder / "plan-in").exists() else "before"
@@ -338,7 +337,7 @@ def _made_where(folder: Path) -> Any:
 
 def _noting_plans(folder: Path) -> Any:
     """`EarlyPlans.collect`, noting in `folder` when a plan is in."""
-    real = ankigen.build.jobs.EarlyPlans.collect
+    real = ankigen.builder.jobs.EarlyPlans.collect
 
     def collect(self: Any, source: Any, outcome: object, *rest: Any) -> None:
         if isinstance(outcome, DeckPlan):
@@ -362,7 +361,7 @@ def _broken(token: str) -> Any:
     return _KEPT(token)
 
 
-_KEPT = ankigen.build.jobs.run_kept_package
+_KEPT = ankigen.builder.jobs.run_held_package
 
 
 @pytest.mark.parametrize("worker", ["keeps", "lost it", "fails", "lost the entry"])
@@ -393,16 +392,16 @@ def test_a_lone_decks_package_is_made_by_its_worker_as_the_plan_travels(
             patched.setenv("SOURCE_DATE_EPOCH", "1700000100")
             if name == "workers":
                 with_workers(patched)
-                patched.setattr(ankigen.build.jobs, "_packaged", _made_where(where))
-                patched.setattr(ankigen.build.jobs.EarlyPlans, "collect", _noting_plans(where))
+                patched.setattr(ankigen.builder.jobs, "_packaged", _made_where(where))
+                patched.setattr(ankigen.builder.jobs.EarlyPlans, "collect", _noting_plans(where))
                 if worker == "lost the entry":
-                    patched.setattr(ankigen.build.jobs, "run_kept_entry", _never_kept)
+                    patched.setattr(ankigen.builder.jobs, "run_held_entry", _never_kept)
                 elif worker != "keeps":
                     # asked for by the build proper and by the thread feeding the worker
-                    for module in (ankigen.build.locked, ankigen.build.jobs):
+                    for module in (ankigen.builder.locked, ankigen.builder.jobs):
                         patched.setattr(
                             module,
-                            "run_kept_package",
+                            "run_held_package",
                             _never_kept if worker == "lost it" else _broken,
                         )
             result = build(banks, project / "out")
@@ -440,7 +439,7 @@ def test_an_outcome_that_cannot_be_collected_stops_the_build_with_its_error(
     submit = ankigen.core.parallel.Pool.submit
 
     def refusing(self: Any, fn: Any, arg: Any) -> Any:
-        if fn is ankigen.build.jobs.run_kept_package:
+        if fn is ankigen.builder.jobs.run_held_package:
             raise ValueError("no package today")
         return submit(self, fn, arg)
 
@@ -506,7 +505,7 @@ def test_an_edit_s_bank_entry_is_made_while_its_package_is_compressed() -> None:
     """In the worker, the bank's cache entry is made once the package's database is made,
     while libdeflate compresses it without the interpreter lock, and is ready when the
     package is: the build proper no longer waits for it after the package."""
-    import ankigen.build.jobs as jobs
+    import ankigen.builder.jobs as jobs
     from ankigen.apkg.notetype import FIELDS
     from ankigen.apkg.package import PackageDeck, PackageNote
     from ankigen.checks.incremental import EntryLater
@@ -521,11 +520,11 @@ def test_an_edit_s_bank_entry_is_made_while_its_package_is_compressed() -> None:
         return b"entry"
 
     later = EntryLater(entry)
-    jobs._kept["t"], jobs._entries_kept["t"] = packaging, later
-    packaged = jobs.run_kept_package("t")
+    jobs._held["t"], jobs._entries_held["t"] = packaging, later
+    packaged = jobs.run_held_package("t")
     assert packaged is not None and packaged.data is not None
     assert when == [True] and later.entry == b"entry"  # made before the package was given
-    assert jobs.run_kept_entry("t") == b"entry" and when == [True]  # and not made again
+    assert jobs.run_held_entry("t") == b"entry" and when == [True]  # and not made again
 
 
 def test_a_package_known_to_differ_from_the_one_in_place_has_its_key_made_while_compressed(
@@ -535,10 +534,10 @@ def test_a_package_known_to_differ_from_the_one_in_place_has_its_key_made_while_
     one in place of another version: it is made at once, and its key is made while it is
     compressed. The same package and key as made key first; and a deck whose package in
     place may be the same is still asked key first, and not made again."""
-    import ankigen.build.jobs as jobs
+    import ankigen.builder.jobs as jobs
     from ankigen.apkg.notetype import FIELDS
     from ankigen.apkg.package import PackageDeck, PackageNote, apkg_bytes
-    from ankigen.build.plan import package_key
+    from ankigen.builder.deckplan import package_key
 
     fields = tuple(f"{name} text" for name in FIELDS)
     notes = tuple(PackageNote(f"g{n}", fields, (), 1) for n in range(3))
@@ -555,10 +554,10 @@ def test_a_package_known_to_differ_from_the_one_in_place_has_its_key_made_while_
 
     monkeypatch.setattr(jobs, "package_key", keying)
     monkeypatch.setattr(jobs, "apkg_bytes", making)
-    jobs._kept["t"] = jobs.Packaging(package, (), "another version's key", differs=True)
-    assert jobs.run_kept_package("t") == jobs.Packaged(package_key(package), apkg_bytes(package))
+    jobs._held["t"] = jobs.Packaging(package, (), "another version's key", differs=True)
+    assert jobs.run_held_package("t") == jobs.Packaged(package_key(package), apkg_bytes(package))
     assert happened == ["made", "compressing", "key"]  # once, while or once compressed
     happened.clear()
-    jobs._kept["t"] = jobs.Packaging(package, (), package_key(package))
-    assert jobs.run_kept_package("t") == jobs.Packaged(package_key(package), None)
+    jobs._held["t"] = jobs.Packaging(package, (), package_key(package))
+    assert jobs.run_held_package("t") == jobs.Packaged(package_key(package), None)
     assert happened == ["key"]  # first, and the package in place kept

@@ -12,10 +12,12 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
+import os
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ankigen import __version__
 from ankigen.apkg import notetype
 from ankigen.bank.files import (
     Known,
@@ -23,19 +25,24 @@ from ankigen.bank.files import (
     parse_known,
     record_of,
 )
-from ankigen.build.result import (
+from ankigen.bank.folder import settled, status_of
+from ankigen.builder.result import (
     CACHE_NAME,
     BuildResult,
     DeckReport,
     Parents,
+    Watched,
+    WatchedFile,
 )
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
 from ankigen.core.jsondata import parse_json
-from ankigen.core.secret import mac
+from ankigen.core.secret import signed_record, verified_record
+from ankigen.core.version import __version__
+from ankigen.identity.versions import is_version
+from ankigen.images.process import unchanged_images
 from ankigen.images.settings import Settings
 
-TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from typing import Any
 
@@ -133,8 +140,6 @@ class BuildCache:
     def recorded_version(self, path: Path) -> str | None:
         """The deck's version recorded with the package, if well formed: right when
         `same_content` holds, since the reuse key binds the lock entry it is made from."""
-        from ankigen.identity.versions import is_version  # not on a no-change build's path
-
         version = self.packages.get(path.name, {}).get("deck_version")
         return version if is_version(version) else None
 
@@ -175,6 +180,18 @@ class BuildCache:
         media_dir = self.last.get("media")
         if self.last.get("inputs") != fingerprint or not isinstance(media_dir, str):
             return None
+        result = self.last_result()
+        if result is None:
+            return None
+        if not all(self.fresh(out_dir / d.path) for d in result.decks):
+            return None
+        if not unchanged_images(self.last.get("images"), Path(media_dir)):
+            return None
+        return result
+
+    def last_result(self) -> BuildResult | None:
+        """What a build with nothing to do after the last one returns: its decks, every
+        note unchanged, its warnings, and the changes that hold until someone acts."""
         try:
             decks = tuple(
                 DeckReport(
@@ -198,44 +215,54 @@ class BuildCache:
             return None
         if any(Path(d.path).name != d.path or not d.path.endswith(".apkg") for d in decks):
             return None
-        if not all(self.fresh(out_dir / d.path) for d in decks):
-            return None
-        images = self.last.get("images")
-        if images != []:  # Pillow's module is not needed to check that no image changed
-            from ankigen.images.process import unchanged_images
-
-            if not unchanged_images(images, Path(media_dir)):
-                return None
         return BuildResult(decks, warnings, standing)
+
+    def watched(
+        self,
+        sources: Sequence[SourceDigest],
+        inputs: tuple[Path, bytes | None, Path, bytes | None],
+        result: BuildResult,
+    ) -> Watched | None:
+        """What a build with nothing to do checks before it replays `result`, the last
+        result (`last_result`): the banks by their statuses where they vouch, else their
+        digests; the lock and project file (`inputs`: each path with the bytes the build
+        took, None for none) by their digests; the packages by their statuses now, as
+        the folder's lock still holds; the images and the note type's sources. None when
+        a package cannot be seen."""
+        out_dir = self.path.parent
+        files: list[WatchedFile] = []
+        for source in sources:
+            known = self.banks.get(str(source.path))
+            vouched = known is not None and known[1] == source.digest
+            status = tuple(known[0][:4]) if known is not None and vouched else None
+            files.append((str(source.path), status, source.digest))  # type: ignore[arg-type]
+        lock_path, lock_bytes, project_path, project_bytes = inputs
+        for path, data in ((lock_path, lock_bytes), (project_path, project_bytes)):
+            digest = hashlib.sha256(data).hexdigest() if data is not None else None
+            files.append((str(path), None, digest))
+        try:
+            for deck in result.decks:
+                package = out_dir / deck.path
+                files.append((str(package), status_of(os.stat(package)), None))
+        except OSError:
+            return None
+        media = str(self.last.get("media", ""))
+        for image in self.last.get("images") or ():  # type: ignore[attr-defined]
+            path, digest, *status = image
+            vouching = None if status[2] is None else tuple(status)
+            files.append((os.path.join(media, path), vouching, digest))
+        taken = time.time_ns()
+        for path in notetype.source_paths():
+            info = os.stat(path)
+            digest = hashlib.sha256(path.read_bytes()).hexdigest()
+            files.append((str(path), status_of(info) if settled(info, taken) else None, digest))
+        banks = tuple(sorted(str(source.path) for source in sources))
+        return Watched(banks, tuple(files), result)
 
     def to_bytes(self) -> bytes:
         return signed_record(
             {"packages": self.packages, "last": self.last, "banks": record_of(self.banks)}
         )
-
-
-def signed_record(record: dict[str, object]) -> bytes:
-    """The cache file's bytes for this record, with its MAC made with this user's key."""
-    body = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":")).encode()
-    header = json.dumps({"mac": mac(body), "version": __version__}, sort_keys=True).encode()
-    return header + b"\n" + body
-
-
-def verified_record(data: bytes) -> dict[str, object]:
-    """The record in a cache file's bytes; empty unless this version wrote it with this
-    user's key (`core.secret`): an OUT from elsewhere could otherwise pass packages of
-    its own for up to date. Anything of the wrong shape is empty too."""
-    header, _, body = data.partition(b"\n")
-    try:
-        fields = parse_json(header.decode())
-        if not isinstance(fields, dict) or fields.get("version") != __version__:
-            return {}
-        if fields.get("mac") != mac(body):
-            return {}
-        record = parse_json(body.decode())
-    except (ValueError, UnicodeDecodeError):
-        return {}
-    return record if isinstance(record, dict) else {}
 
 
 class Recorded(Sequence[Diagnostic]):

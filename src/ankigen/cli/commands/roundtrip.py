@@ -8,9 +8,15 @@ from pathlib import Path
 
 import click
 
+from ankigen.ankiconnect import AnkiConnect
+from ankigen.builder.pipeline import build as run_build
 from ankigen.cli.options import BANKS_ARGUMENT, MEDIA_OPTION, out_option
 from ankigen.cli.output import connected_line, pull_lines, push_lines, warning_lines
 from ankigen.cli.plain import terminal_progress, write_lines
+from ankigen.collection.exported import read_exported
+from ankigen.pull.connected import from_anki
+from ankigen.pull.pull import Take, plan_pull, write_pulled
+from ankigen.push import push_changed
 
 URL_OPTION = click.option(
     "--url",
@@ -43,10 +49,6 @@ def push(
     media: Path | None,
 ) -> None:
     """Build, then import each changed package into a running Anki (AnkiConnect)."""
-    from ankigen.ankiconnect import AnkiConnect
-    from ankigen.build.pipeline import build as run_build
-    from ankigen.push import push_changed
-
     client = AnkiConnect(url, api_key, allow_remote)
     version = client.version()
     result = run_build(banks, out, progress=terminal_progress(), media_dir=media)
@@ -83,15 +85,9 @@ def pull(
 ) -> None:
     """Bring the fixes made in Anki back into the banks. SOURCE is a package or collection
     exported from Anki (.apkg, .colpkg), or `anki` for a running Anki (AnkiConnect)."""
-    from ankigen.collection.exported import read_exported
-    from ankigen.pull.pull import Take, plan_pull, write_pulled
-
     chosen = Take.parse(take)
     missing: list[str] = []
     if source == "anki":
-        from ankigen.ankiconnect import AnkiConnect
-        from ankigen.pull.connected import from_anki
-
         client = AnkiConnect(url, api_key)
         write_lines([connected_line(client.version(), client.url)])
         sources, missing = from_anki(client, banks)

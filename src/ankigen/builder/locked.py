@@ -25,28 +25,28 @@ from ankigen.apkg.deck import parent_decks
 from ankigen.apkg.limits import check_package
 from ankigen.bank.files import Known, SourceDigest
 from ankigen.bank.model import Bank, Outline
-from ankigen.bank.project import Project
-from ankigen.build.cache import BuildCache, inputs_fingerprint, recorded
-from ankigen.build.jobs import (
-    DeckJob,
-    EarlyPlans,
-    PackageJob,
-    plan_decks,
-    read_issued,
-    run_deck_job,
-    run_kept_package,
-    run_package_job,
-)
-from ankigen.build.lock_notices import notetype_changed, orphan_warnings, refuse_clashes
-from ankigen.build.plan import (
+from ankigen.bank.project import Project, project_path
+from ankigen.builder.cache import BuildCache, inputs_fingerprint, recorded
+from ankigen.builder.deckplan import (
     notetype_stamp,
     package_key,
     relative_bank_path,
     reuse_key,
     unchanged_report,
 )
-from ankigen.build.planned import DeckPlan, Kept, Packaged
-from ankigen.build.result import (
+from ankigen.builder.handoff import DeckPlan, HeldPackage, Packaged
+from ankigen.builder.jobs import (
+    DeckJob,
+    EarlyPlans,
+    PackageJob,
+    plan_decks,
+    read_issued,
+    run_deck_job,
+    run_held_package,
+    run_package_job,
+)
+from ankigen.builder.lock_notices import notetype_changed, orphan_warnings, refuse_clashes
+from ankigen.builder.result import (
     IMAGE_CACHE,
     BuildResult,
     DeckReport,
@@ -84,6 +84,8 @@ class Inputs:
     """The media folder asked for (`--media`), if one was."""
     by_status: Known = dataclasses.field(default_factory=dict)
     """The banks a later build may know by their file's status (`bank.files.Signature`)."""
+    whole_folder: bool = False
+    """Every bank of the folder: the result says what a replay checks (`watched`)."""
 
 
 @dataclass(frozen=True)
@@ -205,7 +207,9 @@ class _Build:
         self.package_keys[key] = packaged.key
         if packaged.data is not None:
             self.made[key] = packaged.data
-        self.reports[key] = report if packaged.data is not None else report._replace(written=False)
+        self.reports[key] = (
+            report if packaged.data is not None else dataclasses.replace(report, written=False)
+        )
 
     def reuse_key(self, key: str, lock: DeckLock | None, as_resolved: bool = False) -> str | None:
         return reuse_key(
@@ -340,7 +344,7 @@ def _sort_plans(build: _Build, plans: dict[str, DeckPlan]) -> dict[str, PackageJ
         if plan.lock_text:
             build.lock_texts[key] = (plan.lock, plan.lock_text)
         build.changes.extend(plan.warnings)
-        if isinstance(plan.package, Kept):
+        if isinstance(plan.package, HeldPackage):
             # asked for from the worker that planned the deck as soon as the plan came
             build.kept[key] = (plan, build.given.early.packaging.get(plan.package.token))
             continue
@@ -355,7 +359,9 @@ def _sort_plans(build: _Build, plans: dict[str, DeckPlan]) -> dict[str, PackageJ
         )
         if not in_place:
             jobs[key] = PackageJob(package, plan.media)
-        build.reports[key] = plan.report._replace(written=False) if in_place else plan.report
+        build.reports[key] = (
+            dataclasses.replace(plan.report, written=False) if in_place else plan.report
+        )
     build.written = {key: plan.report.path for key, plan in plans.items()}
     return jobs
 
@@ -425,7 +431,11 @@ def _commit(build: _Build) -> BuildResult:
     # (a folder where it should be), the next build is a real one
     with contextlib.suppress(OutputError):
         write_atomic(cache.path, cache.to_bytes())
-    return result
+    unchanged = cache.last_result() if inputs.whole_folder else None
+    if unchanged is None:
+        return result
+    files = (inputs.lock_path, lock_bytes, project_path(inputs.banks_dir), inputs.project_bytes)
+    return dataclasses.replace(result, watched=cache.watched(inputs.sources, files, unchanged))
 
 
 def _write(build: _Build, lock_bytes: bytes, removals: list[Path]) -> None:
@@ -439,7 +449,7 @@ def _write(build: _Build, lock_bytes: bytes, removals: list[Path]) -> None:
         for key, (plan, future) in build.kept.items():
             bank, parents = build.by_key[key], build.parents.get(key, ())
             planned_as = functools.partial(build.job_with_entry, bank, parents)
-            build.made_where_planned(key, plan.report, _kept_package(future, plan, planned_as))
+            build.made_where_planned(key, plan.report, _held_package(future, plan, planned_as))
         for done, (key, data) in enumerate(sorted(build.made.items()), start=1):
             build.changes.extend(check_package(build.by_key[key], build.written[key], data))
             commit.stage(out_dir / build.written[key], data, rank=1)
@@ -448,19 +458,19 @@ def _write(build: _Build, lock_bytes: bytes, removals: list[Path]) -> None:
         commit.done(removals)
 
 
-def _kept_package(
+def _held_package(
     future: Future[Packaged | None] | None, plan: DeckPlan, job: Callable[[], DeckJob]
 ) -> Packaged:
     """The package of a deck planned early whose content stayed where it was planned
-    (`DeckJob.keep_as`): made there, else here, else planned again here (its job is the
+    (`DeckJob.hold_as`): made there, else here, else planned again here (its job is the
     one the plan was made for)."""
-    assert isinstance(plan.package, Kept)
+    assert isinstance(plan.package, HeldPackage)
     packaged = None
     if future is not None:
         # a worker that failed, or died, leaves the package to this process
         with contextlib.suppress(Exception):
             packaged = future.result()
-    packaged = packaged or run_kept_package(plan.package.token)
+    packaged = packaged or run_held_package(plan.package.token)
     if packaged is None:
         again = run_deck_job(job())
         assert isinstance(again.package, Packaged)  # the job knows the parents

@@ -11,21 +11,21 @@ import marshal
 import operator
 from pathlib import Path
 
-from ankigen import __version__
 from ankigen.apkg import notetype
 from ankigen.apkg.deck import deck_description
 from ankigen.apkg.note import NoteContent, note_content
 from ankigen.apkg.package import PackageDeck, PackageNote
 from ankigen.bank.files import SourceDigest
 from ankigen.bank.model import Bank, Outline
-from ankigen.build.planned import DeckPlan
-from ankigen.build.result import (
+from ankigen.builder.handoff import DeckPlan
+from ankigen.builder.result import (
     DeckReport,
     package_name,
 )
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
 from ankigen.core.times import clock
+from ankigen.core.version import __version__
 from ankigen.identity.guid import deck_id, oldest_key
 from ankigen.identity.issued import Issued
 from ankigen.identity.lockfile import (

@@ -196,17 +196,12 @@ def test_a_build_with_nothing_changed_reads_no_bank(
     first = invoke(runner, "build")
     assert first.exit_code == 0
 
-    import ankigen.checks.across
-    import ankigen.checks.incremental
-    import ankigen.checks.parity
-    import ankigen.checks.rules
-    import ankigen.checks.run
-    import ankigen.checks.translation
+    import ankigen.builder.pipeline
 
     def no_parsing(*args: object, **kwargs: object) -> None:
         raise AssertionError("a bank was parsed")
 
-    monkeypatch.setattr(ankigen.checks.incremental, "check_outlines", no_parsing)
+    monkeypatch.setattr(ankigen.builder.pipeline, "check_outlines", no_parsing)
     again = invoke(runner, "build")
     assert again.exit_code == 0
     assert without_versions(again.stdout) == (
@@ -223,8 +218,9 @@ def test_a_build_with_nothing_changed_reads_no_bank(
 def test_a_build_with_nothing_changed_imports_only_what_it_reads(
     project: Path, runner: CliRunner
 ) -> None:
-    """Imports were most of such a build's time: the build proper, the bank reader,
-    the checks and the package writer stay unloaded."""
+    """Imports were most of such a build's time: it is a replay (`builder.replay`), which
+    loads its own few modules and none of the bank format, the checks, the build proper,
+    the command line or the libraries' records."""
     import subprocess
     import sys
 
@@ -246,40 +242,31 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
     assert done.returncode == 0, done.stderr
     assert done.stdout.startswith("up to date out/demo.en.apkg")
     loaded = set(done.stderr.split())
-    assert "ankigen.build.pipeline" in loaded  # the test sees the modules of the build
-    heavy = {
-        "ankigen.build.locked",
-        "ankigen.build.jobs",
-        "ankigen.build.plan",
-        "ankigen.build.planned",
-        "html",
-        "ankigen.bank.reader",
-        "ankigen.bank.values",
-        "ankigen.bank.fastread",
-        "ankigen.bank.yamltree",
-        "ankigen.checks.run",
-        "ankigen.checks.bankcache",
-        "ankigen.checks.cache_entry",
-        "ankigen.checks.incremental",
-        "ankigen.checks.rules",
-        "yaml",
-        "genanki",
-        "multiprocessing",
-        "pygments",
-        "sqlite3",
-        "tomllib",
-        # its records are named tuples: dataclasses loads inspect, and typing is large
-        "dataclasses",
-        "inspect",
-        "typing",
+    assert {name for name in loaded if name.startswith("ankigen")} == {
+        "ankigen",
+        "ankigen.bank",
+        "ankigen.bank.folder",
+        "ankigen.builder",
+        "ankigen.builder.replay",
+        "ankigen.cli",
+        "ankigen.cli.entry",
+        "ankigen.cli.quick",
+        "ankigen.cli.streams",
+        "ankigen.core",
+        "ankigen.core.jsondata",
+        "ankigen.core.process",
+        "ankigen.core.secret",
+        "ankigen.core.version",
     }
+    heavy = {"click", "yaml", "genanki", "multiprocessing", "sqlite3", "tomllib"}
+    heavy |= {"dataclasses", "inspect", "typing"}  # the records of everything else
     assert not heavy & loaded, sorted(heavy & loaded)
 
 
 def test_an_edit_replans_only_its_own_deck(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch, collection: AnkiCollection
 ) -> None:
-    import ankigen.build.locked
+    import ankigen.builder.locked
     import ankigen.checks.across
     import ankigen.checks.incremental
     import ankigen.checks.parity
@@ -294,9 +281,9 @@ def test_an_edit_replans_only_its_own_deck(
 
     planned: list[str] = []
     parsed: list[str] = []
-    real_plan, real_parse = ankigen.build.plan.plan_deck, ankigen.checks.rules.parse_bank
+    real_plan, real_parse = ankigen.builder.deckplan.plan_deck, ankigen.checks.rules.parse_bank
     monkeypatch.setattr(
-        ankigen.build.jobs,
+        ankigen.builder.jobs,
         "plan_deck",
         lambda bank, *a: planned.append(bank.topic) or real_plan(bank, *a),
     )
@@ -449,7 +436,7 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
 
     import ankigen.checks.bankcache
     import ankigen.checks.cache_entry
-    from ankigen.build.jobs import DeckJob
+    from ankigen.builder.jobs import DeckJob
 
     write_bank(project / "banks", language="en", items=[item("a"), item("b")])
     write_bank(project / "banks", language="de", items=[item("a"), item("b")])
@@ -466,14 +453,14 @@ def test_a_bank_edited_alone_goes_to_its_deck_as_parsed(
     for module in (ankigen.checks.bankcache, ankigen.checks.cache_entry):
         monkeypatch.setattr(module, "load", counting)
     jobs: list[DeckJob] = []
-    real_job = ankigen.build.jobs.run_deck_job
+    real_job = ankigen.builder.jobs.run_deck_job
 
     def seen(job: DeckJob) -> Any:
         jobs.append(job)
         return real_job(job)
 
     # the jobs run by the map and a stale plan made again each look it up
-    for module in (ankigen.build.jobs, ankigen.build.locked):
+    for module in (ankigen.builder.jobs, ankigen.builder.locked):
         monkeypatch.setattr(module, "run_deck_job", seen)
     edited = write_bank(project / "banks", language="de", items=[item("a", 2), item("b")])
     result = invoke(runner, "build")

@@ -19,15 +19,15 @@ from ankigen.apkg.package import PackageDeck, apkg_bytes
 from ankigen.bank.files import SourceDigest, shown_path
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import Project
-from ankigen.build.cache import BuildCache
-from ankigen.build.plan import (
+from ankigen.builder.cache import BuildCache
+from ankigen.builder.deckplan import (
     notetype_stamp,
     package_key,
     plan_deck,
     relative_bank_path,
 )
-from ankigen.build.planned import DeckPlan, Kept, Packaged
-from ankigen.build.result import (
+from ankigen.builder.handoff import DeckPlan, HeldPackage, Packaged
+from ankigen.builder.result import (
     Parents,
     package_name,
 )
@@ -60,12 +60,12 @@ if TYPE_CHECKING:
     from ankigen.apkg.notetype import Templates
 
 
-_kept: dict[str, Packaging] = {}
-"""Packages made here from the decks planned here, by `DeckJob.keep_as`, until asked for."""
+_held: dict[str, Packaging] = {}
+"""Packages made here from the decks planned here, by `DeckJob.hold_as`, until asked for."""
 
 
-_entries_kept: dict[str, EntryLater] = {}
-"""The cache entries of the banks of those decks, until asked for (`run_kept_entry`)."""
+_entries_held: dict[str, EntryLater] = {}
+"""The cache entries of the banks of those decks, until asked for (`run_held_entry`)."""
 
 
 _tokens = itertools.count()
@@ -93,9 +93,9 @@ class DeckJob:
     bank: Bank | None = None
     """The bank, when this process parsed it and the job runs here; never sent to a
     worker (see `__getstate__`), which loads it from `entry`."""
-    keep_as: str | None = None
+    hold_as: str | None = None
     """With the parents known: keep the package's content under this token and send the
-    plan without it; the package is made when asked for (`run_kept_package`), as soon as
+    plan without it; the package is made when asked for (`run_held_package`), as soon as
     the plan is in, while the build proper does its own end (the lock, the issued
     record)."""
     templates: Templates | None = None
@@ -143,18 +143,18 @@ def run_deck_job(job: DeckJob) -> DeckPlan:
         return replace(plan, lock_text=deck_text(bank.key, plan.lock))
     assert isinstance(plan.package, PackageDeck)  # plan_deck makes the content, not the file
     package = replace(plan.package, parents=job.parents)
-    if job.keep_as is not None:
+    if job.hold_as is not None:
         # the lock's text of the entry too is left to the build proper, which has the time
-        entry = entry_goes_with(job.source.digest, job.keep_as)
+        entry = entry_goes_with(job.source.digest, job.hold_as)
         if entry is not None:
-            _entries_kept[job.keep_as] = entry
+            _entries_held[job.hold_as] = entry
         # a package in place of another version holds other content: the version is in
         # the deck's description
         differs = job.in_place is None or (
             job.in_place_version is not None and plan.report.version != job.in_place_version
         )
-        _kept[job.keep_as] = Packaging(package, plan.media, job.in_place, differs)
-        return replace(plan, package=Kept(job.keep_as), media=())
+        _held[job.hold_as] = Packaging(package, plan.media, job.in_place, differs)
+        return replace(plan, package=HeldPackage(job.hold_as), media=())
     plan = replace(plan, lock_text=deck_text(bank.key, plan.lock))
     return replace(plan, package=_packaged(package, plan.media, job.in_place), media=())
 
@@ -236,22 +236,22 @@ class Packaging(threading.Thread):
         return self.packaged
 
 
-def run_kept_package(token: str) -> Packaged | None:
-    """The package of a deck planned in this process (`DeckJob.keep_as`); None if it was
+def run_held_package(token: str) -> Packaged | None:
+    """The package of a deck planned in this process (`DeckJob.hold_as`); None if it was
     not planned here, or cannot be made: the build proper then plans it again, and
     reports what is wrong.
 
     While the package is compressed (libdeflate leaves the interpreter lock free), the
-    bank's cache entry, asked for next (`run_kept_entry`), is made, then the package's
+    bank's cache entry, asked for next (`run_held_entry`), is made, then the package's
     key where it was not needed first. Made beside the whole package, the entry's JSON
     encoding held the interpreter lock from it (an edit's package took half as long
     again at 10 x 1,000 items); made after it, it came 12 to 16 ms after the package,
     and the build ended with it."""
-    packaging = _kept.pop(token, None)
+    packaging = _held.pop(token, None)
     if packaging is None:
         return None
     packaging.compressing.wait()
-    entry = _entries_kept.get(token)
+    entry = _entries_held.get(token)
     if entry is not None:
         entry.result()
     if packaging.differs:
@@ -259,10 +259,10 @@ def run_kept_package(token: str) -> Packaged | None:
     return packaging.result()
 
 
-def run_kept_entry(token: str) -> bytes | None:
+def run_held_entry(token: str) -> bytes | None:
     """The cache entry of the bank whose deck's package is kept under `token`, if it was
-    checked here: made with the package (`run_kept_package`), or now."""
-    entry = _entries_kept.pop(token, None)
+    checked here: made with the package (`run_held_package`), or now."""
+    entry = _entries_held.pop(token, None)
     return entry.result() if entry is not None else None
 
 
@@ -320,11 +320,11 @@ class EarlyPlans:
     ) -> None:
         self.lone_worker = lone_worker
         """The one worker that checks the one bank checked: its deck's plan comes first,
-        and the package is asked for as soon as the plan is in (`DeckJob.keep_as`), so
+        and the package is asked for as soon as the plan is in (`DeckJob.hold_as`), so
         the build proper ends its own work while the package is made."""
         self.packaging: dict[str, Future[Packaged | None]] = {}
-        """By `Kept.token`: the packages asked for."""
-        _kept.clear()  # what an earlier build in this process left
+        """By `HeldPackage.token`: the packages asked for."""
+        _held.clear()  # what an earlier build in this process left
         self.banks_dir = banks_dir
         self.out_dir = out_dir
         self.project = project
@@ -371,7 +371,7 @@ class EarlyPlans:
             in_place=in_place,
             in_place_version=self.cache.recorded_version(package_path) if in_place else None,
             bank=bank,
-            keep_as=f"{os.getpid()}.{next(_tokens)}" if alone else None,
+            hold_as=f"{os.getpid()}.{next(_tokens)}" if alone else None,
             templates=notetype.templates() if alone else None,
         )
         with self.changed:
@@ -391,14 +391,14 @@ class EarlyPlans:
             try:
                 if isinstance(outcome, DeckPlan):
                     self.plans[source.path] = outcome
-                    if isinstance(outcome.package, Kept) and self.lone_worker is not None:
+                    if isinstance(outcome.package, HeldPackage) and self.lone_worker is not None:
                         token = outcome.package.token
                         # a pool shut down (the build stopped) takes no work: the build
-                        # proper, if it goes on, makes the package itself (`_kept_package`)
+                        # proper, if it goes on, makes the package itself (`_held_package`)
                         with contextlib.suppress(RuntimeError):
-                            packaging = self.lone_worker.submit(run_kept_package, token)
+                            packaging = self.lone_worker.submit(run_held_package, token)
                             self.packaging[token] = packaging
-                            entry = self.lone_worker.submit(run_kept_entry, token)
+                            entry = self.lone_worker.submit(run_held_entry, token)
             except BaseException as exc:
                 self.failure = exc
                 raise
@@ -425,7 +425,7 @@ class EarlyPlans:
 
 
 def _entry_of(coming: Future[bytes | None]) -> bytes | None:
-    """The bank's entry that came after its package (`run_kept_entry`), if it did."""
+    """The bank's entry that came after its package (`run_held_entry`), if it did."""
     if coming.cancelled() or coming.exception() is not None:
         return None
     return coming.result()

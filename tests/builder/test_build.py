@@ -325,7 +325,7 @@ def test_genanki_is_imported_without_asyncio(tmp_path: Path) -> None:
     script = """
 import sys
 from pathlib import Path
-from ankigen.build.pipeline import build
+from ankigen.builder.pipeline import build
 build(Path("banks"), Path("out"))
 assert Path("out/demo.en.apkg").is_file()
 import functools, genanki.model

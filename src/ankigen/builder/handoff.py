@@ -4,11 +4,11 @@ that plans a deck and the build proper (a build with nothing to do never loads i
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
-from ankigen.build.result import DeckReport
+from ankigen.builder.result import DeckReport
 from ankigen.core.errors import Diagnostic
 
-TYPE_CHECKING = False  # as typing's, without importing typing (see `errors`)
 if TYPE_CHECKING:
     from ankigen.apkg.package import PackageDeck
     from ankigen.identity.lockfile import DeckLock
@@ -21,7 +21,7 @@ class DeckPlan:
 
     key: str
     """The bank's key: a plan made in a worker comes back without the bank it was made from."""
-    package: PackageDeck | Packaged | Kept
+    package: PackageDeck | Packaged | HeldPackage
     """The content without its parent decks, which need every deck's version; or the
     package itself, when the job knew the parents and so made it too; or where the
     process that planned the deck keeps its content to make the package next."""
@@ -44,7 +44,7 @@ class Packaged:
 
 
 @dataclass(frozen=True)
-class Kept:
-    """A deck's package content, kept by the process that planned it (`run_kept_package`)."""
+class HeldPackage:
+    """A deck's package content, kept by the process that planned it (`run_held_package`)."""
 
     token: str
