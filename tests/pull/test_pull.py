@@ -24,14 +24,10 @@ from tests.support.pull import BANK
 
 
 @pytest.fixture
-def built(project: Path, runner: CliRunner, collection: AnkiCollection) -> AnkiCollection:
+def built(imported: AnkiCollection) -> AnkiCollection:
     """The bank built and imported, every card reviewed once."""
-    (project / "banks" / "demo").mkdir()
-    (project / "banks" / "demo" / "en.yaml").write_text(BANK, encoding="utf-8")
-    assert invoke(runner, "build").exit_code == 0
-    collection.import_package(project / "out" / "demo.en.apkg")
-    assert collection.review_all() == 2
-    return collection
+    assert imported.review_all() == 2
+    return imported
 
 
 def later_build(runner: CliRunner, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -20,13 +20,9 @@ from tests.support.pull import BANK
 
 
 @pytest.fixture
-def built(project: Path, runner: CliRunner, collection: AnkiCollection) -> AnkiCollection:
+def built(imported: AnkiCollection) -> AnkiCollection:
     """The bank built and imported: the collection holds the first build."""
-    (project / "banks" / "demo").mkdir()
-    (project / "banks" / "demo" / "en.yaml").write_text(BANK, encoding="utf-8")
-    assert invoke(runner, "build").exit_code == 0
-    collection.import_package(project / "out" / "demo.en.apkg")
-    return collection
+    return imported
 
 
 def bank_path(project: Path) -> Path:
