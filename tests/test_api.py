@@ -22,7 +22,9 @@ from anki.collection import Collection, ImportAnkiPackageOptions, ImportAnkiPack
 import ankigen
 
 REPO = Path(__file__).resolve().parent.parent
-SRC = Path(ankigen.__file__).resolve().parent.parent
+# the checkout's source, not site-packages: CI installs the project (mypy refuses
+# site-packages in MYPYPATH), and a caller's program must see this checkout's code
+SRC = REPO / "src"
 GIFT = REPO / "tests" / "data" / "formats" / "two_blocks.gift"
 
 
