@@ -64,11 +64,10 @@ def github_lines(linted: Linted) -> list[Line]:
 
 
 def _uri(path: str) -> str:
-    """A SARIF artifact location: relative paths as relative URI references."""
+    """A SARIF artifact location: a relative path as a relative URI reference (code
+    scanning resolves it against the checkout), an absolute one as a file: URI."""
     pure = PurePath(path)
-    if pure.is_absolute():
-        return quote(pure.as_posix(), safe="/:") if not pure.drive else pure.as_uri()
-    return quote(pure.as_posix(), safe="/")
+    return pure.as_uri() if pure.is_absolute() else quote(pure.as_posix(), safe="/")
 
 
 def sarif_lines(linted: Linted) -> list[Line]:
