@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 import click
+import click.shell_completion
 
 from ankigen.bank.model import SLUG
 from ankigen.bank.workspace import default_media_dir
@@ -42,6 +43,15 @@ class FormatName(_TextParam):
 
     def get_metavar(self, param: click.Parameter, ctx: click.Context | None = None) -> str:
         return "[" + "|".join(self.names()) + "]"
+
+    def shell_complete(
+        self, ctx: click.Context, param: click.Parameter, incomplete: str
+    ) -> list[click.shell_completion.CompletionItem]:
+        return [
+            click.shell_completion.CompletionItem(name)
+            for name in self.names()
+            if name.startswith(incomplete)
+        ]
 
     def convert(self, value: str, param: click.Parameter | None, ctx: click.Context | None) -> str:
         names = self.names()
