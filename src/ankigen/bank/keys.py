@@ -23,6 +23,7 @@ from ankigen.bank.model import (
     MAX_TAGS,
     MIN_CHOICES,
     SLUG,
+    UNCARRIED_BMP,
 )
 from ankigen.text import lang
 
@@ -56,8 +57,9 @@ def _scalar_text(limit: int, required: bool = True) -> Schema:
     return text
 
 
-# controls but tab and line breaks, surrogates and noncharacters: `values.uncarried`
-_BAD = "\\x00-\\x08\\x0b\\x0c\\x0e-\\x1f\\x7f-\\x9f\\ufdd0-\\ufdef\\ufffe\\uffff"
+# what `values.uncarried` refuses, but surrogates (JSON text has none) and the other
+# planes' noncharacters (an ECMA-262 pattern and Python's spell them differently)
+_BAD = UNCARRIED_BMP
 _CARRIED = f"^[^{_BAD}]*$"
 _CARRIED_NONBLANK = f"^[^{_BAD}]*[^\\s{_BAD}][^{_BAD}]*$"
 

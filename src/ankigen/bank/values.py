@@ -18,6 +18,7 @@ from ankigen.bank.model import (
     MAX_TAGS,
     MIN_CHOICES,
     SLUG,
+    UNCARRIED_BMP,
 )
 from ankigen.bank.yamltree import line_of
 from ankigen.core.errors import Diagnostic, Severity
@@ -31,7 +32,9 @@ scalar_type = yamltree.scalar_type
 
 
 _UNCARRIED = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    "["
+    + UNCARRIED_BMP
+    + "\ud800-\udfff"
     + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(1, 17))
     + "]"
 )
