@@ -10,7 +10,8 @@ import yaml
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from ankigen.bank.model import BANK_KEYS, ITEM_KEYS, Bank
+from ankigen.bank.keys import BANK_KEYS, ITEM_KEYS
+from ankigen.bank.model import Bank
 from ankigen.bank.reader import parse_bank
 from ankigen.formats.bankyaml import bank_yaml
 from ankigen.formats.model import from_bank

@@ -13,13 +13,13 @@ import re
 import yaml
 
 from ankigen.bank import yamltree
+from ankigen.bank.keys import REQUIRED_ITEM_KEYS
 from ankigen.bank.model import (
     MAX_CHOICES,
     MAX_ID,
     MAX_LONG_TEXT,
     MAX_SHORT_TEXT,
     MIN_CHOICES,
-    REQUIRED_ITEM_KEYS,
     SLUG,
     Item,
 )

@@ -10,6 +10,8 @@ from collections.abc import Sequence
 
 import yaml
 
+from ankigen.bank import keys as table
+from ankigen.bank.keys import KEPT_KEYS, MAX_FIELDS
 from ankigen.bank.model import (
     ANSWER_FORMATS,
     MAX_CARRIED_TEXT,
@@ -22,24 +24,10 @@ from ankigen.bank.values import Reader, is_null
 from ankigen.bank.yamltree import line_of
 from ankigen.core.times import EARLIEST
 
-KEYS = (
-    "id",
-    "name",
-    "fields",
-    "template",
-    "question",
-    "choices",
-    "answer",
-    "answer_format",
-    "explanation",
-    "kind",
-    "adopted",
-)
-_REQUIRED = ("id", "name", "fields", "template", "question", "choices", "answer", "answer_format")
+KEYS = table.names(KEPT_KEYS)
+_REQUIRED = table.required(KEPT_KEYS)
 _ROLES = ("question", "answer", "explanation", "kind")
 _FORBIDDEN = set(':{}"')
-MAX_FIELDS = 100
-"""More than any multiple-choice note type has: a bound on the card templates made."""
 
 
 def field_name_problem(name: str) -> str | None:

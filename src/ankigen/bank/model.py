@@ -25,6 +25,10 @@ MAX_SHORT_TEXT = 2_000  # choices, title, alt text and the rest
 MAX_ID = 100
 MAX_DECK_PART = 255  # characters between '::' in a deck name
 MAX_TAGS = 50
+UNCARRIED_BMP = r"\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ufdd0-\ufdef\ufffe\uffff"
+"""The characters no card, XML file, GIFT or CSV carries, of the Basic Multilingual Plane
+but surrogates, as a regular expression's class ranges (which a JSON Schema's ECMA-262
+pattern reads too): controls but tab and line breaks, and noncharacters."""
 MAX_CARRIED_TEXT = 100_000
 """A kept note type's field carried as it is (`Item.anki_fields`): Anki's HTML, which may
 hold more than a question's text, such as a table or a list of sources."""
@@ -249,40 +253,3 @@ def outline(bank: Bank) -> Outline:
         )
         items.append(ItemOutline(item.id, item.formerly, item.retired, images))
     return Outline(replace(bank, items=()), tuple(items))
-
-
-BANK_KEYS = [
-    "topic",
-    "language",
-    "title",
-    "description",
-    "level",
-    "tags",
-    "deck",
-    "shuffle",
-    "source",
-    "license",
-    "formerly",
-    "items",
-    "recall",
-    "anki_notetype",
-]
-REQUIRED_BANK_KEYS = ("topic", "language", "title", "items")
-ITEM_KEYS = [
-    "id",
-    "question",
-    "choices",
-    "answer",
-    "explanation",
-    "tags",
-    "shuffle",
-    "retired",
-    "image",
-    "image_alt",
-    "explanation_image",
-    "explanation_image_alt",
-    "formerly",
-    "recall",
-    "anki_fields",
-]
-REQUIRED_ITEM_KEYS = ("id", "question", "choices", "answer", "explanation")

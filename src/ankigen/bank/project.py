@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ankigen.bank.folder import PROJECT_NAME
+from ankigen.bank.keys import PLACEHOLDERS, PROJECT_KEYS_TABLE, names
 from ankigen.bank.model import MAX_DECK_PART, SLUG
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.text import lang
@@ -33,8 +34,7 @@ from ankigen.text import lang
 if TYPE_CHECKING:
     from ankigen.bank.model import Bank
 
-KEYS = ("deck", "reference", "tags", "media", "topics")
-PLACEHOLDERS = ("title", "topic", "language", "topic_title")
+KEYS = tuple(names(PROJECT_KEYS_TABLE))
 MAX_FILE_BYTES = 1 << 20
 
 

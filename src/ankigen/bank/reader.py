@@ -18,16 +18,18 @@ from ankigen.bank.fastread import (
     read_text_item,
 )
 from ankigen.bank.kept import check_items, check_uncarried, read_carried, read_kept
-from ankigen.bank.model import (
+from ankigen.bank.keys import (
     BANK_KEYS,
+    BANK_TEXT_LIMITS,
     ITEM_KEYS,
+    ITEM_TEXT_LIMITS,
+    REQUIRED_BANK_KEYS,
+    REQUIRED_ITEM_KEYS,
+)
+from ankigen.bank.model import (
     MAX_DECK_PART,
     MAX_ID,
     MAX_ITEMS,
-    MAX_LONG_TEXT,
-    MAX_SHORT_TEXT,
-    REQUIRED_BANK_KEYS,
-    REQUIRED_ITEM_KEYS,
     SLUG,
     Bank,
     Item,
@@ -178,10 +180,11 @@ def _read_bank(
 def _bank_texts(r: Reader, keys: dict[str, yaml.Node]) -> tuple[str | None, dict[str, str]]:
     """The bank's title (None if missing or wrong), and its description, level, deck,
     source and license ("" if not given)."""
-    title = r.text(keys["title"], "title", limit=MAX_SHORT_TEXT) if "title" in keys else None
+    limits = BANK_TEXT_LIMITS
+    title = r.text(keys["title"], "title", limit=limits["title"]) if "title" in keys else None
     texts = {}
     for key in ("description", "level", "deck", "source", "license"):
-        limit = MAX_LONG_TEXT if key == "description" else MAX_SHORT_TEXT
+        limit = limits[key]
         text = r.text(keys[key], key, required=False, limit=limit) if key in keys else None
         texts[key] = text or ""
     return title, texts
@@ -413,12 +416,14 @@ def _item_card(
 ) -> tuple[str, str, tuple[str, ...], tuple[int, ...]] | None:
     """The question, explanation, choices and answer, if all are valid."""
     question = (
-        r.rich_text(keys["question"], f"{what}: question", limit=MAX_LONG_TEXT)
+        r.rich_text(keys["question"], f"{what}: question", limit=ITEM_TEXT_LIMITS["question"])
         if "question" in keys
         else None
     )
     explanation = (
-        r.rich_text(keys["explanation"], f"{what}: explanation", limit=MAX_LONG_TEXT)
+        r.rich_text(
+            keys["explanation"], f"{what}: explanation", limit=ITEM_TEXT_LIMITS["explanation"]
+        )
         if "explanation" in keys
         else None
     )

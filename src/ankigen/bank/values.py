@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 
 import yaml
 
-from ankigen.bank import yamltree
+from ankigen.bank import keys, yamltree
 from ankigen.bank.model import (
     MAX_CHOICES,
     MAX_ID,
@@ -18,6 +18,7 @@ from ankigen.bank.model import (
     MAX_TAGS,
     MIN_CHOICES,
     SLUG,
+    UNCARRIED_BMP,
 )
 from ankigen.bank.yamltree import line_of
 from ankigen.core.errors import Diagnostic, Severity
@@ -31,7 +32,9 @@ scalar_type = yamltree.scalar_type
 
 
 _UNCARRIED = re.compile(
-    "[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f\ud800-\udfff\ufdd0-\ufdef\ufffe\uffff"
+    "["
+    + UNCARRIED_BMP
+    + "\ud800-\udfff"
     + "".join(f"\\U{plane:04x}fffe\\U{plane:04x}ffff" for plane in range(1, 17))
     + "]"
 )
@@ -258,16 +261,18 @@ def read_names(
 def read_bank_formerly(
     r: Reader, node: yaml.Node
 ) -> tuple[tuple[str, ...], tuple[str, ...]] | None:
-    keys = r.mapping(node, ["topic", "language"], "formerly")
-    if keys is None:
+    found = r.mapping(node, keys.names(keys.FORMERLY_KEYS), "formerly")
+    if found is None:
         return None
-    if not keys:
+    if not found:
         r.report(node, "formerly: name the older topic and/or language")
         return None
-    topics = read_names(r, keys["topic"], "formerly: topic", check_slug) if "topic" in keys else ()
+    topics = (
+        read_names(r, found["topic"], "formerly: topic", check_slug) if "topic" in found else ()
+    )
     languages = (
-        read_names(r, keys["language"], "formerly: language", check_tag)
-        if "language" in keys
+        read_names(r, found["language"], "formerly: language", check_tag)
+        if "language" in found
         else ()
     )
     if topics is None or languages is None:
@@ -275,7 +280,7 @@ def read_bank_formerly(
     return topics, tuple(lang.canonical_tag(tag) for tag in languages)
 
 
-CHOICE_KEYS = ["text", "why"]
+CHOICE_KEYS = keys.names(keys.CHOICE_KEYS)
 
 
 def read_choice(

@@ -66,6 +66,12 @@ COMMANDS: dict[str, tuple[str, str, str]] = {
         "release_notes",
         "What changed for learners since the git revision REF, deck by deck, in Markdown.",
     ),
+    "schema": (
+        "schema",
+        "schema",
+        "Print the JSON Schema (draft 2020-12) of a bank (`bank`) or of the project file, "
+        "ankigen.toml (`project`).",
+    ),
     "serve": (
         "serve",
         "serve",

@@ -17,6 +17,9 @@ _TAG = re.compile(
     re.VERBOSE | re.ASCII,
 )
 
+TAG_PATTERN = _TAG.pattern
+"""The pattern of a well-formed tag, in lower case (verbose: its white space is layout)."""
+
 MAX_TAG_LENGTH = 35  # RFC 5646 asks implementations to support at least this much
 
 # Languages written right to left in their default script.

@@ -249,7 +249,7 @@ def import_po(
     if opened.text is not None and target is not None:
         text, _ = add_missing(opened.text, str(target_path), reference, target)
     else:
-        text = new_bank_text(reference, language)
+        text = new_bank_text(reference, language, target_path)
     wanted, warnings = _wanted(po, po_path, reference, target)
     text, replaced = replace_texts(text, str(target_path), wanted)
     bank, found = parse_bank(str(target_path), text.encode("utf-8"))

@@ -21,6 +21,7 @@ import yaml
 from ankigen.bank.edit import OpenBank, open_bank, write_banks
 from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
+from ankigen.bank.schema import schema_comment
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.checks.run import check_paths
@@ -96,7 +97,8 @@ def start(
         )
     opened = open_bank(path, ref.topic, language, source=f"the translation of {ref.path}")
     if opened.text is None or opened.bank is None:
-        return Started(opened, new_bank_text(ref, language), tuple(i.id for i in ref.items), ref)
+        text = new_bank_text(ref, language, path)
+        return Started(opened, text, tuple(i.id for i in ref.items), ref)
     new_text, added = add_missing(opened.text, str(path), ref, opened.bank)
     return Started(opened, new_text, added, ref)
 
@@ -109,10 +111,11 @@ def refuse_reference(ref: Bank, language: str) -> str:
     return language
 
 
-def new_bank_text(ref: Bank, language: str) -> str:
-    """A new translation: every item of the reference, every field kept (a `why`, `recall`,
-    images), each text still the reference's. The deck name and the bank's older names
-    are the reference's own, not the translation's."""
+def new_bank_text(ref: Bank, language: str, path: Path) -> str:
+    """A new translation, to be written at `path`: every item of the reference, every
+    field kept (a `why`, `recall`, images), each text still the reference's. The deck name
+    and the bank's older names are the reference's own, not the translation's. Its first
+    line names the bank schema, for an editor."""
     # nor is an adopted deck's note type, kept for its learners: a translation is a new deck
     source = replace(from_bank(ref), deck="", formerly=((), ()), anki_notetype=None)
     comments = (
@@ -120,7 +123,7 @@ def new_bank_text(ref: Bank, language: str) -> str:
         f"{ref.language!r} text; lint and status count an item untranslated until it changes.",
     )
     ids = [item.id for item in ref.items]
-    return bank_yaml(source, ids, ref.topic, language, comments)
+    return schema_comment(path) + "\n" + bank_yaml(source, ids, ref.topic, language, comments)
 
 
 def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tuple[str, ...]]:
