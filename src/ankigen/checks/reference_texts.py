@@ -95,9 +95,10 @@ def _item_texts(chunk: str) -> tuple[str, ...] | None:
         return None
     item = read[0]
     question, choices, explanation = (item.get(k) for k in ("question", "choices", "explanation"))
-    plain = isinstance(choices, list) and all(isinstance(c, str) for c in choices)
-    if not (isinstance(question, str) and isinstance(explanation, str) and plain):
+    if not isinstance(choices, list) or not all(isinstance(c, str) for c in choices):
         return None  # whys, or a shape the bank reader alone reads: the identifier decides
+    if not (isinstance(question, str) and isinstance(explanation, str)):
+        return None
     return unit_texts(question, tuple(choices), explanation)
 
 
