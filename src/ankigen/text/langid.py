@@ -26,7 +26,9 @@ parenthesized glosses ("(optimizer state)"). Texts with fewer than
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -265,7 +267,7 @@ def identify_masked(
     found = decisive(tokens, own, candidates)
     if found is None and like and like_language in candidates and shares_most(tokens, like):
         return like_language
-    return found or _judge(" ".join(tokens), own, candidates)
+    return found or _judged(" ".join(tokens), own, candidates)
 
 
 def shares_most(tokens: list[str], like: str) -> bool:
@@ -326,6 +328,46 @@ def _hold(own: str, candidates: tuple[str, ...]) -> None:
 
             builder = LanguageDetectorBuilder.from_languages(language)  # type: ignore[arg-type]
             builder.build().unload_language_models()  # type: ignore[no-untyped-call]
+
+
+_remembered: dict[str, str] = {}
+"""Verdicts of the identifier kept from earlier builds, by `verdict_key` ("" for none)."""
+_learned: dict[str, str] | None = None
+"""The verdicts it gave since they were remembered (None: not remembering)."""
+
+
+def verdict_key(masked: str, own: str, candidates: tuple[str, ...]) -> str:
+    """The digest of a text and the languages it is judged among."""
+    key = "\x00".join((masked, own, *candidates)).encode()
+    return hashlib.blake2b(key, digest_size=16).hexdigest()
+
+
+def remember(verdicts: Mapping[str, str]) -> None:
+    """Answer from `verdicts` (`checks.verdicts` keeps them), and note the new ones."""
+    global _learned
+    _remembered.clear()
+    _remembered.update(verdicts)
+    _learned = {}
+
+
+def take_learned() -> dict[str, str]:
+    """The verdicts given since the last call, by `verdict_key`."""
+    global _learned
+    found, _learned = _learned or {}, ({} if _learned is not None else None)
+    return found
+
+
+def _judged(masked: str, own: str, candidates: tuple[str, ...]) -> str | None:
+    """`_judge`, answered from the remembered verdicts where it can be."""
+    if _learned is None:
+        return _judge(masked, own, candidates)
+    key = verdict_key(masked, own, candidates)
+    found = _remembered.get(key, _learned.get(key))
+    if found is not None:
+        return found or None
+    code = _judge(masked, own, candidates)
+    _learned[key] = code or ""
+    return code
 
 
 @functools.lru_cache(maxsize=65536)
