@@ -201,18 +201,24 @@ def write_banks(folder: Path, items: int, seed: int = 1, kind: str = "plain") ->
         for n in range(items):
             untouched = kind != "plain" and language != "en" and n % 2 == 0
             if kind == "reworded" and language == "en":
-                question, explanation = reference_prose(rng, 12), reference_prose(rng, 30)
-                reference.append((question, explanation))
-            elif kind == "reworded" and untouched:
-                question, explanation = (reworded(rng, text) for text in reference[n])
+                reference.append((reference_prose(rng, 12), reference_prose(rng, 30)))
+            # drawn in this order (question, choices, explanation): the plain banks are
+            # the reproducibility test's too (tests/reproducible.py)
+            if kind == "reworded" and (untouched or language == "en"):
+                question, explanation = reference[n]
+                if untouched:
+                    question, explanation = (reworded(rng, text) for text in reference[n])
+                choices = [f"{sentence(rng, 6)} {k}" for k in range(4)]
             else:
                 prose = english if untouched else sentence
-                question, explanation = prose(rng, 12), prose(rng, 30)
+                question = prose(rng, 12)
+                choices = [f"{sentence(rng, 6)} {k}" for k in range(4)]
+                explanation = prose(rng, 30)
             lines += [
                 f"  - id: item-{n}",
                 f'    question: "{question}?"',
                 "    choices:",
-                *(f'      - "{sentence(rng, 6)} {k}"' for k in range(4)),
+                *(f'      - "{choice}"' for choice in choices),
                 f"    answer: {n * 7 % 4 + 1}",  # the same in every language, as translations are
                 f'    explanation: "{explanation}."',
             ]

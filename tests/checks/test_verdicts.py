@@ -99,11 +99,11 @@ def _forged(cache: Path, verdict: str, key: bytes | None = None) -> None:
     digest = langid.verdict_key(" ".join(tokens), "de", ("en",))
     cache.parent.mkdir(parents=True, exist_ok=True)
     if key is None:
-        cache.write_bytes(secret.signed_record({"verdicts": {digest: verdict}}))
+        cache.write_bytes(secret.signed_record({"verdicts": [[digest, verdict]]}))
         return
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(secret, "cache_key", lambda: key)
-        cache.write_bytes(secret.signed_record({"verdicts": {digest: verdict}}))
+        cache.write_bytes(secret.signed_record({"verdicts": [[digest, verdict]]}))
 
 
 def test_verdicts_of_another_user_s_key_are_ignored(tmp_path: Path, judged: list[str]) -> None:

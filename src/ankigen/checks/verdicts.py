@@ -38,9 +38,11 @@ def read(path: Path) -> dict[str, str]:
     except OSError:
         return {}
     found = verified_record(data).get("verdicts")
-    if not isinstance(found, dict):
+    if not isinstance(found, list):
         return {}
-    return {k: v for k, v in found.items() if isinstance(k, str) and isinstance(v, str)}
+    # pairs, oldest first: a JSON object's keys are signed sorted, which loses the age
+    pairs = (p for p in found if isinstance(p, list) and len(p) == 2)
+    return {k: v for k, v in pairs if isinstance(k, str) and isinstance(v, str)}
 
 
 _used: tuple[str, int, int] | None = None
@@ -82,7 +84,7 @@ class Verdicts:
         for key in self.learned:
             kept.pop(key, None)  # moved to the newest end
         kept.update(self.learned)
-        newest = dict(list(kept.items())[-MAX_KEPT:])
+        newest = [list(pair) for pair in list(kept.items())[-MAX_KEPT:]]
         with contextlib.suppress(OutputError):
             write_atomic(self.path, signed_record({"verdicts": newest}))
         self.learned = {}
