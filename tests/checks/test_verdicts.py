@@ -140,3 +140,14 @@ def test_a_cold_build_reuses_the_verdicts_of_another_branch(
         patch.chdir(other)
         output = invoke(runner, "build").output
     assert "warning" not in output, output
+
+
+def test_the_oldest_verdicts_make_room(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The file keeps the newest `MAX_KEPT`, a verdict given again counting as new."""
+    monkeypatch.setattr(verdicts, "MAX_KEPT", 3)
+    cache = tmp_path / verdicts.NAME
+    for batch in ({"a": "en", "b": ""}, {"c": "en", "d": ""}, {"a": "en"}):
+        kept = verdicts.Verdicts(cache)
+        kept.learn(batch)
+        kept.save()
+    assert list(verdicts.read(cache).items()) == [("c", "en"), ("d", ""), ("a", "en")]
