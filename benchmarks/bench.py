@@ -157,10 +157,39 @@ def english(rng: random.Random, words: int) -> str:
     ).capitalize()
 
 
-def write_banks(folder: Path, items: int, seed: int = 1, partial: bool = False) -> None:
-    """The banks; `partial`: in every translation, half of the items' questions and
-    explanations are English prose that differs from the reference."""
+# an English sentence as a reference holds it: terms, with a grammar word now and then
+# (a quarter of the words, fewer than `english`'s half: the function words alone do not
+# decide it), and a number
+def reference_prose(rng: random.Random, words: int) -> str:
+    said = [rng.choice(GRAMMAR) if n % 4 == 1 else rng.choice(WORDS) for n in range(words)]
+    said.insert(words // 2, str(rng.choice((2, 4, 8, 16, 32, 64))))
+    return " ".join(said).capitalize()
+
+
+CLAUSES = ("which is the default", "as in the last release", "when the batch is large")
+
+
+def reworded(rng: random.Random, text: str) -> str:
+    """The reference's text as a translation holds it after the reference was edited:
+    two words swapped, its number changed, a clause added."""
+    said = text.rstrip("?.").split()
+    i, j = rng.sample(range(len(said)), 2)
+    said[i], said[j] = said[j], said[i]
+    said = [str(int(w) * 2) if w.isdigit() else w for w in said]
+    return " ".join([*said, rng.choice(CLAUSES)]).capitalize()
+
+
+KINDS = ("plain", "partial", "reworded")
+KINDS_HELP = """plain: every translation translated; partial: half of each translation's questions
+and explanations English prose unlike the reference's; reworded: the reference is
+English prose, and half of each translation's questions and explanations are its text
+reworded (the reference edited after translating)"""
+
+
+def write_banks(folder: Path, items: int, seed: int = 1, kind: str = "plain") -> None:
+    """The banks of one kind (`KINDS`)."""
     rng = random.Random(seed)
+    reference: list[tuple[str, str]] = []
     for language in LANGUAGES:
         lines = [
             "topic: synthetic",
@@ -170,15 +199,28 @@ def write_banks(folder: Path, items: int, seed: int = 1, partial: bool = False) 
             "items:",
         ]
         for n in range(items):
-            untouched = partial and language != "en" and n % 2 == 0
-            prose = english if untouched else sentence
+            untouched = kind != "plain" and language != "en" and n % 2 == 0
+            if kind == "reworded" and language == "en":
+                reference.append((reference_prose(rng, 12), reference_prose(rng, 30)))
+            # drawn in this order (question, choices, explanation): the plain banks are
+            # the reproducibility test's too (tests/reproducible.py)
+            if kind == "reworded" and (untouched or language == "en"):
+                question, explanation = reference[n]
+                if untouched:
+                    question, explanation = (reworded(rng, text) for text in reference[n])
+                choices = [f"{sentence(rng, 6)} {k}" for k in range(4)]
+            else:
+                prose = english if untouched else sentence
+                question = prose(rng, 12)
+                choices = [f"{sentence(rng, 6)} {k}" for k in range(4)]
+                explanation = prose(rng, 30)
             lines += [
                 f"  - id: item-{n}",
-                f'    question: "{prose(rng, 12)}?"',
+                f'    question: "{question}?"',
                 "    choices:",
-                *(f'      - "{sentence(rng, 6)} {k}"' for k in range(4)),
+                *(f'      - "{choice}"' for choice in choices),
                 f"    answer: {n * 7 % 4 + 1}",  # the same in every language, as translations are
-                f'    explanation: "{prose(rng, 30)}."',
+                f'    explanation: "{explanation}."',
             ]
         path = folder / "synthetic" / f"{language}.yaml"
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -298,11 +340,11 @@ def banks_size(banks: Path) -> int:
     return sum(p.stat().st_size for p in banks.rglob("*.yaml"))
 
 
-def bench(items: int, repeat: int, work: Path, partial: bool = False) -> dict[str, object]:
-    banks = work / f"banks-{items}{'-partial' if partial else ''}"
+def bench(items: int, repeat: int, work: Path, kind: str = "plain") -> dict[str, object]:
+    banks = work / f"banks-{items}-{kind}"
     if banks.exists():
         shutil.rmtree(banks)
-    write_banks(banks, items, partial=partial)
+    write_banks(banks, items, kind=kind)
     ankigen = [sys.executable, "-m", "ankigen"]
     times: dict[str, list[float]] = {
         name: []
@@ -390,7 +432,7 @@ def bench(items: int, repeat: int, work: Path, partial: bool = False) -> dict[st
     cpu_medians = {name: statistics.median(values) for name, values in cpu.items()}
     return {
         "items": items,
-        "partial": partial,
+        "kind": kind,
         "medians": medians,
         "cpu": cpu_medians,
         "rss": rss,
@@ -404,6 +446,9 @@ def startup(work: Path, repeat: int) -> float:
     )
 
 
+LABELS = {"plain": "", "partial": ", half untranslated", "reworded": ", half reworded"}
+
+
 def report(results: list[dict[str, object]], help_time: float) -> str:
     lines = [
         "| banks | contender | median s | × baseline | × cold | CPU s | CPU × baseline "
@@ -415,7 +460,7 @@ def report(results: list[dict[str, object]], help_time: float) -> str:
         cpu: dict[str, float] = result["cpu"]  # type: ignore[assignment]
         rss: dict[str, int] = result["rss"]  # type: ignore[assignment]
         sizes: dict[str, int] = result["sizes"]  # type: ignore[assignment]
-        label = f"10 × {result['items']:,}" + (", half untranslated" if result["partial"] else "")
+        label = f"10 × {result['items']:,}" + LABELS[str(result["kind"])]
         base = medians["baseline"]
         cold = medians["cold"]
         for name, title in (
@@ -459,18 +504,17 @@ def main() -> None:
     parser.add_argument("--work", type=Path, help="keep the generated files here")
     parser.add_argument(
         "--banks",
-        choices=["plain", "partial", "both"],
-        default="both",
-        help="plain: every translation translated; partial: half of each translation's "
-        "texts still English prose (the untranslated check's slow path)",
+        choices=[*KINDS, "all"],
+        default="all",
+        help="which banks (default all three kinds): " + " ".join(KINDS_HELP.split()),
     )
     args = parser.parse_args()
     scales = {"small": [1000], "large": [10_000], "both": [1000, 10_000]}[args.scale]
     work = args.work or Path(tempfile.mkdtemp(prefix="ankigen-bench-"))
     work.mkdir(parents=True, exist_ok=True)
     use_bytecode()
-    kinds = {"plain": [False], "partial": [True], "both": [False, True]}[args.banks]
-    results = [bench(items, args.repeat, work, partial) for items in scales for partial in kinds]
+    kinds = list(KINDS) if args.banks == "all" else [args.banks]
+    results = [bench(items, args.repeat, work, kind) for items in scales for kind in kinds]
     print(report(results, startup(work, args.repeat)))
     if args.work is None:
         shutil.rmtree(work, ignore_errors=True)

@@ -18,6 +18,7 @@ from ankigen.checks.translation import (
     _with_references,
     same_as_reference,
     sources_for,
+    unit_texts,
     untranslated_parts,
 )
 from ankigen.core.errors import Diagnostic
@@ -317,7 +318,8 @@ def against_reference(
             continue  # not copied: the common case, as `same_as_reference` decides it
         parts = same_as_reference(item, ref, reference.language)
         # one warning per item: the bank's own check already named the rest
-        if parts and not untranslated_parts(bank, item, sources):
+        like = unit_texts(ref.question, ref.choices, ref.explanation, ref.whys)
+        if parts and not untranslated_parts(bank, item, sources, like, reference.language):
             yield _untranslated_warning(bank, item, parts)
 
 

@@ -40,6 +40,8 @@ from ankigen.checks.cache_entry import (
 )
 from ankigen.checks.parity import parity
 from ankigen.checks.rules import load_and_check
+from ankigen.checks.verdicts import NAME as VERDICTS_NAME
+from ankigen.checks.verdicts import Verdicts
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
@@ -70,6 +72,8 @@ class BankCache:
         """The parities of the banks checked in this build, by entry (see `put`)."""
         self.across_read: dict[str, list[Diagnostic]] | None = None
         self.across_used: dict[str, list[Diagnostic]] = {}
+        self.verdicts = Verdicts(folder / VERDICTS_NAME)
+        """The language identifier's verdicts, by text (`checks.verdicts`)."""
         self.later: dict[str, tuple[Source, threading.Event]] = {}
         """Entries a worker sends later (`LATER`), by entry: the bank's bytes, kept to make
         the entry here should it never come, and whether it came (or never will)."""
@@ -302,6 +306,7 @@ class BankCache:
             with contextlib.suppress(OutputError):
                 write_atomic(self.folder / name, data)
         self.pending.clear()
+        self.verdicts.save()
         self.used.add(ACROSS_NAME)
         if self.across_used != (self.across_read or {}):
             pairs = {key: _dump_diagnostics(found) for key, found in self.across_used.items()}

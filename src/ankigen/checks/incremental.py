@@ -32,8 +32,10 @@ from ankigen.checks.translation import (
     forget_texts,
     sources_for,
 )
+from ankigen.checks.verdicts import use as use_verdicts
 from ankigen.core.errors import Diagnostic
 from ankigen.core.parallel import Pool, in_worker, parallel_map
+from ankigen.text.langid import take_learned
 
 
 @dataclass(frozen=True)
@@ -85,7 +87,7 @@ class _AfterEach:
     cache: BankCache | None = None
 
     def after(self, job: tuple[Source, object], checked: _Checked) -> Callable[[], object] | None:
-        (bank, outlined, found), entry, _ = checked
+        (bank, outlined, found), entry, _, _ = checked
         source = job[0]
         later = entry == cache_entry.LATER and self.cache is not None
         if later:
@@ -287,8 +289,10 @@ def _check_each(
             checked.extend(zip(unusable, again, strict=True))
     finally:
         _checked_here.clear()  # a bank checked here whose deck was not planned here
-    for source, (result, entry, facts) in checked:
+    for source, (result, entry, facts, learned) in checked:
         known[source.shown] = result
+        if cache:
+            cache.verdicts.learn(learned)
         if cache and entry is not None:
             cache.put(source, entry, result[0], facts)
     return {source.shown: known[source.shown] for source in sources}
@@ -332,8 +336,9 @@ def _start_checks(
         and then is not None
         and len(fresh) == 1
     )
+    verdicts = str(cache.verdicts.path) if cache is not None else None
     work = functools.partial(
-        _load_and_check, cache is not None, keep, sources_for(reference), later
+        _load_and_check, cache is not None, keep, sources_for(reference), later, verdicts
     )
     jobs = [(source, cache.previous(source) if cache else None) for source in fresh]
     after = _AfterEach(then, cache) if then is not None else None
@@ -343,8 +348,9 @@ def _start_checks(
     return parallel_map(work, jobs, pool, lambda job: job[0].size, after, fed)
 
 
-# a bank checked afresh, and its bank cache entry and parity if the cache is kept
-_Checked = tuple[_Result, bytes | None, Parity | None]
+# a bank checked afresh, its bank cache entry and parity if the cache is kept, and the
+# language identifier's new verdicts (`checks.verdicts`)
+_Checked = tuple[_Result, bytes | None, Parity | None, dict[str, str]]
 
 
 _checked_here: dict[str, Bank] = {}
@@ -363,6 +369,7 @@ def _load_and_check(
     keep: bool,
     sources: tuple[str, ...],
     later: bool,
+    verdicts: str | None,
     job: tuple[Source, tuple[SourceDigest, bytes] | None],
 ) -> _Checked:
     """`load_and_check`, and the bank cache's entry for its result: made where the bank
@@ -373,6 +380,8 @@ def _load_and_check(
     follow-up's outcome, or the package the follow-up kept (`cache_entry.LATER`)."""
     source, previous = job
     _checked_here.clear()
+    if verdicts is not None:
+        use_verdicts(verdicts)
     before = Before()
     if previous is not None:
         with contextlib.suppress(cache_entry.BadEntry, RecursionError):
@@ -380,13 +389,14 @@ def _load_and_check(
             if old is not None:
                 before = Before.of(old, found, cache_entry.load_parity(*previous, sources))
     bank, found = load_and_check(source, sources, before)
+    learned = take_learned() if verdicts is not None else {}
     outlined = outline(bank) if bank is not None else None
     result = (bank if keep else None), outlined, found
     if not for_cache:
         # `serve` and `lint`: no bank cache, and the checks' memos of texts stay; `serve`
         # re-checks an edited bank through them (forgotten, a save at 10 x 1,000 items
         # took 0.75 s, not 0.3)
-        return result, None, None
+        return result, None, None, learned
     facts = None if bank is None else parity(bank, before.parity)
     # a build: the bank's texts, held by the checks' memos until its end (50 MiB of a
     # process at 10 x 10,000 items); an edit reuses verdicts through the bank cache
@@ -401,8 +411,8 @@ def _load_and_check(
         _entries_later[source.digest] = EntryLater(make)
         # sent whatever its size: the entry comes only with the package, and comparing
         # the bank with its reference waited for it (0.75 s of an edit at 10 x 10,000)
-        return result, cache_entry.LATER, facts
-    return result, make(), sent
+        return result, cache_entry.LATER, facts, learned
+    return result, make(), sent, learned
 
 
 PARITY_SENT_BELOW = 2 << 20

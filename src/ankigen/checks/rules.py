@@ -13,6 +13,7 @@ from ankigen.bank.files import Source
 from ankigen.bank.model import Bank, Item, Parity, ParityRow
 from ankigen.bank.reader import parse_bank, readable_part
 from ankigen.bank.values import lookalike_key
+from ankigen.checks import reference_texts
 from ankigen.checks.entities import changed_entities
 from ankigen.checks.translation import (
     _untranslated_prefix,
@@ -95,8 +96,18 @@ def check_bank(
     """`whole`: the bank has all its items (see `content_checks`)."""
     yield from content_checks(bank, whole)
     said = before.untranslated if before and before.language == bank.language else None
-    yield from untranslated(bank, sources, said)
+    yield from untranslated(bank, sources, said, _reference_if_needed(bank, sources, said))
     yield from changed_entities(bank)
+
+
+def _reference_if_needed(
+    bank: Bank, sources: tuple[str, ...], said: dict[int, str] | None
+) -> reference_texts.Texts | None:
+    """The reference's texts of the items whose verdict is not known from the last check
+    (a build with nothing new to judge reads no other file)."""
+    said = said or {}
+    ids = [item.id for item in bank.items if not (item.seal and item.seal in said)]
+    return reference_texts.beside(bank, sources, ids) if ids else None
 
 
 def content_checks(bank: Bank, whole: bool = True) -> Iterator[Diagnostic]:

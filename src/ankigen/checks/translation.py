@@ -111,15 +111,29 @@ class Untranslated:
 
 
 def untranslated_parts(
-    bank: Bank, item: Item, sources: Sequence[str] = SOURCES
+    bank: Bank,
+    item: Item,
+    sources: Sequence[str] = SOURCES,
+    like: tuple[str, ...] = (),
+    like_language: str = "",
 ) -> list[Untranslated]:
     """The texts of one item written in another script, or identified as a source language.
 
     The choices are judged together: one choice is often a name ("Apache
-    Spark RDDs") that stays as it is in every language.
+    Spark RDDs") that stays as it is in every language. `like`: the same item's
+    `unit_texts` in the topic's reference (in `like_language`), if known: a text that is
+    its text reworded is found in the reference's language without the identifier
+    (`langid.shares_most`).
     """
     verdicts = _verdicts(
-        bank.language, item.question, item.choices, item.explanation, item.whys, tuple(sources)
+        bank.language,
+        item.question,
+        item.choices,
+        item.explanation,
+        item.whys,
+        tuple(sources),
+        like,
+        like_language if like else "",
     )
     return [
         Untranslated(label, item.line_at("choices" if label == "whys" else label), reason)
@@ -135,20 +149,14 @@ def _verdicts(
     explanation: str,
     whys: tuple[str, ...],
     sources: tuple[str, ...],
+    like: tuple[str, ...] = (),
+    like_language: str = "",
 ) -> tuple[tuple[str, str], ...]:
     """`untranslated_parts` by the texts alone, remembered: the same texts are judged
     again by every check across banks, by the coverage matrix, and by `serve` on each
     save, and language identification is the slow part of it all. A Python string
     keeps its hash, so a text judged before is found again for the cost of a lookup."""
-    # code and formulas are not in any language
-    units = [
-        ("question", markup.prose(question)),
-        ("choices", "\n".join(markup.prose(c) for c in choices)),
-        ("explanation", markup.prose(explanation)),
-    ]
-    prose_whys = [markup.prose(w) for w in whys if w]
-    if prose_whys:
-        units.append(("whys", "\n".join(prose_whys)))
+    units = _units(question, choices, explanation, whys)
     found: list[tuple[str, str]] = []
     for label, text in units:
         # masking only removes words of other scripts' terms: own-script text stays own-script
@@ -160,11 +168,35 @@ def _verdicts(
             found.append((label, f"in {script.title()} script, not {expected.title()}"))
     if found:
         return tuple(found)
+    likes = dict(zip(("question", "choices", "explanation", "whys"), like, strict=False))
     for label, text in units:
-        code = langid.identify(text, language, sources)
+        code = langid.identify(text, language, sources, likes.get(label, ""), like_language)
         if code:
             found.append((label, f"in {langid.language_name(code)}"))
     return tuple(found)
+
+
+def _units(
+    question: str, choices: tuple[str, ...], explanation: str, whys: tuple[str, ...]
+) -> list[tuple[str, str]]:
+    """The texts of an item judged one by one, by label (the choices together, the whys
+    together), without code and formulas, which are not in any language."""
+    units = [
+        ("question", markup.prose(question)),
+        ("choices", "\n".join(markup.prose(c) for c in choices)),
+        ("explanation", markup.prose(explanation)),
+    ]
+    prose_whys = [markup.prose(w) for w in whys if w]
+    if prose_whys:
+        units.append(("whys", "\n".join(prose_whys)))
+    return units
+
+
+def unit_texts(
+    question: str, choices: tuple[str, ...], explanation: str, whys: tuple[str, ...] = ()
+) -> tuple[str, ...]:
+    """An item's texts as `untranslated_parts` judges them, for its `like`."""
+    return tuple(text for _, text in _units(question, choices, explanation, whys))
 
 
 def same_as_reference(item: Item, ref: Item, reference: str) -> list[Untranslated]:
@@ -230,18 +262,24 @@ def forget_texts() -> None:
 
 
 def untranslated(
-    bank: Bank, sources: Sequence[str] = SOURCES, said: Mapping[int, str] | None = None
+    bank: Bank,
+    sources: Sequence[str] = SOURCES,
+    said: Mapping[int, str] | None = None,
+    reference: tuple[str, Mapping[str, tuple[str, ...]]] | None = None,
 ) -> Iterable[Diagnostic]:
     """Items whose texts look untranslated; an item whose seal is in `said` (what the
-    previous check said of the same sealed content, in the same language) gets that."""
+    previous check said of the same sealed content, in the same language) gets that.
+    `reference`: the topic's reference language and its items' `unit_texts` by id."""
     said = said or {}
+    like_language, likes = reference or ("", {})
     for item in bank.items:
         message = said.get(item.seal) if item.seal else None
         if message is not None:
             if message:
                 yield Diagnostic(bank.path, item.line, "warning", message)
             continue
-        parts = untranslated_parts(bank, item, sources)
+        like = likes.get(item.id, ())
+        parts = untranslated_parts(bank, item, sources, like, like_language)
         if parts:
             yield _untranslated_warning(bank, item, parts)
 
@@ -268,8 +306,14 @@ def untranslated_items(
     for bank, reference in _with_references(banks, reference_tag):
         ref_items = {i.id: i for i in reference.items} if reference else {}
         for item in bank.items:
-            parts = untranslated_parts(bank, item, sources_for(reference_tag))
             ref = ref_items.get(item.id)
+            like = (
+                unit_texts(ref.question, ref.choices, ref.explanation, ref.whys)
+                if ref is not None and reference is not None
+                else ()
+            )
+            language = reference.language if reference is not None else ""
+            parts = untranslated_parts(bank, item, sources_for(reference_tag), like, language)
             if ref is not None and reference is not None:
                 parts += same_as_reference(item, ref, reference.language)
             if parts:

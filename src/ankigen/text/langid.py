@@ -26,7 +26,9 @@ parenthesized glosses ("(optimizer state)"). Texts with fewer than
 from __future__ import annotations
 
 import functools
+import hashlib
 import re
+from collections.abc import Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -212,11 +214,14 @@ def _detector(bank_language: str, sources: tuple[str, ...], long: bool) -> Langu
     return (builder.with_low_accuracy_mode() if long else builder).build()
 
 
-def identify(text: str, bank_language: str, sources: tuple[str, ...]) -> str | None:
+def identify(
+    text: str, bank_language: str, sources: tuple[str, ...], like: str = "", like_language: str = ""
+) -> str | None:
     """The source language `text` is confidently written in, if it is not the bank's.
 
     `sources` are the languages texts are translated from (the reference
-    language, English); a text is only ever said to be in one of them.
+    language, English); a text is only ever said to be in one of them. `like`: the
+    same text in the topic's reference (`like_language`), if known (see `shares_most`).
     """
     candidates = _candidates(bank_language, sources)
     if not candidates:
@@ -224,7 +229,7 @@ def identify(text: str, bank_language: str, sources: tuple[str, ...]) -> str | N
     function_words = _all_function_words(candidates)
     if function_words is not None and function_words.isdisjoint(words(text)):
         return None  # masking only removes words: without a function word now, none later
-    return identify_masked(mask(text), bank_language, sources)
+    return identify_masked(mask(text), bank_language, sources, like, like_language)
 
 
 @functools.cache
@@ -241,7 +246,13 @@ def _candidates(bank_language: str, sources: tuple[str, ...]) -> tuple[str, ...]
     return tuple(c for c in sorted({primary(s) for s in sources} - {own}) if known(c))
 
 
-def identify_masked(masked: str, bank_language: str, sources: tuple[str, ...]) -> str | None:
+def identify_masked(
+    masked: str,
+    bank_language: str,
+    sources: tuple[str, ...],
+    like: str = "",
+    like_language: str = "",
+) -> str | None:
     """`identify` for text already passed through `mask`."""
     own = primary(bank_language)
     candidates = _candidates(bank_language, sources)
@@ -253,7 +264,24 @@ def identify_masked(masked: str, bank_language: str, sources: tuple[str, ...]) -
     with_words = [c for c in candidates if c in FUNCTION_WORDS]
     if with_words and not any(grammar_share(tokens, c) >= MIN_GRAMMAR_SHARE for c in with_words):
         return None
-    return decisive(tokens, own, candidates) or _judge(" ".join(tokens), own, candidates)
+    found = decisive(tokens, own, candidates)
+    if found is None and like and like_language in candidates and shares_most(tokens, like):
+        return like_language
+    return found or _judged(" ".join(tokens), own, candidates)
+
+
+def shares_most(tokens: list[str], like: str) -> bool:
+    """Whether most of a text's words (`tokens`, masked) are words of `like`, the same
+    field of the same item in the reference: then the text is the reference's, reworded
+    (the reference edited after it was copied), and in the reference's language without
+    asking the identifier. Masking leaves numbers, code and formulas out of both: an
+    edit that changed them changes no word. Asked only of a text with the function words
+    of a source language (`identify_masked`), which a translation does not have: a
+    translation that kept the reference's terms keeps its own grammar."""
+    if not tokens:
+        return False
+    known = set(words(mask(like)))
+    return sum(t in known for t in tokens) * 2 > len(tokens)
 
 
 def decisive(tokens: list[str], own: str, candidates: tuple[str, ...]) -> str | None:
@@ -300,6 +328,46 @@ def _hold(own: str, candidates: tuple[str, ...]) -> None:
 
             builder = LanguageDetectorBuilder.from_languages(language)  # type: ignore[arg-type]
             builder.build().unload_language_models()  # type: ignore[no-untyped-call]
+
+
+_remembered: dict[str, str] = {}
+"""Verdicts of the identifier kept from earlier builds, by `verdict_key` ("" for none)."""
+_learned: dict[str, str] | None = None
+"""The verdicts it gave since they were remembered (None: not remembering)."""
+
+
+def verdict_key(masked: str, own: str, candidates: tuple[str, ...]) -> str:
+    """The digest of a text and the languages it is judged among."""
+    key = "\x00".join((masked, own, *candidates)).encode()
+    return hashlib.blake2b(key, digest_size=16).hexdigest()
+
+
+def remember(verdicts: Mapping[str, str]) -> None:
+    """Answer from `verdicts` (`checks.verdicts` keeps them), and note the new ones."""
+    global _learned
+    _remembered.clear()
+    _remembered.update(verdicts)
+    _learned = {}
+
+
+def take_learned() -> dict[str, str]:
+    """The verdicts given since the last call, by `verdict_key`."""
+    global _learned
+    found, _learned = _learned or {}, ({} if _learned is not None else None)
+    return found
+
+
+def _judged(masked: str, own: str, candidates: tuple[str, ...]) -> str | None:
+    """`_judge`, answered from the remembered verdicts where it can be."""
+    if _learned is None:
+        return _judge(masked, own, candidates)
+    key = verdict_key(masked, own, candidates)
+    found = _remembered.get(key, _learned.get(key))
+    if found is not None:
+        return found or None
+    code = _judge(masked, own, candidates)
+    _learned[key] = code or ""
+    return code
 
 
 @functools.lru_cache(maxsize=65536)
