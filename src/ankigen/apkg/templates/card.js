@@ -306,6 +306,8 @@
     if (!pre) { return; }
     var over = pre.scrollWidth - pre.clientWidth;
     block.toggleAttribute("data-fits", over > 0 && over <= SLACK);
+    // a block that scrolls is reached by Tab, so the keyboard can scroll it too
+    if (over > SLACK) { pre.setAttribute("tabindex", "0"); } else { pre.removeAttribute("tabindex"); }
     var start = over > SLACK && Math.abs(pre.scrollLeft) > 1;
     var end = over > SLACK && Math.abs(pre.scrollLeft) < over - 1;
     var more = ((start ? "left " : "") + (end ? "right" : "")).trim();
@@ -420,6 +422,17 @@
         b.setAttribute("data-picked", on ? "true" : "false");
         if (out) { b.setAttribute("data-crossed", "true"); } else { b.removeAttribute("data-crossed"); }
         if (out) { b.setAttribute("aria-disabled", "true"); } else { b.removeAttribute("aria-disabled"); }
+        // struck through for the eye; a screen reader says it in words, in the choice's name
+        var said = b.querySelector(".ag-sr");
+        if (out && !said) {
+          said = document.createElement("span");
+          said.className = "ag-sr";
+          said.appendChild(document.createTextNode(" "));
+          said.appendChild(text("ruled_out"));
+          b.appendChild(said);
+        } else if (!out && said) {
+          b.removeChild(said);
+        }
       });
     };
     var pick = function (n) {
