@@ -11,6 +11,7 @@ import json
 import os
 import shutil
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,6 +81,21 @@ class WebKit:
 
     def eval(self, js: str) -> Any:
         return self.request(eval=js)
+
+    def keys(self, keys: str) -> None:
+        """Press and release keys, by GDK name ("Down x space alt+2"), one at a time."""
+        self.request(keys=keys)
+
+    def wait_for(self, js: str, what: str, timeout: float = 10) -> Any:
+        """Poll an expression until it is truthy (WebKit's page handles keys on its own time)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = self.eval(js)
+            if value:
+                return value
+            if time.monotonic() > deadline:
+                raise WebKitError(f"timed out after {timeout} s waiting for {what}: {js}")
+            time.sleep(0.05)
 
     def close(self) -> None:
         if self.process.stdin is not None:
@@ -216,3 +232,85 @@ def test_webkit_draws_a_kept_note_types_card_right_to_left(webkit: WebKit, kept_
     back = webkit.eval(BACK)
     assert back["verdict"] == "correct"
     assert [c[1] for c in back["choices"]] == ["false", "false", "true"]
+
+
+# docs/card.md's table of keys, with key events as GTK delivers a keyboard's. The client
+# is a listener on the window, after the card's: it hears each Space or Enter the card
+# leaves to it (whether the card prevented it, whether a control of the card kept focus).
+CLIENT = """(function () { window.__heard = [];
+    window.addEventListener('keydown', function (e) {
+        if (e.key !== ' ' && e.key !== 'Enter') { return; }
+        var a = document.activeElement;
+        window.__heard.push([e.key, e.defaultPrevented, !!(a && a.closest && a.closest('.ag-card'))]);
+    }); return true; })()"""
+CHECKED = """JSON.stringify([].map.call(document.querySelectorAll('.ag-front [aria-checked="true"]'),
+    function (e) { return +e.dataset.choice; }).sort())"""
+FOCUSED = "+((document.activeElement.closest('.ag-choice') || {dataset: {}}).dataset.choice || 0)"
+
+
+def front(webkit: WebKit, base: str, item_id: str) -> list[int]:
+    webkit.load(f"{base}/front-{item_id}.html")
+    webkit.eval(CLIENT)
+    order: list[int] = webkit.eval(FRONT_ORDER)
+    return order
+
+
+def heard(webkit: WebKit, count: int) -> list[Any]:
+    webkit.wait_for(f"window.__heard.length >= {count}", what=f"{count} keys heard by the client")
+    result: list[Any] = webkit.eval("window.__heard.splice(0)")
+    return result
+
+
+def checked(webkit: WebKit, numbers: list[int]) -> None:
+    expected = json.dumps(sorted(numbers), separators=(",", ":"))
+    webkit.wait_for(f"{CHECKED} === {json.dumps(expected)}", what=f"choices {expected} checked")
+
+
+def test_webkit_keys_after_the_cards_own_keys_or_a_click(webkit: WebKit, base: str) -> None:
+    order = front(webkit, base, "single")
+    webkit.keys("Down Down")
+    checked(webkit, [order[1]])
+    webkit.keys("space")
+    assert heard(webkit, 1) == [[" ", False, False]]  # on to the client, nothing clicked
+    checked(webkit, [order[1]])
+
+    order = front(webkit, base, "multi")
+    webkit.keys("Down x space")
+    assert heard(webkit, 1) == [[" ", False, False]]
+    checked(webkit, [order[0]])  # before, Space undid the pick
+    webkit.keys("alt+3 Return")
+    assert heard(webkit, 1) == [["Enter", False, False]]
+    checked(webkit, [order[0], order[2]])
+
+    order = front(webkit, base, "multi")
+    click(webkit, order[1])
+    webkit.keys("space Return")
+    assert heard(webkit, 2) == [[" ", False, False], ["Enter", False, False]]
+    checked(webkit, [order[1]])
+
+
+def test_webkit_keys_after_tab_and_escape(webkit: WebKit, base: str) -> None:
+    front(webkit, base, "multi")
+    webkit.keys("Tab")
+    first = webkit.wait_for(FOCUSED, what="Tab on a choice")
+    webkit.keys("space")
+    checked(webkit, [first])
+    webkit.keys("space")
+    checked(webkit, [])
+    webkit.keys("space Return")  # Space toggles; Enter shows the answer, toggling nothing
+    assert heard(webkit, 1) == [["Enter", False, False]]
+    checked(webkit, [first])
+
+    front(webkit, base, "single")
+    webkit.keys("Tab")
+    first = webkit.wait_for(FOCUSED, what="Tab on a choice")
+    webkit.keys("Return")  # picks the focused single answer, then shows the answer
+    assert heard(webkit, 1) == [["Enter", False, False]]
+    checked(webkit, [first])
+
+    front(webkit, base, "multi")
+    webkit.keys("Tab Escape")
+    webkit.wait_for("document.activeElement === document.body", what="the keys handed back")
+    webkit.keys("space")
+    assert heard(webkit, 1) == [[" ", False, False]]
+    checked(webkit, [])

@@ -7,7 +7,6 @@
   var STATE_PREFIX = "ankigen:v1:";
   // Anki desktop's web view: Qt takes some keys before the page sees them
   var QT = /QtWebEngine/.test(navigator.userAgent || "");
-  var refocusing = false;
   var BACK_REUSE_MS = 60 * 1000;
   var LONG_PRESS_MS = 650;
   var GESTURE_MS = 700;  // a click this soon after a cross-out ends the same gesture
@@ -191,9 +190,11 @@
     reveal.addEventListener("click", function (event) {
       event.preventDefault();
       event.stopPropagation();
+      // the first choice takes the focus as the button had it (hidden, it loses it)
+      var mode = reveal.getAttribute("data-ag-keys") === "tab" ? "tab" : "pointer";
       show();
       var first = list.querySelector("button.ag-choice");
-      if (first) { first.focus(); }
+      if (first) { focusBy(first, mode); }
     });
     // the arrow keys and x reveal first, so the keyboard never picks what is not shown
     var move = card.move;
@@ -210,9 +211,38 @@
     verdict.parentNode.insertBefore(line, verdict.nextSibling);
   }
 
-  // the keys of the front: arrows move (and pick one answer), x toggles, Space acts on the
-  // focused control, Enter on a focused choice picks it if it is the only answer and
-  // shows the answer, as Enter submits a form; Alt+1 ... Alt+8 pick by position, as the
+  // How the focused control of the card got the focus, in its data-ag-keys: "tab" (the
+  // browser's focus navigation), "card" (the card's own keys: arrows, x, Alt+digits) or
+  // "pointer" (a click or a tap). Only after Tab does Space act on the control, as on any
+  // web page; after the card's keys or a click Space and Enter show the answer, as in Anki
+  // without this card. Anki desktop takes Space and Enter for itself (QShortcut,
+  // aqt/reviewer.py) unless the focused element is editable: a control reached by Tab is
+  // made so while it has focus, and edits nothing (see `onKey` and `beforeinput`).
+  function setKeys(control, mode) {
+    control.setAttribute("data-ag-keys", mode);
+    var editable = control.getAttribute("contenteditable") === "true";
+    if (!QT || editable === (mode === "tab")) { return; }
+    if (mode === "tab") {
+      control.setAttribute("contenteditable", "true");
+      control.setAttribute("spellcheck", "false");
+    } else {
+      control.removeAttribute("contenteditable");
+    }
+    // Chromium tells Qt whether an element is editable when it gains focus: gain it again
+    if (document.activeElement === control) {
+      shared.refocusing = true;
+      try { control.blur(); control.focus({ preventScroll: true }); } finally { shared.refocusing = false; }
+    }
+  }
+  // the card moves the focus itself, by the learner's key or click that says how
+  function focusBy(control, mode) {
+    shared.focusing = mode;
+    try { control.focus(); } finally { shared.focusing = null; }
+    if (document.activeElement === control) { setKeys(control, mode); }
+  }
+
+  // the keys of the front: arrows move (and pick one answer), x toggles, Space and Enter
+  // by how the focus came (see `setKeys`); Alt+1 ... Alt+8 pick by position, as the
   // add-on "Multiple Choice for Anki" binds them (Anki takes bare digits for grading)
   function onKey(event) {
     var card = shared.current;
@@ -227,11 +257,11 @@
       if (!digit) { return; }
       card.pickAt(parseInt(digit[1], 10));
     } else if (own && (k === " " || k === "Enter" || k === "Spacebar")) {
-      card.activate(target, k === "Enter");
+      if (!card.activate(target, k === "Enter")) { return; }  // on to the client: the answer
     } else if (own && (k === "Delete" || k === "Backspace")) {
       card.cross(target);
-    } else if (own && k === "Escape" && target.isContentEditable) {
-      target.blur();  // the keyboard back to the reviewer, its letter shortcuts included
+    } else if (own && k === "Escape" && target.closest(".ag-choice, .ag-reveal")) {
+      target.blur();  // the keyboard back to the client, Anki's letter shortcuts included
     } else {
       var rtl = card.root.getAttribute("dir") === "rtl";
       if (k === "ArrowDown" || k === (rtl ? "ArrowLeft" : "ArrowRight")) { card.move(1); }
@@ -276,6 +306,8 @@
     if (!pre) { return; }
     var over = pre.scrollWidth - pre.clientWidth;
     block.toggleAttribute("data-fits", over > 0 && over <= SLACK);
+    // a block that scrolls is reached by Tab, so the keyboard can scroll it too
+    if (over > SLACK) { pre.setAttribute("tabindex", "0"); } else { pre.removeAttribute("tabindex"); }
     var start = over > SLACK && Math.abs(pre.scrollLeft) > 1;
     var end = over > SLACK && Math.abs(pre.scrollLeft) < over - 1;
     var more = ((start ? "left " : "") + (end ? "right" : "")).trim();
@@ -338,6 +370,8 @@
       button.addEventListener("click", function (event) {
         event.preventDefault();
         event.stopPropagation();
+        // a click or a tap (a key's click has no detail): Space now shows the answer
+        if (event.detail > 0 && document.activeElement === button) { setKeys(button, "pointer"); }
         if (justCrossed(n)) { return; }  // the end of the long press that crossed it out
         pick(n);
       });
@@ -388,6 +422,17 @@
         b.setAttribute("data-picked", on ? "true" : "false");
         if (out) { b.setAttribute("data-crossed", "true"); } else { b.removeAttribute("data-crossed"); }
         if (out) { b.setAttribute("aria-disabled", "true"); } else { b.removeAttribute("aria-disabled"); }
+        // struck through for the eye; a screen reader says it in words, in the choice's name
+        var said = b.querySelector(".ag-sr");
+        if (out && !said) {
+          said = document.createElement("span");
+          said.className = "ag-sr";
+          said.appendChild(document.createTextNode(" "));
+          said.appendChild(text("ruled_out"));
+          b.appendChild(said);
+        } else if (!out && said) {
+          b.removeChild(said);
+        }
       });
     };
     var pick = function (n) {
@@ -407,31 +452,39 @@
       var at = buttons.indexOf(document.activeElement);
       var next = at < 0 ? (step > 0 ? 0 : buttons.length - 1)
                         : (at + step + buttons.length) % buttons.length;
-      buttons[next].focus();
+      focusBy(buttons[next], "card");
       if (!multi) { pick(choiceOf(buttons[next])); }
     };
-    // focus a choice and pick it (or unpick it, on a multi-answer item)
+    // the card's own keys focus a choice and pick it (or unpick it, on a multi-answer item)
     var press = function (button) {
-      button.focus();
+      focusBy(button, "card");
       pick(choiceOf(button));
     };
     var toggleFocused = function () {
       var at = buttons.indexOf(document.activeElement);
       press(buttons[at < 0 ? 0 : at]);
     };
-    var activate = function (target, submit) {
+    // Space or Enter on a focused control; false hands the key on to the client
+    var activate = function (target, enter) {
       var control = target.closest(".ag-choice, .ag-reveal");
-      if (!control) { return; }
+      if (!control) { return false; }
+      var tabbed = control.getAttribute("data-ag-keys") === "tab";
       var choice = control.classList.contains("ag-choice");
-      submit = submit && QT;  // elsewhere Enter clicks, as on any button
-      if (!submit || !choice || (!multi && control.getAttribute("aria-checked") !== "true")) {
-        control.click();
+      if (tabbed && (!enter || !choice)) {
+        control.click();  // Space picks, toggles, shows the choices; so does Enter on "Show choices"
+        return true;
       }
-      if (submit && choice) {
-        control.blur();
-        // Anki desktop's own way to show the answer, as its typed-answer box does on Enter
-        if (typeof window.pycmd === "function") { window.pycmd("ans"); }
+      if (tabbed && !multi) { pick(choiceOf(control)); }  // Enter picks, as Enter submits a form
+      var editable = control.getAttribute("contenteditable") === "true";
+      // nothing focused, so the key clicks nothing: the client shows the answer as it would
+      control.blur();
+      if (QT && editable && typeof window.pycmd === "function") {
+        // Anki desktop's own way to show the answer, as its typed-answer box does on Enter:
+        // an editable element keeps Enter from Anki's shortcut
+        window.pycmd("ans");
+        return true;
       }
+      return false;
     };
     var pickAt = function (position) {
       if (position <= buttons.length) { press(buttons[position - 1]); }
@@ -458,28 +511,18 @@
     if (!shared.keys) {
       shared.keys = true;
       document.addEventListener("keydown", onKey, true);
-      // Anki desktop takes Space and Enter for itself (QShortcut, reviewer.py) unless the
-      // focused element is editable: a focused control of the card is made so, for as
-      // long as it has focus, and edits nothing (see `onKey` and `beforeinput`).
       document.addEventListener("focusin", function (event) {
         var target = event.target;
-        // only focus the keyboard brought (a click leaves Space to show the answer)
-        if (QT && target && target.closest && target.closest(".ag-card .ag-choice, .ag-card .ag-reveal") &&
-            target.matches(":focus-visible") && target.getAttribute("contenteditable") !== "true") {
-          target.setAttribute("contenteditable", "true");
-          target.setAttribute("spellcheck", "false");
-          // Chromium tells Qt an element is editable when it gains focus: gain it again
-          refocusing = true;
-          target.blur();
-          target.focus({ preventScroll: true });
-          refocusing = false;
-        }
+        if (shared.refocusing || !target || !target.closest ||
+            !target.closest(".ag-card .ag-choice, .ag-card .ag-reveal")) { return; }
+        // focus the card did not move is the browser's: by Tab when it shows a focus ring
+        setKeys(target, shared.focusing || (target.matches(":focus-visible") ? "tab" : "pointer"));
       }, true);
       document.addEventListener("focusout", function (event) {
         var target = event.target;
-        if (!refocusing && target && target.getAttribute &&
-            target.getAttribute("contenteditable") === "true" && target.closest(".ag-card")) {
-          target.removeAttribute("contenteditable");
+        if (!shared.refocusing && target && target.closest && target.closest(".ag-card")) {
+          if (target.getAttribute("contenteditable") === "true") { target.removeAttribute("contenteditable"); }
+          target.removeAttribute("data-ag-keys");
         }
       }, true);
       document.addEventListener("beforeinput", function (event) {

@@ -99,6 +99,12 @@ def cmd_decks(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     done(sorted(n for n in names if mw.col.decks.card_count(mw.col.decks.id_for_name(n), False)))
 
 
+def cmd_card_count(args: dict[str, Any], done: Callable[[Any], None]) -> None:
+    """How many cards the deck named `deck` holds of its own."""
+    assert mw is not None and mw.col is not None
+    done(mw.col.decks.card_count(mw.col.decks.id_for_name(args["deck"]), False))
+
+
 def cmd_set_field(args: dict[str, Any], done: Callable[[Any], None]) -> None:
     """Change one field of the note whose ItemId is `item`, as Anki's editor would."""
     assert mw is not None and mw.col is not None
