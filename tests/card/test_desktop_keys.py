@@ -14,7 +14,13 @@ from collections.abc import Iterator
 import pytest
 
 from tests.desktop.harness import AnkiDesktop, with_decks
-from tests.desktop.reviewer import SETTLED, assert_no_console_errors, back, pick, show_answer
+from tests.desktop.reviewer import (
+    assert_no_console_errors,
+    back,
+    open_front,
+    pick,
+    show_answer,
+)
 from tests.helpers import item
 
 DECKS = {
@@ -32,15 +38,7 @@ def anki(tmp_path_factory: pytest.TempPathFactory) -> Iterator[AnkiDesktop]:
 
 def review(anki: AnkiDesktop, topic: str) -> list[int]:
     """Open a deck's only card in the reviewer, the pointer on its question; the order."""
-    language = DECKS[topic][0]
-    order: list[int] = anki.review_until(
-        f"{topic} quiz ({language})",
-        f"""(function () {{ var r = document.querySelector('.ag-card.ag-front[data-item="{topic}"]');
-            return r && [].map.call(r.querySelectorAll('button.ag-choice'),
-                function (b) {{ return +b.dataset.choice; }}); }})()""",
-        what=f"the front of {topic!r} in the reviewer",
-    )
-    anki.settle(SETTLED, what="the front's layout")
+    order = open_front(anki, topic, DECKS[topic][0])
     anki.move_to(".ag-front .ag-question")
     return order
 

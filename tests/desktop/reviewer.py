@@ -52,3 +52,17 @@ def back(anki: AnkiDesktop) -> dict[str, Any]:
 def assert_no_console_errors(anki: AnkiDesktop) -> None:
     errors = [m for m in anki.console() if m["level"] == "error"]
     assert errors == []
+
+
+def open_front(anki: AnkiDesktop, topic: str, language: str) -> list[int]:
+    """Open the deck `TOPIC quiz (LANGUAGE)`'s only card in the reviewer, settled; the
+    order its front shows the choices in."""
+    order: list[int] = anki.review_until(
+        f"{topic} quiz ({language})",
+        f"""(function () {{ var r = document.querySelector('.ag-card.ag-front[data-item="{topic}"]');
+            return r && [].map.call(r.querySelectorAll('button.ag-choice'),
+                function (b) {{ return +b.dataset.choice; }}); }})()""",
+        what=f"the front of {topic!r} in the reviewer",
+    )
+    anki.settle(SETTLED, what="the front's layout")
+    return order
