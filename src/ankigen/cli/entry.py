@@ -16,10 +16,11 @@ if TYPE_CHECKING:
 
 
 def main() -> None:
-    gc.set_threshold(*GC_THRESHOLDS)
-    ends_without_teardown()
     try:
-        # here, inside the `try`: a Ctrl-C while ankigen's modules load is handled below
+        # here, inside the `try`: a Ctrl-C from the first line on, while ankigen's modules
+        # load, is handled below
+        gc.set_threshold(*GC_THRESHOLDS)
+        ends_without_teardown()
         from ankigen.cli.quick import answer
 
         answered = answer(sys.argv[1:])
