@@ -21,6 +21,7 @@ def main() -> None:
         # load, is handled below
         gc.set_threshold(*GC_THRESHOLDS)
         ends_without_teardown()
+        # imported here, inside the `try`, for the same reason: loading it is interruptible
         from ankigen.cli.quick import answer
 
         answered = answer(sys.argv[1:])
