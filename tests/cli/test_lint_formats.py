@@ -38,16 +38,19 @@ def test_json(project: Path, runner: CliRunner) -> None:
     report = json.loads(result.output)
     assert (report["errors"], report["warnings"], report["banks"]) == (2, 1, 2)
     first = report["diagnostics"][0]
+    line = (project / "banks" / "demo" / "en.yaml").read_text("utf-8").splitlines()[11]
     assert first == {
         "path": "banks/demo/en.yaml",
         "line": 12,
-        "column": None,
+        "column": line.index("9") + 1,  # the answer's value, where an editor puts the cursor
         "severity": "error",
         "rule": "ankigen/answer-out-of-range",
         "message": first["message"],
     }
     rules = [d["rule"] for d in report["diagnostics"]]
     assert rules == ["ankigen/answer-out-of-range", "ankigen/placeholder", "ankigen/yaml-syntax"]
+    # a check of a whole item has no column; a syntax error has the parser's
+    assert [d["column"] for d in report["diagnostics"][1:]] == [None, 1]
 
 
 def test_github_workflow_commands(project: Path, runner: CliRunner) -> None:
@@ -57,12 +60,13 @@ def test_github_workflow_commands(project: Path, runner: CliRunner) -> None:
     lines = result.output.splitlines()
     assert len(lines) == 3
     assert lines[0].startswith(
-        "::error file=banks/demo/en.yaml,line=12,title=ankigen/answer-out-of-range::item 'one'"
+        "::error file=banks/demo/en.yaml,line=12,col=11,title=ankigen/answer-out-of-range::item 'one'"
     )
     assert lines[1].startswith("::warning file=banks/demo/en.yaml,line=")
+    assert ",col=" not in lines[1]
     assert "'%25s'" in lines[1] and "'%s'" not in lines[1]
     assert lines[2].startswith(
-        "::error file=banks/odd%2Cname%3Ax/other/en.yaml,line=2,title=ankigen/yaml-syntax::"
+        "::error file=banks/odd%2Cname%3Ax/other/en.yaml,line=2,col=1,title=ankigen/yaml-syntax::"
     )
 
 
@@ -93,7 +97,7 @@ def test_sarif_is_valid_sarif_2_1_0(project: Path, runner: CliRunner) -> None:
     located = results[1]["locations"][0]["physicalLocation"]
     assert located == {
         "artifactLocation": {"uri": "banks/demo/en.yaml"},
-        "region": {"startLine": 12},
+        "region": {"startLine": 12, "startColumn": 11},
     }
     assert results[3]["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] == (
         "banks/odd%2Cname%3Ax/other/en.yaml"

@@ -66,8 +66,11 @@ class Reader:
     def report(
         self, node_or_line: yaml.Node | int, message: str, severity: Severity = "error"
     ) -> None:
-        line = node_or_line if isinstance(node_or_line, int) else line_of(node_or_line)
-        self.diagnostics.append(Diagnostic(self.path, line, severity, message))
+        if isinstance(node_or_line, int):
+            line, column = node_or_line, 0
+        else:
+            line, column = line_of(node_or_line), node_or_line.start_mark.column + 1
+        self.diagnostics.append(Diagnostic(self.path, line, severity, message, column))
 
     def mapping(
         self, node: yaml.Node, known: Sequence[str], what: str

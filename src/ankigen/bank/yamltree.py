@@ -105,8 +105,8 @@ class YamlProblem(Exception):
     diagnostic: Diagnostic
 
 
-def _problem(path: str, line: int, message: str) -> YamlProblem:
-    return YamlProblem(Diagnostic(path, line, "error", message))
+def _problem(path: str, line: int, message: str, column: int = 0) -> YamlProblem:
+    return YamlProblem(Diagnostic(path, line, "error", message, column))
 
 
 def line_of(node: yaml.Node) -> int:
@@ -161,13 +161,14 @@ def compose_text(path: str, text: str) -> yaml.Node | None:
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = mark.line + 1 if mark is not None else 1
+        column = mark.column + 1 if mark is not None else 0
         message = f"YAML syntax: {exc.problem or exc.context}"
         if "unknown escape" in message:
             # the usual cause is math such as "\(x\)" written in double quotes
             message += "; in double quotes write a backslash as \\\\, or use single quotes"
         if exc.context and exc.context_mark is not None and exc.context_mark.line + 1 != line:
             message += f" ({exc.context} started at line {exc.context_mark.line + 1})"
-        raise _problem(path, line, message) from None
+        raise _problem(path, line, message, column) from None
     except yaml.reader.ReaderError as exc:
         line = text[: exc.position].count("\n") + 1
         code = exc.character if isinstance(exc.character, int) else ord(exc.character)

@@ -44,8 +44,8 @@ Outlined = tuple[Outline | None, list[Diagnostic]]
 # 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages;
 # 9: the bank's outline first, readable without its items; 10: the bank's parity last;
 # 11: items' seals made by `marshal`; 12: an item's recall in its parity row;
-# 13: diagnostics by column, each path once; 14: items' `anki_fields`
-FORMAT = 14
+# 13: diagnostics by column, each path once; 14: items' `anki_fields`; 15: a diagnostic's column
+FORMAT = 15
 
 
 # the fastest level: the cache must cost less to read than the bank costs to parse,
@@ -460,7 +460,7 @@ def _outline_items(data: Any) -> tuple[ItemOutline, ...]:
     return tuple(map(ItemOutline._make, zip(*columns, strict=True)))
 
 
-_DIAGNOSTIC_COLUMNS = ("paths", "path", "line", "severity", "message")
+_DIAGNOSTIC_COLUMNS = ("paths", "path", "line", "severity", "message", "column")
 
 
 def _dump_diagnostics(diagnostics: Sequence[Diagnostic]) -> dict[str, list[Any]]:
@@ -475,25 +475,27 @@ def _dump_diagnostics(diagnostics: Sequence[Diagnostic]) -> dict[str, list[Any]]
         "line": [d.line for d in diagnostics],
         "severity": [d.severity for d in diagnostics],
         "message": [d.message for d in diagnostics],
+        "column": [d.column for d in diagnostics],
     }
 
 
 def _diagnostics(data: Any) -> list[Diagnostic]:
     if not isinstance(data, dict) or tuple(data) != _DIAGNOSTIC_COLUMNS:
         raise BadEntry("diagnostics")
-    paths, path, line, severity, message = data.values()
+    paths, path, line, severity, message, column = data.values()
     try:
         if not (
             all(type(column) is list for column in data.values())
-            and len(path) == len(line) == len(severity) == len(message)
+            and len(path) == len(line) == len(severity) == len(message) == len(column)
             and set(map(type, paths)) <= {str}
             and set(map(type, path)) <= {int}
             and (not path or (min(path) >= 0 and max(path) < len(paths)))
             and set(map(type, line)) <= {int}
             and set(severity) <= {"error", "warning"}
             and set(map(type, message)) <= {str}
+            and set(map(type, column)) <= {int}
         ):
             raise BadEntry("diagnostic")
     except TypeError:  # a value that cannot be hashed or compared
         raise BadEntry("diagnostic") from None
-    return list(map(Diagnostic, map(paths.__getitem__, path), line, severity, message))
+    return list(map(Diagnostic, map(paths.__getitem__, path), line, severity, message, column))

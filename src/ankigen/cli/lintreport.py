@@ -1,9 +1,10 @@
 """`lint --format json|github|sarif`: the diagnostics for machines, each with its rule id
 (`checks.ruleset`). The text format stays `output.lint_lines`'.
 
-No column: a `Diagnostic` knows its line only (see `checks.ruleset` for why it gains
-no fields), so JSON says `"column": null`, and GitHub and SARIF leave it out; a problem
-with a file itself (line 0) has no line either."""
+A column where the bank reader knows one (the start of the YAML node a problem is
+about, or of a syntax error); a check of a whole item or line has none, so JSON says
+`"column": null` and GitHub and SARIF leave it out. A problem with a file itself (line 0)
+has no line either."""
 
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ def json_lines(linted: Linted) -> list[Line]:
         {
             "path": d.path,
             "line": d.line or None,
-            "column": None,
+            "column": d.column or None,
             "severity": d.severity,
             "rule": rule_of(d).id,
             "message": d.message,
@@ -58,6 +59,8 @@ def github_lines(linted: Linted) -> list[Line]:
         properties = [f"file={_escape_property(d.path)}"]
         if d.line:
             properties.append(f"line={d.line}")
+            if d.column:
+                properties.append(f"col={d.column}")
         properties.append(f"title={_escape_property(rule_of(d).id)}")
         lines.append(Line(f"::{d.severity} {','.join(properties)}::{_escape_data(d.message)}"))
     return lines
@@ -80,6 +83,8 @@ def sarif_lines(linted: Linted) -> list[Line]:
         location: dict[str, Any] = {"artifactLocation": {"uri": _uri(d.path)}}
         if d.line:
             location["region"] = {"startLine": d.line}
+            if d.column:
+                location["region"]["startColumn"] = d.column
         results.append(
             {
                 "ruleId": rule.id,

@@ -22,6 +22,10 @@ class Diagnostic(NamedTuple):
     line: int
     severity: Severity
     message: str
+    column: int = 0
+    """Where in the line, from 1, if the reader knows it (the YAML node's start); 0 when
+    a problem is with a whole item or line. Last, so that diagnostics still sort by line
+    and read as `PATH:LINE: severity: message`."""
 
     def __str__(self) -> str:
         # line 0: a problem with the file itself (its name, its type), not a line in it
