@@ -181,9 +181,12 @@ class Seams(RuleBasedStateMachine):
         after = contexts_of(self.translation)
         # only the items the reference added since: not one text of the translation moved
         assert {c: t for c, t in after.items() if c in texts_before} == texts_before
-        now = self.tick()
+        now, reference = self.tick(), contexts_of(self.reference)
         for context in after.keys() - texts_before.keys():
-            self.written[context] = self.stamp(context, after[context], now)
+            # a copy of the reference's text is nobody's translation: a PO file made before
+            # it was copied recorded that same text, so its translation is newer
+            copied = after[context] == reference.get(context)
+            self.written[context] = 0 if copied else self.stamp(context, after[context], now)
         assert {p: b for p, b in self.banks_now().items() if p != self.translation} == {
             p: b for p, b in before.items() if p != self.translation
         }
