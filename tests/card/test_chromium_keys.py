@@ -11,20 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from tests.support.browser import Client
-
-# what the client heard: each Space or Enter that reached it, whether the card had taken
-# it (defaultPrevented), and whether a control of the card still had the focus
-CLIENT = """() => { window.__heard = [];
-    window.addEventListener('keydown', function (e) {
-        if (e.key !== ' ' && e.key !== 'Enter') { return; }
-        var a = document.activeElement;
-        window.__heard.push([e.key, e.defaultPrevented, !!(a && a.closest && a.closest('.ag-card'))]);
-    }); }"""
+from tests.support.cardkeys import CHECKED_CHOICES, FOCUSED_CHOICE, HEAR_CLIENT_KEYS
 
 
 def start(client: Client, item_id: str) -> list[int]:
     client.desktop()
-    client.page.evaluate(CLIENT)
+    client.page.evaluate(HEAR_CLIENT_KEYS)
     client.show_question(item_id)
     client.page.mouse.move(1, 1)
     return client.front_order()
@@ -36,22 +28,15 @@ def heard(client: Client) -> list[Any]:
 
 
 def checked(client: Client) -> list[int]:
-    return sorted(
-        int(n)
-        for n in client.page.eval_on_selector_all(
-            '.ag-front [aria-checked="true"]', "els => els.map(e => e.dataset.choice)"
-        )
-    )
+    return sorted(client.page.evaluate(CHECKED_CHOICES))
 
 
 def tab_to_choice(client: Client) -> int:
     for _ in range(8):
         client.page.keyboard.press("Tab")
-        number = client.page.evaluate(
-            "(document.activeElement.closest('.ag-choice') || {dataset: {}}).dataset.choice"
-        )
+        number: int = client.page.evaluate(FOCUSED_CHOICE)
         if number:
-            return int(number)
+            return number
     raise AssertionError("Tab never reached a choice")
 
 

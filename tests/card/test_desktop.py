@@ -25,6 +25,7 @@ from tests.desktop.reviewer import (
     show_answer,
 )
 from tests.helpers import item
+from tests.support.cardkeys import CHECKED_CHOICES
 
 LONG_EXPLANATION = " ".join(
     f"Sentence {n} of a long explanation, so that the back is taller than the window."
@@ -199,9 +200,7 @@ def test_keyboard_focus_shows_on_a_multi_answer_item(anki: AnkiDesktop) -> None:
     assert anki.eval("document.querySelectorAll('[aria-checked=\"true\"]').length") == 0
     # x picks; Space would show the answer (tests/card/test_desktop_keys.py)
     anki.key("x", "Down", "Down", "x")
-    picked = anki.eval(
-        "[].map.call(document.querySelectorAll('.ag-front [aria-checked=\"true\"]'), function (e) { return +e.dataset.choice; })"
-    )
+    picked = anki.eval(CHECKED_CHOICES)
     assert sorted(picked) == sorted([order[0], order[2]])
     assert anki.call("state")["side"] == "question"
     show_answer(anki, "Return")  # after the card's own keys, Enter is Anki's: the answer
@@ -304,9 +303,7 @@ def test_a_right_click_or_delete_crosses_a_choice_out(anki: AnkiDesktop) -> None
     anki.wait_for(
         crossed.format(json.dumps(target)), what="the focused choice crossed out by Delete"
     )
-    picked = anki.eval(
-        "[].map.call(document.querySelectorAll('.ag-front [aria-checked=\"true\"]'), function (e) { return +e.dataset.choice; })"
-    )
+    picked = anki.eval(CHECKED_CHOICES)
     anki.key("Escape")  # the keyboard back to Anki: Space shows the answer again
     anki.wait_for("document.activeElement === document.body", what="the focus given back")
     anki.key("space")

@@ -22,13 +22,12 @@ from tests.desktop.reviewer import (
     show_answer,
 )
 from tests.helpers import item
+from tests.support.cardkeys import CHECKED_CHOICES, FOCUSED_CHOICE
 
 DECKS = {
     "single": ("en", item("single", answer=2)),
     "multi": ("en", item("multi", answer=[1, 3], choices=5)),
 }
-CHECKED = """[].map.call(document.querySelectorAll('.ag-front [aria-checked="true"]'),
-    function (e) { return +e.dataset.choice; }).sort()"""
 
 
 @pytest.fixture(scope="module")
@@ -49,18 +48,16 @@ def picked_on_back(anki: AnkiDesktop) -> list[int]:
 
 def wait_checked(anki: AnkiDesktop, numbers: list[int]) -> None:
     expected = json.dumps(sorted(numbers), separators=(",", ":"))  # as JSON.stringify writes
-    anki.wait_for(f"JSON.stringify({CHECKED}) === {json.dumps(expected)}",
+    anki.wait_for(f"JSON.stringify({CHECKED_CHOICES}) === {json.dumps(expected)}",
                   timeout=10, what=f"choices {expected} checked")  # fmt: skip
 
 
 def tab_to_choice(anki: AnkiDesktop) -> int:
     for _ in range(8):
         anki.key("Tab")
-        number = anki.eval(
-            "(document.activeElement.closest('.ag-choice') || {dataset: {}}).dataset.choice"
-        )
+        number: int = anki.eval(FOCUSED_CHOICE)
         if number:
-            return int(number)
+            return number
     raise AssertionError("Tab never reached a choice")
 
 

@@ -22,6 +22,7 @@ from tests.helpers import TESTS
 from tests.support import gui
 from tests.support.adopt import GENANKI_KEPT
 from tests.support.browser import anki_rendered_sides, serve_cards
+from tests.support.cardkeys import CHECKED_CHOICES, FOCUSED_CHOICE, HEAR_CLIENT_KEYS
 
 DRIVER = TESTS / "webkit" / "driver.py"
 SYSTEM_PYTHON = "/usr/bin/python3"
@@ -237,20 +238,11 @@ def test_webkit_draws_a_kept_note_types_card_right_to_left(webkit: WebKit, kept_
 # docs/card.md's table of keys, with key events as GTK delivers a keyboard's. The client
 # is a listener on the window, after the card's: it hears each Space or Enter the card
 # leaves to it (whether the card prevented it, whether a control of the card kept focus).
-CLIENT = """(function () { window.__heard = [];
-    window.addEventListener('keydown', function (e) {
-        if (e.key !== ' ' && e.key !== 'Enter') { return; }
-        var a = document.activeElement;
-        window.__heard.push([e.key, e.defaultPrevented, !!(a && a.closest && a.closest('.ag-card'))]);
-    }); return true; })()"""
-CHECKED = """JSON.stringify([].map.call(document.querySelectorAll('.ag-front [aria-checked="true"]'),
-    function (e) { return +e.dataset.choice; }).sort())"""
-FOCUSED = "+((document.activeElement.closest('.ag-choice') || {dataset: {}}).dataset.choice || 0)"
 
 
 def front(webkit: WebKit, base: str, item_id: str) -> list[int]:
     webkit.load(f"{base}/front-{item_id}.html")
-    webkit.eval(CLIENT)
+    webkit.eval(HEAR_CLIENT_KEYS)
     order: list[int] = webkit.eval(FRONT_ORDER)
     return order
 
@@ -263,7 +255,10 @@ def heard(webkit: WebKit, count: int) -> list[Any]:
 
 def checked(webkit: WebKit, numbers: list[int]) -> None:
     expected = json.dumps(sorted(numbers), separators=(",", ":"))
-    webkit.wait_for(f"{CHECKED} === {json.dumps(expected)}", what=f"choices {expected} checked")
+    webkit.wait_for(
+        f"JSON.stringify({CHECKED_CHOICES}) === {json.dumps(expected)}",
+        what=f"choices {expected} checked",
+    )
 
 
 def test_webkit_keys_after_the_cards_own_keys_or_a_click(webkit: WebKit, base: str) -> None:
@@ -292,7 +287,7 @@ def test_webkit_keys_after_the_cards_own_keys_or_a_click(webkit: WebKit, base: s
 def test_webkit_keys_after_tab_and_escape(webkit: WebKit, base: str) -> None:
     front(webkit, base, "multi")
     webkit.keys("Tab")
-    first = webkit.wait_for(FOCUSED, what="Tab on a choice")
+    first = webkit.wait_for(FOCUSED_CHOICE, what="Tab on a choice")
     webkit.keys("space")
     checked(webkit, [first])
     webkit.keys("space")
@@ -303,7 +298,7 @@ def test_webkit_keys_after_tab_and_escape(webkit: WebKit, base: str) -> None:
 
     front(webkit, base, "single")
     webkit.keys("Tab")
-    first = webkit.wait_for(FOCUSED, what="Tab on a choice")
+    first = webkit.wait_for(FOCUSED_CHOICE, what="Tab on a choice")
     webkit.keys("Return")  # picks the focused single answer, then shows the answer
     assert heard(webkit, 1) == [["Enter", False, False]]
     checked(webkit, [first])
