@@ -485,7 +485,7 @@ def _diagnostics(data: Any) -> list[Diagnostic]:
     paths, path, line, severity, message, column = data.values()
     try:
         if not (
-            all(type(column) is list for column in data.values())
+            all(type(values) is list for values in data.values())
             and len(path) == len(line) == len(severity) == len(message) == len(column)
             and set(map(type, paths)) <= {str}
             and set(map(type, path)) <= {int}
