@@ -159,8 +159,12 @@ SKIPPED = "; question skipped"
             f"1: warning: this question has 9 choices; an item needs 2 to 8{SKIPPED}",
         ),
         ("::t::Q {~a ~b}", "1: warning: no choice has a positive weight"),
-        ("\n\n// c\nQ {=a ~}", f"4: warning: choice 2 is empty{SKIPPED}"),
-        ("::t::[plain]Q {=a ~}", "1: warning: choice 2 is empty; question 't' skipped"),
+        # an empty choice is no choice, as in Moodle, which saves no answer without text
+        (
+            "\n\n// c\nQ {=a ~}",
+            f"4: warning: this question has 1 choices; an item needs 2 to 8{SKIPPED}",
+        ),
+        ("::t::[plain]Q {=a ~#why}", "1: warning: choice 2 is empty; question 't' skipped"),
         (
             "Q {=a ~<img src\\=x.png>}",
             f"1: warning: choice 2 is only a picture, which a choice cannot hold{SKIPPED}",

@@ -90,6 +90,32 @@ def test_gift_multiple_choice_first_block_is_read_as_moodle_reads_it(
     assert len(imported.source.questions) == 2 and imported.source.skipped == 0
 
 
+def test_gift_tilde_equals_marks_the_right_choice_as_moodle_reads_it(tmp_path: Path) -> None:
+    """`~=right`, common in published files, is `=right`: Moodle's reader turns `=` into
+    `~=` and splits on `~`, and an answer without text is never saved, so `~~` leaves no
+    empty choice either. Before, each such question was skipped as having an empty
+    choice, and a file of them was refused."""
+    from ankigen.formats.convert import import_file
+
+    path = tmp_path / "review.gift"
+    path.write_text(
+        "::u6-1:: The tunnel goes {~away~down~=through} the hill.\n\n"
+        "::u6-2:: Spaced out {\n  ~away\n  ~=through # yes\n}\n\n"
+        "::u6-3:: Doubled tildes {~a~~=b}\n",
+        encoding="utf-8",
+    )
+    imported = import_file(path, "t", "en")
+    got = [
+        (q.question, [(c.text, c.correct) for c in q.choices]) for q in imported.source.questions
+    ]
+    assert got == [
+        ("The tunnel goes _____ the hill.", [("away", False), ("down", False), ("through", True)]),
+        ("Spaced out", [("away", False), ("through", True)]),
+        ("Doubled tildes", [("a", False), ("b", True)]),
+    ]
+    assert imported.source.skipped == 0 and imported.diagnostics == ()
+
+
 # ---- Moodle XML: choices that are only a picture -----------------------------
 
 

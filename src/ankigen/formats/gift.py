@@ -366,8 +366,11 @@ def _choices(
         )
         pieces = pieces[1:]
     choices, weights = [], []
+    # `~=right`, as authors write it, splits into an empty choice and `=right`: Moodle
+    # keeps the empty one in its list but saves no answer without text (the
+    # multichoice type's `save_question_options`), so the question has the others
+    pieces = [piece.strip() for piece in pieces if piece.strip()]
     for number, piece in enumerate(pieces, start=1):
-        piece = piece.strip()
         weight = 0.0
         if piece.startswith("="):
             weight, piece = 1.0, piece[1:]
