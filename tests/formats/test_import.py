@@ -266,6 +266,28 @@ def test_aiken_bad_questions_are_skipped_at_their_lines() -> None:
     ]
 
 
+def test_aiken_choices_without_a_space_as_moodle_reads_them(tmp_path: Path) -> None:
+    """Moodle's reader takes `B)Correct` as a choice (`/^[A-Z][).][ \\t]?/`, its test file
+    `aiken_errors.txt` has such a question); here as the next letter only, so that a stem
+    going on with "U.S. ..." stays stem."""
+    path = tmp_path / "exemple.txt"
+    path.write_text(
+        "Quel format Moodle lit-il?\nA.XML\nB.Aiken\nC.PHP\nANSWER: B\n\n"
+        "Which agency is\nU.S. federal?\nA) NASA\nB)ESA\nANSWER: A\n",
+        encoding="utf-8",
+    )
+    imported = import_file(path, "t", "fr")
+    assert imported.format.name == "aiken" and imported.chosen_by == "its content"
+    got = [
+        (q.question, [(c.text, c.correct) for c in q.choices]) for q in imported.source.questions
+    ]
+    assert got == [
+        ("Quel format Moodle lit-il?", [("XML", False), ("Aiken", True), ("PHP", False)]),
+        ("Which agency is\nU.S. federal?", [("NASA", True), ("ESA", False)]),
+    ]
+    assert imported.diagnostics == ()
+
+
 # ---- Moodle XML -----------------------------------------------------------
 
 

@@ -6,7 +6,8 @@
     ANSWER: B
 
 The stem may run over several lines; choices are `A.` or `A)` with capital
-letters in order; `ANSWER:` names the correct letter (`ANSWER: A, C` for
+letters in order, a space after them or not (`A)Broadcast`, as Moodle reads it, when
+the letter is the next choice's); `ANSWER:` names the correct letter (`ANSWER: A, C` for
 several, an extension Moodle does not read). Aiken has no explanations, so
 each becomes a TODO; a question without an `ANSWER:` line gets a TODO answer.
 A question that cannot become an item is skipped with a warning, not the file.
@@ -31,6 +32,9 @@ from ankigen.formats.model import (
 from ankigen.text.html import literal
 
 _CHOICE = re.compile(r"^\s*([A-Z])[.)]\s+(\S.*?)\s*$")
+# Moodle's reader (`/^[A-Z][).][ \t]?/`) takes a choice without its space; here only
+# as the next letter, since a stem of several lines may go on with "U.S. ..." or "E.g."
+_TIGHT_CHOICE = re.compile(r"^\s*([A-Z])[.)](\S.*?)\s*$")
 _ANSWER = re.compile(r"^\s*ANSWER\s*:\s*(.*?)\s*$", re.IGNORECASE)
 
 
@@ -76,7 +80,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
                 finish(None, number)
             continue
         answer = _ANSWER.match(raw)
-        choice = _CHOICE.match(raw)
+        choice = _CHOICE.match(raw) or _next_choice(raw, draft)
         if answer:
             if draft is None:
                 problems.warn(number, "ANSWER: line without a question before it; ignored")
@@ -116,6 +120,15 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     )
 
 
+def _next_choice(raw: str, draft: _Draft | None) -> re.Match[str] | None:
+    """A choice written without a space after its letter (`B)Correct`), if its letter is
+    the one the question's next choice has."""
+    tight = _TIGHT_CHOICE.match(raw)
+    if tight is None or draft is None or ord(tight[1]) - ord("A") != len(draft.choices):
+        return None
+    return tight
+
+
 def _question(draft: _Draft, answer: str | None, line: int, problems: Problems) -> Question | None:
     letters = [letter for letter, _, _ in draft.choices]
     expected = [chr(ord("A") + n) for n in range(len(letters))]
@@ -150,7 +163,7 @@ def _question(draft: _Draft, answer: str | None, line: int, problems: Problems) 
 
 def sniff(text: str) -> int:
     answers = len(re.findall(r"^\s*ANSWER\s*:\s*[A-Z]", text, re.MULTILINE))
-    choices = len(re.findall(r"^\s*[A-Z][.)]\s+\S", text, re.MULTILINE))
+    choices = len(re.findall(r"^\s*[A-Z][.)]\s*\S", text, re.MULTILINE))
     if answers and choices >= 2 * answers:
         return 80
     return 0
