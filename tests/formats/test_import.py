@@ -406,6 +406,52 @@ def test_moodle_xml_wrong_root_and_unknown_question_type(tmp_path: Path) -> None
     ]
 
 
+def test_moodle_xml_inline_data_images_are_kept_as_embedded_files_are(
+    tmp_path: Path, runner: CliRunner
+) -> None:
+    """A picture pasted into Moodle's editor is written into the text (`data:` URL), not
+    as a `<file>`: it is the question's image. Before, it was dropped with a warning
+    that it was "not embedded", printing its kilobytes of base64."""
+    import base64
+    import io
+
+    from PIL import Image
+
+    picture = io.BytesIO()
+    Image.new("RGB", (40, 20), (0, 0, 255)).save(picture, "PNG")
+    png = base64.b64encode(picture.getvalue()).decode()
+    svg = base64.b64encode(b'<svg xmlns="http://www.w3.org/2000/svg"/>').decode()
+    question = (
+        '<question type="multichoice"><name><text>{name}</text></name>'
+        '<questiontext format="html"><text><![CDATA[<p>Its colour ({name})?</p>'
+        '<img src="data:image/{kind};base64,{data}" alt="A rectangle">]]></text></questiontext>'
+        '<answer fraction="100"><text>blue</text></answer>'
+        '<answer fraction="0"><text>red</text></answer></question>\n'
+    )
+    path = tmp_path / "pasted.xml"
+    path.write_text(
+        "<quiz>\n"
+        + question.format(name="png", kind="png", data=png)
+        + question.format(name="svg", kind="svg+xml", data=svg)
+        + "</quiz>\n",
+        encoding="utf-8",
+    )
+    out, media = tmp_path / "bank.yaml", tmp_path / "media"
+    result = invoke(
+        runner, "import", str(path), "--topic", "t", "--lang", "en", "-o", str(out),
+        "--media", str(media),
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    (stored,) = (media / "t").iterdir()
+    assert f'image: "t/{stored.name}"' in out.read_text(encoding="utf-8")
+    assert 'image_alt: "A rectangle"' in out.read_text(encoding="utf-8")
+    warnings = [line for line in result.stderr.splitlines() if "warning" in line]
+    assert warnings == [
+        f"{path}:3: warning: inline image 'data:image/svg+xml;base64,...' is an SVG drawing; "
+        "dropped"
+    ]
+
+
 # ---- CSV ------------------------------------------------------------------
 
 

@@ -12,7 +12,10 @@ those characters (`ankigen.text.html.literal`), never as a tag.
 
 from __future__ import annotations
 
+import base64
+import binascii
 import re
+import urllib.parse
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
@@ -35,6 +38,33 @@ _LAYOUT = "\x01"  # where layout space was, until we know whether it touches a l
 class Image:
     src: str
     alt: str
+
+    @property
+    def inline(self) -> bool:
+        """The picture is written into the text itself (`src="data:..."`), as editors
+        paste one."""
+        return self.src[:5].lower() == "data:"
+
+    @property
+    def shown(self) -> str:
+        """`src` for a message: an inline picture by its type, not its kilobytes."""
+        return self.src.partition(",")[0] + ",..." if self.inline else self.src
+
+    def inline_bytes(self) -> tuple[str, bytes] | None:
+        """An inline picture's media type and bytes (RFC 2397: base64 or percent-encoded);
+        None for one that is not a well-formed `data:` URL."""
+        head, comma, body = self.src[5:].partition(",")
+        if not comma:
+            return None
+        media_type, *parameters = head.split(";")
+        try:
+            if "base64" in (p.strip().lower() for p in parameters):
+                data = base64.b64decode("".join(body.split()), validate=True)
+            else:
+                data = urllib.parse.unquote_to_bytes(body)
+        except (binascii.Error, ValueError):
+            return None
+        return media_type.strip().lower() or "text/plain", data
 
 
 @dataclass(frozen=True)

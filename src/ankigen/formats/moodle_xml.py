@@ -26,6 +26,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from ankigen.formats.htmltext import (
+    Image,
     Link,
     MarkdownProblem,
     html_to_text,
@@ -394,7 +395,10 @@ def _convert(
     image, alt = "", ""
     for number, img in enumerate(converted.images):
         if number:
-            problems.warn(line, f"only one image per text: dropped {img.src!r}")
+            problems.warn(line, f"only one image per text: dropped {img.shown!r}")
+            continue
+        if img.inline:
+            image, alt = _inline(img, line, reading), img.alt
             continue
         if not img.src.startswith(PLUGINFILE):
             problems.warn(
@@ -411,6 +415,17 @@ def _convert(
             continue
         image, alt = _store(wanted, found[0], found[1], reading), img.alt
     return _Text(tex_delimiters(converted.text), image, alt, converted.pictures)
+
+
+def _inline(img: Image, line: int, reading: _Reading) -> str:
+    """A picture written into the text (`data:image/png;base64,...`, as editors paste
+    one), stored as an embedded file is; SVG, like an inline `<svg>`, is dropped."""
+    kind, data = img.inline_bytes() or ("", b"")
+    if not kind.startswith("image/") or kind == "image/svg+xml":
+        what = "an SVG drawing" if kind == "image/svg+xml" else "not a picture"
+        reading.problems.warn(line, f"inline image {img.shown!r} is {what}; dropped")
+        return ""
+    return _store(img.shown, data, line, reading)
 
 
 def _old_image(node: Node, stem: _Text, reading: _Reading) -> _Text:
@@ -443,7 +458,7 @@ def _old_image(node: Node, stem: _Text, reading: _Reading) -> _Text:
 def _file_name(src: str) -> str:
     """The name of a file embedded with the text (`@@PLUGINFILE@@/NAME`), else `src`."""
     if not src.startswith(PLUGINFILE):
-        return src
+        return Image(src, "").shown
     return urllib.parse.unquote(src[len(PLUGINFILE) :].split("?")[0]).lstrip("/")
 
 
