@@ -479,6 +479,27 @@ def test_csv_with_bom_quotes_multi_answers_and_why() -> None:
     assert bank.items[0].tags == ("collectives", "nccl")
 
 
+def test_csv_answers_by_letter_as_quiz_sheets_write_them(tmp_path: Path, runner: CliRunner) -> None:
+    """Sheets with "Option A" ... columns name the answer by its letter, in either case;
+    a letter that is also its own choice's text is that choice."""
+    path = tmp_path / "sheet.csv"
+    path.write_text(
+        "Question,Option A,Option B,Option C,Option D,Answer\n"
+        "Smallest particle?,a) Atom,b) Quark,c) Molecule,d) Cell,b\n"
+        'Two primes?,2,4,3,9,"A, C"\n'
+        "Best grade?,A,B,C,D,A\n",
+        encoding="utf-8",
+    )
+    columns = "Option A=choice1,Option B=choice2,Option C=choice3,Option D=choice4"
+    result = invoke(
+        runner, "import", str(path), "--topic", "t", "--lang", "en", "--columns", columns
+    )
+    assert result.exit_code == 0, result.output
+    bank, problems = parse_bank("b.yaml", fill_todos(result.stdout).encode())
+    assert bank is not None, problems
+    assert [item.answer for item in bank.items] == [(2,), (1, 3), (1,)]
+
+
 def test_csv_text_under_a_nameless_column_is_reported(tmp_path: Path) -> None:
     path = tmp_path / "q.csv"
     path.write_text("question,choice1,choice2,\nQ,a,b,note\n", encoding="utf-8")
@@ -535,9 +556,15 @@ def test_csv_row_with_nine_choices_is_skipped(runner: CliRunner) -> None:
         # a row's own problem skips the row: with no other row, nothing is left
         ("question,choice1,choice2,answer\nQ,a,b,3\n", "2: warning: answer '3' is out of range"),
         (
-            "question,choice1,choice2,answer\nQ,a,b,B\n",
-            "2: warning: answer 'B' is neither a choice",
+            "question,choice1,choice2,answer\nQ,a,b,B?\n",
+            "2: warning: answer 'B?' is neither a choice",
         ),
+        # a letter that is also another choice's text: which is meant is not guessed
+        (
+            "question,choice1,choice2,answer\nQ,b,a,A\n",
+            "2: warning: answer 'A' could name choices by their letters or by their text",
+        ),
+        ("question,choice1,choice2,answer\nQ,a,b,C\n", "2: warning: answer 'C' is out of range"),
         ("question,choice1,choice2,choice3\nQ,a,,c\n", "2: warning: choice2 is empty but choice3"),
         ("question,choice1,choice2\n\n\nQ,a\n", "4: warning: this row has 1 choices"),
         # digits to str.isdigit() that int() refuses, and more digits than int() converts

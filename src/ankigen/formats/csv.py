@@ -6,7 +6,8 @@ The first row names the columns, in any order (case and spaces do not matter):
 
 and optionally `explanation_image`, `explanation_image_alt`, `shuffle`, `recall`
 and `why1` ... `why8` (each choice's feedback). `answer` is the choice number,
-`2`, or several, `1,3`; empty leaves it as TODO, as an empty explanation does.
+`2`, or several, `1,3`, or their letters, `B` or `A,C` (unless a choice's text is
+such a letter elsewhere); empty leaves it as TODO, as an empty explanation does.
 `tags` are separated by spaces. UTF-8 with or without a byte-order mark,
 quoted as RFC 4180 says; `.tsv` files and files whose header has tabs are
 tab-separated, a header with `;` and no `,` is `;`-separated (spreadsheets in
@@ -372,7 +373,7 @@ def _choice_count(texts: list[str], line: int, problems: Problems) -> int | None
 def _picks(
     answer: str, texts: list[str], last: int, line: int, problems: Problems
 ) -> list[int] | None:
-    """The numbers of the choices the answer cell names, by number or by text ([] if it
+    """The numbers of the choices the answer cell names, by number, letter or text ([] if it
     is empty); None if it names none."""
     if not answer:
         return []
@@ -383,13 +384,16 @@ def _picks(
         if not all(1 <= p <= last for p in picks):  # no choice has that number:
             picks = _picked_by_text(answer, texts[:last]) or picks  # is it a text?
     else:
-        picks = _picked_by_text(answer, texts[:last])
+        by_letter = _LETTERS.fullmatch(answer) is not None
+        picks = (_picked_by_letter if by_letter else _picked_by_text)(answer, texts[:last])
         if not picks:
-            problems.add(
-                line,
-                f"answer {answer!r} is neither a choice number such as 2 or 1,3 nor "
-                "the text of one choice",
+            why = (
+                "could name choices by their letters or by their text: write their numbers"
+                if by_letter
+                else "is neither a choice number such as 2 or 1,3, nor the letters of choices "
+                "(B, or A,C), nor the text of one choice"
             )
+            problems.add(line, f"answer {answer!r} {why}")
             return None
     if not all(1 <= p <= last for p in picks):
         problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
@@ -412,11 +416,24 @@ def _flags(
     return flags
 
 
+_LETTERS = re.compile(r"[A-Za-z]([,;+\s]+[A-Za-z])*")
+
+
+def _picked_by_letter(answer: str, texts: list[str]) -> list[int]:
+    """The choices an answer names by letter (`B`, `a,c`: A or a is the first choice), as
+    quiz sheets with columns "Option A" ... write them; [] where a choice's text is one
+    of those letters, at another place (a choice "A" of choices "C", "A", "B")."""
+    letters = [p.casefold() for p in re.split(r"[,;+\s]+", answer) if p]
+    picks = [ord(letter) - ord("a") + 1 for letter in letters]
+    folded = [" ".join(t.split()).casefold() for t in texts]
+    if any(t in folded and folded.index(t) + 1 != n for t, n in zip(letters, picks, strict=True)):
+        return []
+    return picks
+
+
 def _picked_by_text(answer: str, texts: list[str]) -> list[int]:
     """The choices an answer names by their text (the whole cell, or each of its parts
     between commas or semicolons), where each names exactly one choice; else []."""
-    if re.fullmatch(r"[A-Za-z]([,;\s]+[A-Za-z])*", answer.strip()):
-        return []  # letters: A for the first choice, or a choice "a"? not a guess to make
     folded = [" ".join(t.split()).casefold() for t in texts]
 
     def number(text: str) -> int:
