@@ -101,6 +101,21 @@ def test_gift_every_mapping_rule() -> None:
     assert bank.title == "Collectives"
 
 
+def test_a_warning_names_the_other_questions_line_in_the_file(tmp_path: Path) -> None:
+    """Checks of the bank name other items by their lines in the bank; an import says the
+    line of the file the teacher has, where the bank's would point nowhere."""
+    path = tmp_path / "twice.gift"
+    path.write_text(
+        "// a comment\n// another\n\n\n::first:: Grant is buried in Grant's tomb.{TRUE}\n\n"
+        "::second:: Grant is buried in Grant's tomb.{FALSE}\n",
+        encoding="utf-8",
+    )
+    imported = import_file(path, "t", "en")
+    assert [str(d) for d in imported.diagnostics] == [
+        f"{path}:7: warning: item 'second': the same question as item 'first' (line 5)"
+    ]
+
+
 def test_gift_other_kinds_are_skipped_with_a_warning_each(runner: CliRunner) -> None:
     path = FORMATS / "multilingual.gift"
     result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import bisect
+import functools
 import re
 import stat
 from dataclasses import dataclass
@@ -20,6 +21,7 @@ from ankigen.formats.model import (
     Format,
     FormatError,
     Problems,
+    Question,
     ReadOptions,
     Source,
     assign_ids,
@@ -106,7 +108,10 @@ def import_file(
 
 
 _ITEM_START = re.compile(r"^  - id: ", re.MULTILINE)
-_BANK_LINE = re.compile(r" \(first used at line \d+\)| at line \d+|,? line \d+")
+# a line of the bank a message names: "the same question as item 'a' (line 6)"
+_BANK_LINE = re.compile(
+    r"(?P<lead> \(first used at line | \(line | at line |,? line )(?P<line>\d+)(?P<end>\)?)"
+)
 
 
 def as_checked(text: str, source: Source, ids: list[str]) -> list[Diagnostic]:
@@ -126,11 +131,25 @@ def as_checked(text: str, source: Source, ids: list[str]) -> list[Diagnostic]:
         number += filled.count("\n", counted, item.start())
         counted = item.start()
         starts.append(number)
+
+    def question_at(line: int) -> Question | None:
+        at = bisect.bisect_right(starts, line) - 1
+        return source.questions[at] if 0 <= at < len(source.questions) else None
+
+    def in_the_file(named: re.Match[str], own: Question | None) -> str:
+        """A line of the bank a message names, as its question's line in the file the
+        teacher has; left out where it is the problem's own question's, or none's."""
+        lead, end = named["lead"], named["end"]
+        question = question_at(int(named["line"]))
+        if question is not None and question is not own:
+            return f"{lead}{question.line}{end}"
+        return "" if lead.startswith(" (") else end  # an outer parenthesis stays
+
     found = []
     for problem in problems:
         at = bisect.bisect_right(starts, problem.line) - 1
-        question = source.questions[at] if 0 <= at < len(source.questions) else None
-        message = _BANK_LINE.sub("", problem.message)  # lines of the bank, not the file
+        question = question_at(problem.line)
+        message = _BANK_LINE.sub(functools.partial(in_the_file, own=question), problem.message)
         if question is not None and f"item {ids[at]!r}" not in message:
             message = f"item {ids[at]!r}: {message}"
         if problem.severity == "error":
