@@ -132,6 +132,13 @@ def test_position_bias_when_shuffling_is_off(project: Path, runner: CliRunner) -
     assert "warning: 4 of 5 unshuffled items have choice 2 as the answer" in out
     write_bank(project / "banks", items=items)  # shuffled: the position does not matter
     assert "unshuffled" not in invoke(runner, "lint").output
+    # true/false items, which keep true first as imports write them, are no position
+    true_false = [item(f"t{n}", choices=2) | {"choices": ["True", "False"]} for n in range(5)]
+    write_bank(project / "banks", items=true_false + items, shuffle=False)
+    assert (
+        "warning: 4 of 5 unshuffled items have choice 2 as the answer"
+        in invoke(runner, "lint").output
+    )
 
 
 def test_shipped_banks_lint_without_errors(runner: CliRunner) -> None:

@@ -20,7 +20,7 @@ from ankigen.checks.translation import (
     untranslated,
 )
 from ankigen.core.errors import Diagnostic
-from ankigen.text import markup
+from ankigen.text import l10n, markup
 
 PLACEHOLDER = re.compile(
     r"_AIU_PROTECTED_\w*|__[A-Z][A-Z0-9_]*__|\{\{\s*\w*\s*\}\}|\{\d+\}|%\(\w+\)[sd]|%[sd]\b"
@@ -266,6 +266,11 @@ def missing_alt_text(bank: Bank) -> Iterable[Diagnostic]:
 
 def position_bias(bank: Bank) -> Iterable[Diagnostic]:
     fixed = [i for i in bank.items if not i.shuffle and len(i.answer) == 1]
+    if len(fixed) < BIAS_MIN_ITEMS:
+        return
+    # a true/false item keeps true first, as imports write it: its answer is no position
+    true_false = set(l10n.true_false(bank.language))
+    fixed = [i for i in fixed if set(i.choices) != true_false]
     if len(fixed) < BIAS_MIN_ITEMS:
         return
     position, count = Counter(i.answer[0] for i in fixed).most_common(1)[0]
