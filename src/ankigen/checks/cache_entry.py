@@ -35,8 +35,6 @@ from ankigen.core.version import __version__
 from ankigen.text import lang
 
 Loaded = tuple[Bank | None, list[Diagnostic]]
-
-
 Outlined = tuple[Outline | None, list[Diagnostic]]
 
 
