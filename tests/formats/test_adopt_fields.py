@@ -64,13 +64,15 @@ NOTES = [
 ]
 
 
-def quiz_deck(collection: AnkiCollection, folder: Path) -> None:
+def quiz_deck(collection: AnkiCollection, folder: Path, sort_by: str = "Ques") -> None:
     """A hand-made note type of eleven fields, its notes in the deck Physics, a picture in
-    the `Image` field of one of them: made, then studied, in the learner's collection."""
+    the `Image` field of one of them: made, then studied, in the learner's collection.
+    `sort_by`: the field Anki's browser sorts its notes by."""
     models = collection.col.models
     model = models.new(QUIZ)
     for name in FIELDS:
         models.add_field(model, models.new_field(name))
+    model["sortf"] = FIELDS.index(sort_by)
     template = models.new_template("Card 1")
     template["qfmt"] = "{{Ques}}<ol><li>{{A}}<li>{{B}}<li>{{C}}<li>{{D}}<li>{{E}}</ol>{{Image}}"
     template["afmt"] = "{{FrontSide}}<hr id=answer>{{Ans}}: {{Ex}}<br>{{Source}} {{Note}}"
@@ -138,6 +140,32 @@ def test_the_learners_notes_keep_every_field_the_mapping_does_not_name(
     [square] = [n for n in collection.notes() if n["Ques"] == "How many sides has a square?"]
     assert square["Source"] == "Euclid, Elements I"
     assert square["Note"] == NOTES[2]["Note"]
+
+
+def test_a_deck_sorted_by_another_field_keeps_it_and_its_learners_take_updates(
+    project: Path, runner: CliRunner, tmp_path: Path, collection: AnkiCollection
+) -> None:
+    """A note type whose browser sorts by another field than the question (a published
+    exam deck sorts by its questions' numbers): the build keeps that sort field. Anki
+    re-stamps every note of a note type whose sort field changes, so with the question's
+    the learner's notes became newer than the package's, and no change ever reached them:
+    each counted as a duplicate."""
+    quiz_deck(collection, tmp_path, sort_by="Source")
+    assert collection.review_all() == 3
+    studied = export(collection, tmp_path / "quiz.apkg", with_media=True)
+    adopt(runner, studied, "--fields", MAPPING)
+    bank = project / "banks" / "physics" / "en.yaml"
+    assert '  sort_field: "Source"' in bank.read_text("utf-8")
+    bank.write_text(
+        bank.read_text("utf-8").replace("It has a direction.", "It has a direction too."),
+        encoding="utf-8",
+    )
+    log = collection.import_package(build(runner, project))
+    assert (log.updated, log.new, log.duplicate, log.conflicting) == (3, 0, 0, 0)
+    [vector] = [n for n in collection.notes() if n["Ques"] == "Which is a vector?"]
+    assert vector["Ex"] == "It has a direction too."
+    assert collection.note_type(QUIZ + NAME_SUFFIX)["sortf"] == FIELDS.index("Source")
+    assert collection.revlog_count() == 3
 
 
 def test_the_import_says_which_fields_it_maps_and_which_it_carries(

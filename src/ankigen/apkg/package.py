@@ -70,7 +70,7 @@ def genanki_model(kept: KeptNotetype | None = None) -> genanki.Model:
         fields=[{"name": name} for name in kept.fields],
         templates=[{"name": kept.template, "qfmt": t.front, "afmt": t.back}],
         css=t.css,
-        sort_field_index=kept.fields.index(kept.question),
+        sort_field_index=kept.fields.index(kept.sort_field or kept.question),
     )
 
 

@@ -50,8 +50,8 @@ def read_kept(r: Reader, node: yaml.Node) -> KeptNotetype | None:
         return None
     numbers = {key: _number(r, keys[key], key) for key in ("id", "adopted") if key in keys}
     texts = {
-        key: r.text(keys[key], f"anki_notetype: {key}", required=key not in ("explanation", "kind"))
-        for key in ("name", "template", "answer_format", *_ROLES)
+        key: r.text(keys[key], f"anki_notetype: {key}", required=key in _REQUIRED)
+        for key in ("name", "template", "answer_format", "sort_field", *_ROLES)
         if key in keys
     }
     fields = _names(r, keys["fields"], "fields")
@@ -72,6 +72,7 @@ def read_kept(r: Reader, node: yaml.Node) -> KeptNotetype | None:
         answer_format=given["answer_format"],
         explanation=given.get("explanation", ""),
         kind=given.get("kind", ""),
+        sort_field=given.get("sort_field", ""),
         adopted=numbers.get("adopted") or 0,
     )
 
@@ -92,6 +93,13 @@ def _parts_fit(
         ok = False
     if not MIN_CHOICES <= len(choices) <= MAX_CHOICES:
         r.report(keys["choices"], f"anki_notetype: {MIN_CHOICES} to {MAX_CHOICES} choice fields")
+        ok = False
+    sort_field = texts.get("sort_field", "")
+    if sort_field and sort_field not in fields:
+        r.report(
+            keys["sort_field"],
+            f"anki_notetype: sort_field: {sort_field!r} is not one of its fields",
+        )
         ok = False
     used: list[str] = []
     for role, names in (("choices", choices), *((k, (texts.get(k, ""),)) for k in _ROLES)):

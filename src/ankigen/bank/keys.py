@@ -184,6 +184,14 @@ KEPT_KEYS = (
         ("QType",),
     ),
     Key(
+        "sort_field",
+        _scalar_text(MAX_SHORT_TEXT, required=False),
+        "The field Anki's browser sorts by, as the adopted note type had it (default: the "
+        "question's): a note type whose sort field changes has every note re-stamped, and "
+        "learners' notes would then never take an update.",
+        ("Number",),
+    ),
+    Key(
         "adopted",
         {"type": "integer", "minimum": 1_000_000_000, "maximum": 2**63 - 1},
         "When the deck was adopted (seconds since 1970).",

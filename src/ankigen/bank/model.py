@@ -131,6 +131,10 @@ class KeptNotetype:
     explanation: str = ""
     kind: str = ""
     """A field such as the Multiple Choice add-on's QType: 2 for one answer, 1 for several."""
+    sort_field: str = ""
+    """The field Anki's browser sorts the notes by, as the adopted note type had it ("":
+    the question's). Kept: Anki re-stamps every note of a note type whose sort field
+    changes, and a learner's re-stamped note is newer than the package's, never updated."""
     adopted: int = 0
     """When the deck was adopted: the note type's time in packages is never older, so Anki
     replaces the old template by ankigen's card."""

@@ -42,8 +42,9 @@ Outlined = tuple[Outline | None, list[Diagnostic]]
 # 6: item lines as keys and offsets; 7: items' `chunk` and `seal`; 8: the source languages;
 # 9: the bank's outline first, readable without its items; 10: the bank's parity last;
 # 11: items' seals made by `marshal`; 12: an item's recall in its parity row;
-# 13: diagnostics by column, each path once; 14: items' `anki_fields`; 15: a diagnostic's column
-FORMAT = 15
+# 13: diagnostics by column, each path once; 14: items' `anki_fields`; 15: a diagnostic's column;
+# 16: a kept note type's `sort_field`
+FORMAT = 16
 
 
 # the fastest level: the cache must cost less to read than the bank costs to parse,

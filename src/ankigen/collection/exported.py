@@ -46,6 +46,8 @@ class Notetype:
     name: str
     fields: tuple[str, ...]
     templates: tuple[str, ...]
+    sort_field: int = 0
+    """The field Anki's browser sorts by (`sortf`), by its number from 0."""
 
 
 @dataclass(frozen=True)
@@ -191,19 +193,30 @@ def _schema18(database: GuardedDatabase) -> _Kinds:
             kind = integer(ntid, f"a note type's {table}")
             found.setdefault(kind, []).append(text(name, f"note type {kind}'s {table}"))
     notetypes = {}
-    for ntid, name in database.rows("SELECT id, name FROM notetypes"):
+    for ntid, name, config in database.rows("SELECT id, name, config FROM notetypes"):
         kind = integer(ntid, "a note type's id")
         notetypes[kind] = Notetype(
             kind,
             text(name, f"note type {kind}'s name"),
             tuple(names["fields"].get(kind, ())),
             tuple(names["templates"].get(kind, ())),
+            _sort_field(config),
         )
     decks = {
         integer(did, "a deck's id"): text(name, f"deck {did}'s name").replace("\x1f", "::")
         for did, name in database.rows("SELECT id, name FROM decks")
     }
     return notetypes, decks
+
+
+def _sort_field(config: object) -> int:
+    """`Notetype.Config`'s `sort_field_idx` (field 2); 0, the first field, where the
+    blob says none or is not one."""
+    try:
+        sort = dict(_protobuf(config)).get(2, 0) if isinstance(config, bytes) else 0
+    except ValueError:
+        return 0
+    return sort if isinstance(sort, int) else 0
 
 
 def _schema11(database: GuardedDatabase) -> _Kinds:
@@ -219,6 +232,7 @@ def _schema11(database: GuardedDatabase) -> _Kinds:
                 str(model["name"]),
                 tuple(str(f["name"]) for f in sorted(model["flds"], key=lambda f: f["ord"])),
                 tuple(str(t["name"]) for t in sorted(model["tmpls"], key=lambda t: t["ord"])),
+                int(model.get("sortf", 0)),
             )
             for key, model in models.items()
         }

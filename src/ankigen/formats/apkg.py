@@ -168,8 +168,16 @@ def _held(notetype: Notetype, mapping: FieldMap, reading: _Reading) -> KeptNotet
         answer_format=counted[0][0],
         explanation=mapping.explanation[0] if mapping.explanation else "",
         kind=mapping.kind,
+        sort_field=_sort_field(notetype),
         adopted=clock(),
     )
+
+
+def _sort_field(notetype: Notetype) -> str:
+    """The field the note type sorts by (its first, where the package names none)."""
+    if 0 <= notetype.sort_field < len(notetype.fields):
+        return notetype.fields[notetype.sort_field]
+    return notetype.fields[0] if notetype.fields else ""
 
 
 def _deck_notes(exported: Exported, deck: str) -> list[AnkiNote]:

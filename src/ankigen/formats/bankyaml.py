@@ -138,7 +138,9 @@ def kept_lines(kept: KeptNotetype) -> list[str]:
         f"  answer_format: {kept.answer_format}",
     ]
     out += [
-        f"  {key}: {q(getattr(kept, key))}" for key in ("explanation", "kind") if getattr(kept, key)
+        f"  {key}: {q(getattr(kept, key))}"
+        for key in ("explanation", "kind", "sort_field")
+        if getattr(kept, key)
     ]
     out.append(f"  adopted: {kept.adopted}")
     return out
