@@ -122,6 +122,47 @@ def test_other_note_types_are_read_by_the_fields_named(
     assert item["explanation"] == "Count\u00a0them."
 
 
+def test_an_answer_that_is_a_choices_text_and_another_choices_letter_is_not_guessed(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """An exam deck whose answer field holds the right choice's text: "B" among the
+    choices G, X, Y, B is choice 4 by its text and choice 2 by its letter, "4" among 2, 4,
+    5, 6 choice 2 by its text and 4 by its number. Read as a letter or a number, such
+    answers went wrong with no warning; each is now left for the author to say."""
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        models = author.col.models
+        model = models.new("exam")
+        for name in ("Number", "Question", "A", "B", "C", "D", "Full"):
+            models.add_field(model, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Question}}{{A}}{{B}}{{C}}{{D}}", "{{Full}}"
+        models.add_template(model, template)
+        models.add(model)
+        rows = [
+            ("Which symbol is the field?", ("G", "X", "Y", "B"), "B"),
+            ("How many?", ("2", "4", "5", "6"), "4"),
+            ("Which colour?", ("red", "blue", "green", "pink"), "blue"),
+        ]
+        for number, (question, choices, full) in enumerate(rows, start=1):
+            note = author.col.new_note(models.by_name("exam"))
+            note["Number"], note["Question"], note["Full"] = f"E{number}", question, full
+            for name, choice in zip("ABCD", choices, strict=True):
+                note[name] = choice
+            author.col.add_note(note, author.col.decks.id("Exam"))
+        package = tmp_path / "exam.apkg"
+        export(author, package)
+    finally:
+        author.close()
+    said = adopt(runner, package, "--fields", "question=Question,choices=A..D,answer=Full")
+    assert "the answer 'B' names choice 2 by its letter and choice 4 by its text" in said
+    assert "the answer '4' names choice 4 by its number and choice 2 by its text" in said
+    bank = (project / "banks" / "physics" / "en.yaml").read_text("utf-8")
+    items = yaml.safe_load(bank.replace("answer: ~", "answer: null"))["items"]
+    assert [item["answer"] for item in items] == [None, None, 2]
+    assert "answer_format: text" in bank
+
+
 def test_a_package_of_several_decks_is_adopted_a_deck_at_a_time(
     project: Path, runner: CliRunner, tmp_path: Path
 ) -> None:

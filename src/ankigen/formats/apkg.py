@@ -257,6 +257,21 @@ def _answer(
     for choices written in the question, their labels too (`B`, `A, C`, `Answer: b)`)."""
     filled = [n for n, text in enumerate(texts, start=1) if text]
     found = _answer_read(value, texts, filled, labels)
+    by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
+    if (
+        found is not None
+        and found[0] != "text"
+        and len(by_text) == 1
+        and found[1] != tuple(by_text)
+    ):
+        # an exam deck's "B" among the choices G, X, Y, B, or "4" among 2, 4, 5, 6: which
+        # is meant is not guessed
+        reading.problems.warn(
+            line,
+            f"the answer {value!r} names choice {', '.join(map(str, found[1]))} by its "
+            f"{_HOW[found[0]]} and choice {by_text[0]} by its text; left for you to say",
+        )
+        return None
     if found is None:
         reading.problems.warn(
             line,
@@ -266,6 +281,9 @@ def _answer(
     how, correct = found
     reading.answer_formats[how] += 1
     return correct
+
+
+_HOW = {"labels": "label", "bits": "position", "numbers": "number", "letters": "letter"}
 
 
 def _answer_read(
