@@ -184,6 +184,36 @@ def test_a_package_of_several_decks_is_adopted_a_deck_at_a_time(
     assert [item["question"] for item in bank["items"]] == ["Q?"]
 
 
+def test_a_nested_deck_with_another_makers_guids_builds_and_updates_its_learners(
+    project: Path, runner: CliRunner, tmp_path: Path, collection: AnkiCollection
+) -> None:
+    """Notes made by another tool keep their GUIDs (here 32 hex digits), which the lock
+    refused as no GUID once the import had written them; and a deck in a parent deck is
+    named whole in the lock, where its last part alone made the first build warn of a
+    rename and advise setting a name that would move new cards elsewhere."""
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        addon_deck(author, tmp_path / "first.apkg", "Exams::Physics")
+        for number, note in enumerate(author.notes()):
+            note.guid = f"{number:032x}"
+            author.col.update_note(note)
+        package = export(author, tmp_path / "physics.apkg")
+    finally:
+        author.close()
+    assert collection.import_package(package).new == len(NOTES)
+    adopt(runner, package)
+    built = invoke(runner, "build")
+    assert built.exit_code == 0, built.output
+    assert "renamed" not in built.output
+    log = collection.import_package(project / "out" / "physics.en.apkg")
+    assert (log.updated, log.new, log.duplicate, log.conflicting) == (len(NOTES), 0, 0, 0)
+    assert sorted(note.guid for note in collection.notes()) == [
+        f"{n:032x}" for n in range(len(NOTES))
+    ]
+    cards = [collection.col.get_card(card) for card in collection.col.find_cards("")]
+    assert {collection.col.decks.name(card.did) for card in cards} == {"Exams::Physics"}
+
+
 @pytest.mark.parametrize("content", [b"", b"PK\x03\x04 broken", b"not a zip at all"])
 def test_a_file_that_is_no_package_is_refused_plainly(
     project: Path, runner: CliRunner, tmp_path: Path, content: bytes

@@ -290,8 +290,10 @@ def _adopted_lock(imported: Imported, bank_path: Path, banks_dir: Path) -> tuple
     lock_path = banks_dir / LOCK_NAME
     raw = read_lock_bytes(lock_path)
     key = deck_key(imported.topic, imported.language)
-    title = imported.source.title or key
-    data = with_adopted(str(lock_path), raw, key, title, relative.as_posix(), notes)
+    # the deck's name as the build will name it (the bank keeps the deck's own, nested
+    # decks whole): under the title alone, the first build warned of a rename
+    name = imported.source.deck or imported.source.title or key
+    data = with_adopted(str(lock_path), raw, key, name, relative.as_posix(), notes)
     # replaced only while it holds what was read: a build meanwhile is not undone
     return Target(lock_path, "a lock file", edits=raw), data
 

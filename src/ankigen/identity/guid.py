@@ -16,10 +16,13 @@ _BASE91 = (
 )
 
 
-GUID = re.compile(r"[" + re.escape(_BASE91) + r"]{1,20}")
+# Anki makes 10 base91 characters; other makers' notes keep theirs (32 hex digits, a
+# UUID's 36 characters), which an adopted deck's lock must hold: any length to 128
+MAX_GUID = 128
+GUID = re.compile(r"[" + re.escape(_BASE91) + rf"]{{1,{MAX_GUID}}}")
 
 
-_GUID_LINES = re.compile(r"(?:[" + re.escape(_BASE91) + r"]{1,20}\n)*")
+_GUID_LINES = re.compile(r"(?:[" + re.escape(_BASE91) + rf"]{{1,{MAX_GUID}}}\n)*")
 
 
 def all_guids(values: Sequence[object]) -> bool:
