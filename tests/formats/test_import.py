@@ -179,7 +179,7 @@ SKIPPED = "; question skipped"
             "\n\n// c\nQ {=a ~}",
             f"4: warning: this question has 1 choices; an item needs 2 to 8{SKIPPED}",
         ),
-        ("::t::[plain]Q {=a ~#why}", "1: warning: choice 2 is empty; question 't' skipped"),
+        ("::t::[plain]Q {=#why ~a}", "1: warning: choice 1 is empty; question 't' skipped"),
         (
             "Q {=a ~<img src\\=x.png>}",
             f"1: warning: choice 2 is only a picture, which a choice cannot hold{SKIPPED}",

@@ -116,6 +116,39 @@ def test_gift_tilde_equals_marks_the_right_choice_as_moodle_reads_it(tmp_path: P
     assert imported.source.skipped == 0 and imported.diagnostics == ()
 
 
+def test_gift_categories_titles_and_empty_wrong_choices_as_course_files_write_them(
+    tmp_path: Path,
+) -> None:
+    """Published course files stack `$CATEGORY:` lines above a question, or start the next
+    question's category right after a question's last line; give a question no text but
+    its `::title::`; and leave a wrong choice with no text (`~%-25%~path`). Before, the
+    category lines went into the question text, the title-only questions were refused
+    (a file of them failed), and the empty choice skipped its question."""
+    from ankigen.formats.convert import import_file
+
+    path = tmp_path / "course.gift"
+    path.write_text(
+        "$CATEGORY: $course$/top/Unit 1\n$CATEGORY: $course$/top/Unit 1/Shards\n"
+        "::First:: What holds a shard? {=a rank ~no one}\n"
+        "$CATEGORY: $course$/top/Unit 2\n"
+        "::Second:: Which file? {~%-25%~/etc/hosts =/etc/passwd ~/tmp}\n\n"
+        "::What is a collective?::\n{=an operation across ranks ~a file}\n",
+        encoding="utf-8",
+    )
+    imported = import_file(path, "t", "en")
+    got = [(q.question, [c.text for c in q.choices], q.tags) for q in imported.source.questions]
+    assert got == [
+        ("What holds a shard?", ["a rank", "no one"], ("Unit_1::Shards",)),
+        ("Which file?", ["/etc/hosts", "/etc/passwd", "/tmp"], ("Unit_2",)),
+        ("What is a collective?", ["an operation across ranks", "a file"], ("Unit_2",)),
+    ]
+    assert imported.source.title == "Unit 1"
+    assert [(d.line, d.message) for d in imported.diagnostics] == [
+        (5, "a choice with no text was dropped: '%-25%'"),
+        (7, "the question has no text but its title, which becomes its text"),
+    ]
+
+
 # ---- Moodle XML: choices that are only a picture -----------------------------
 
 

@@ -77,7 +77,9 @@ class _Block:
 
 def _blocks(text: str) -> list[_Block]:
     """Questions, as Moodle splits them: at blank lines, with `//` comment lines blanked
-    and every line trimmed (qformat_default::readquestions)."""
+    and every line trimmed (qformat_default::readquestions); and, beyond Moodle, before a
+    `$CATEGORY:` line that follows a question's lines, where Moodle would read the whole
+    block as a category and lose its questions."""
     blocks: list[_Block] = []
     current: _Block | None = None
     for number, raw in enumerate(text.splitlines(), start=1):
@@ -86,6 +88,13 @@ def _blocks(text: str) -> list[_Block]:
             current = None
             continue
         line = "" if stripped.startswith("//") else stripped
+        category = line.startswith("$CATEGORY:")
+        if (
+            current is not None
+            and category
+            and any(kept and not kept.startswith("$CATEGORY:") for kept in current.lines)
+        ):
+            current = None
         if current is None:
             if not line:
                 continue
@@ -179,7 +188,9 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     title = ""
     for block in _blocks(_protect(text)):
         body = block.text.strip()
-        if body.startswith("$CATEGORY:"):
+        # each category line in turn (a file may stack several above a question): the
+        # last names the questions' category, the first one of the file the title
+        while body.startswith("$CATEGORY:"):
             first, _, rest = body.partition("\n")
             category = _restore(first[len("$CATEGORY:") :]).strip()
             parts = [p for p in category.split("/") if p and not p.startswith("$") and p != "top"]
@@ -187,8 +198,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             tags = (tag,) if tag else ()
             title = title or (parts[-1].strip() if parts else "")
             body = rest.strip()
-            if not body:
-                continue
+        if not body:
+            continue
         line = _line_of(block, body, 0)
         name, body = _title(body)
         mark = len(problems.found)
@@ -268,6 +279,10 @@ def _question(
     question_text = converter.convert(stem_text, fmt, line)
     general_text, general_fmt = converter.split_format(general.strip(), fmt)
     explanation = converter.convert(general_text, general_fmt, line) or None
+    if not question_text and name:
+        # `::What is a shard?::{=...}`: Moodle imports it with no text, its title the name
+        problems.warn(line, "the question has no text but its title, which becomes its text")
+        question_text = tex_delimiters(literal(name))
     if not question_text:
         problems.add(line, "the question has no text")
         return None, 0
@@ -370,8 +385,9 @@ def _choices(
     # keeps the empty one in its list but saves no answer without text (the
     # multichoice type's `save_question_options`), so the question has the others
     pieces = [piece.strip() for piece in pieces if piece.strip()]
-    for number, piece in enumerate(pieces, start=1):
-        weight = 0.0
+    number = 0
+    for written in pieces:
+        piece, weight = written, 0.0
         if piece.startswith("="):
             weight, piece = 1.0, piece[1:]
         else:
@@ -379,6 +395,13 @@ def _choices(
             if match:
                 weight, piece = float(match[1]) / 100, piece[match.end() :]
         text, _, feedback = piece.partition("#")
+        if not text.strip() and weight <= 0:
+            # `~%-25%~/etc/hosts`: a weight with no text, which Moodle saves no answer for
+            converter.problems.warn(
+                line, f"a choice with no text was dropped: {_restore(written)!r}"
+            )
+            continue
+        number += 1
         body, body_fmt = converter.split_format(text.strip(), fmt)
         why_text, why_fmt = converter.split_format(feedback.strip(), fmt)
         choice = converter.convert(body, body_fmt, line, number)
