@@ -303,6 +303,29 @@ def test_aiken_choices_without_a_space_as_moodle_reads_them(tmp_path: Path) -> N
     assert imported.diagnostics == ()
 
 
+def test_aiken_lines_without_choices_before_a_blank_line_are_no_question(
+    tmp_path: Path,
+) -> None:
+    """A header, or a stray `Feedback:` line after an `ANSWER:`, went into the next
+    question's stem with no warning; Moodle starts a new question at each such line and
+    reports the unfinished one. Skipped here, with a warning at their first line."""
+    path = tmp_path / "quiz.txt"
+    path.write_text(
+        "category\nCORE\n\nWhich collective sums?\nA. All-reduce\nB. Broadcast\nANSWER: A\n"
+        "Feedback: obviously\n\nWhich copies?\nA. All-reduce\nB. Broadcast\nANSWER: B\n",
+        encoding="utf-8",
+    )
+    imported = import_file(path, "t", "en")
+    assert [q.question for q in imported.source.questions] == [
+        "Which collective sums?",
+        "Which copies?",
+    ]
+    assert [(d.line, d.message) for d in imported.diagnostics] == [
+        (1, "lines without choices ('A. ...') before a blank line; question skipped"),
+        (8, "lines without choices ('A. ...') before a blank line; question skipped"),
+    ]
+
+
 # ---- Moodle XML -----------------------------------------------------------
 
 

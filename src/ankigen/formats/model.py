@@ -303,10 +303,11 @@ def check_choice_count(problems: Problems, line: int, count: int) -> bool:
 
 
 def slugify(name: str) -> str:
-    """A bank id from a free-form name: `Q1: All-reduce?` -> `q1-all-reduce`; "" if not Latin."""
+    """A bank id from a free-form name: `Q1: All-reduce?` -> `q1-all-reduce`; "" if not Latin
+    (`Вопрос 1` is no `1`: the numbers of other scripts' names say too little)."""
     folded = unicodedata.normalize("NFKD", name).encode("ascii", "ignore").decode().lower()
     slug = re.sub(r"[^a-z0-9]+", "-", folded).strip("-")
-    return slug[:MAX_ID].rstrip("-")
+    return slug[:MAX_ID].rstrip("-") if re.search("[a-z]", slug) else ""
 
 
 def assign_ids(source: Source, problems: Problems) -> list[str]:
@@ -317,12 +318,14 @@ def assign_ids(source: Source, problems: Problems) -> list[str]:
     # not a scan from -2 for each
     next_suffix: dict[str, int] = {}
     for number, question in enumerate(source.questions, start=1):
-        wanted = question.name if SLUG.fullmatch(question.name) else slugify(question.name)
+        name = question.name
+        wanted = name if SLUG.fullmatch(name) and len(name) <= MAX_ID else slugify(name)
         wanted = wanted or f"q{number}"
         chosen = wanted
         suffix = next_suffix.get(wanted, 2)
         while chosen in used:
-            chosen = f"{wanted}-{suffix}"
+            # shortened to leave the suffix room: an id is at most MAX_ID long
+            chosen = f"{wanted[: MAX_ID - len(str(suffix)) - 1].rstrip('-')}-{suffix}"
             suffix += 1
         next_suffix[wanted] = suffix
         if chosen != wanted:
