@@ -5,7 +5,7 @@
     B) All-reduce
     ANSWER: B
 
-The stem may run over several lines; choices are `A.` or `A)` with capital
+The stem may run over several lines (not past a blank line); choices are `A.` or `A)` with capital
 letters in order, a space after them or not (`A)Broadcast`, as Moodle reads it, when
 the letter is the next choice's); `ANSWER:` names the correct letter (`ANSWER: A, C` for
 several, an extension Moodle does not read). Aiken has no explanations, so
@@ -78,6 +78,10 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         if not raw.strip():
             if draft is not None and draft.choices:
                 finish(None, number)
+            elif draft is not None:
+                # lines before a blank line, and no choice: no question, as in Moodle,
+                # where each such line starts a new one (a header, a stray "Feedback:")
+                skip(draft.line, "lines without choices ('A. ...') before a blank line")
             continue
         answer = _ANSWER.match(raw)
         choice = _CHOICE.match(raw) or _next_choice(raw, draft)
