@@ -188,6 +188,13 @@ HOSTILE: dict[str, tuple[str, tuple[str, ...], str]] = {
         ),
         "its collection cannot be read by SQLite (no such column: flds)",
     ),
+    # a note type without its fields' `ord` (a tool's package Anki refuses too): said
+    # plainly, where the message was Python's KeyError('ord')
+    "model-field-without-ord": (
+        "out/demo.en.apkg",
+        ("UPDATE col SET models = replace(models, '\"ord\"', '\"place\"')",),
+        "its note types lack 'ord', which Anki needs",
+    ),
     "notetype-name-not-utf8": (
         "anki21b.apkg",
         ("DROP INDEX idx_notetypes_name", f"UPDATE notetypes SET name = {NOT_UTF8} || name"),

@@ -237,8 +237,10 @@ def _schema11(database: GuardedDatabase) -> _Kinds:
             for key, model in models.items()
         }
         names = {int(key): str(deck["name"]) for key, deck in decks.items()}
-    except (TypeError, ValueError, KeyError, AttributeError) as error:
-        raise Refused(f"its note types cannot be read: {error!r}") from None
+    except KeyError as error:  # Anki too refuses a package whose note types lack these
+        raise Refused(f"its note types lack {error.args[0]!r}, which Anki needs") from None
+    except (TypeError, ValueError, AttributeError) as error:
+        raise Refused(f"its note types cannot be read: {error}") from None
     return notetypes, names
 
 
