@@ -260,3 +260,33 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
         ("Pick the even numbers", ["2", "3", "4"], [1, 3]),
         ("1. What is 2 + 2?", ["3", "4"], 2),
     ]
+
+
+@pytest.mark.parametrize(
+    ("spec", "expected"),
+    [
+        ("question=Q,choices=A..D,answer=R", ("A", "B", "C", "D")),
+        ("question=Q,choices=Q_1..Q_3,answer=R", ("Q_1", "Q_2", "Q_3")),
+        # an exam deck's fields: the range with its prefix, as its fields are named
+        ("question=Q,choices=ChoiceA..ChoiceC,answer=R", ("ChoiceA", "ChoiceB", "ChoiceC")),
+        ("question=Q,choices=OptionA..C,answer=R", ("OptionA", "OptionB", "OptionC")),
+        ("question=Q,choices=X+Y,answer=R", ("X", "Y")),
+    ],
+)
+def test_fields_name_choices_by_ranges_and_lists(spec: str, expected: tuple[str, ...]) -> None:
+    from ankigen.formats.ankifields import parse_fields
+
+    assert parse_fields(spec)["choices"] == expected
+
+
+def test_a_role_of_one_field_given_several_is_refused_not_cut_short() -> None:
+    """`question=Ques+Source` used `Ques` alone, silently."""
+    from ankigen.formats.ankifields import parse_fields
+    from ankigen.formats.model import FormatError
+
+    with pytest.raises(FormatError, match="question is one field"):
+        parse_fields("question=Ques+Source,choices=A..B,answer=R")
+    assert parse_fields("question=Q,choices=A..B,answer=R,explanation=E1+E2")["explanation"] == (
+        "E1",
+        "E2",
+    )

@@ -17,7 +17,7 @@ answers, 2 one answer)."""
 
 _CHOICE_FIELD = re.compile(r"Q_(\d+)")
 _RANGE = re.compile(r"(.*?)(\d+)\.\.(?:\1)?(\d+)")
-_LETTERS = re.compile(r"([A-Za-z])\.\.([A-Za-z])")
+_LETTERS = re.compile(r"(.*?)([A-Za-z])\.\.(?:\1)?([A-Za-z])")
 
 
 @dataclass(frozen=True)
@@ -44,10 +44,12 @@ class FieldMap:
 
 
 def _expand(name: str) -> list[str]:
-    """The field names one name of `--fields` stands for: `Q_1..Q_5`, `A..D`, or itself."""
+    """The field names one name of `--fields` stands for: `Q_1..Q_5`, `A..D`,
+    `ChoiceA..ChoiceD`, or itself."""
     ranged, letters = _RANGE.fullmatch(name), _LETTERS.fullmatch(name)
-    if letters:  # A..D
-        return [chr(c) for c in range(ord(letters[1]), ord(letters[2]) + 1)]
+    if letters:  # A..D, ChoiceA..ChoiceD
+        first, last = ord(letters[2]), ord(letters[3])
+        return [f"{letters[1]}{chr(c)}" for c in range(first, last + 1)]
     if ranged:
         start, end = int(ranged[2]), int(ranged[3])
         return [f"{ranged[1]}{n}" for n in range(start, end + 1)]
@@ -64,6 +66,10 @@ def parse_fields(spec: str) -> dict[str, tuple[str, ...]]:
         if not equals or role not in ROLES or not value.strip():
             raise FormatError(f"{part!r} is not ROLE=FIELD, ROLE one of {', '.join(ROLES)}")
         found[role] = tuple(name for n in value.split("+") for name in _expand(n.strip()))
+        if len(found[role]) > 1 and role not in ("choices", "explanation"):
+            raise FormatError(
+                f"{part!r}: {role} is one field (only choices and explanation join several)"
+            )
     for role in ("question", "answer"):
         if role not in found:
             raise FormatError(f"{role}=FIELD is needed")
