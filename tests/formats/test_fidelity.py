@@ -188,6 +188,34 @@ def test_kahoots_template_is_read_as_such() -> None:
     ]
 
 
+def test_blookets_template_is_read_as_such(tmp_path: Path) -> None:
+    """Blooket's import template, as its users save it: the question under "Question
+    Text", rows numbered under "Question #", the right answers by number. Before, the
+    file was refused, both columns suggested as the question."""
+    path = tmp_path / "blooket.csv"
+    path.write_text(
+        "Question #,Question Text,Answer 1,Answer 2,Answer 3 (Optional),Answer 4 (Optional),"
+        "Time Limit (sec) (Max: 300 seconds),Correct Answer(s) (Only include Answer #)\n"
+        "1,¿Qué es un socket?,Una base de datos,Un punto de conexión,,,20,2\n"
+        '2,¿Qué clases crean sockets?,Socket,ServerSocket,Thread,,20,"1,2"\n',
+        encoding="utf-8",
+    )
+    found = import_file(path, "t", "es", None)
+    bank, problems = parse_bank(
+        "b.yaml", found.bank.replace('explanation: ""', 'explanation: "x"').encode()
+    )
+    assert bank is not None, problems
+    assert [(i.question, i.choices, i.answer) for i in bank.items] == [
+        ("¿Qué es un socket?", ("Una base de datos", "Un punto de conexión"), (2,)),
+        ("¿Qué clases crean sockets?", ("Socket", "ServerSocket", "Thread"), (1, 2)),
+    ]
+    assert [d.message for d in found.diagnostics] == [
+        "column 'Question #' is not part of an item; ignored",
+        "column 'Time Limit (sec) (Max: 300 seconds)' is not part of an item; ignored",
+        "the header is Blooket's quiz template's: its columns are read as such",
+    ]
+
+
 @pytest.mark.parametrize(
     ("header", "hint"),
     [

@@ -5,14 +5,12 @@ The first row names the columns, in any order (case and spaces do not matter):
     id, question, choice1 ... choice8, answer, explanation, tags, image, image_alt
 
 and optionally `explanation_image`, `explanation_image_alt`, `shuffle`, `recall`
-and `why1` ... `why8` (each choice's feedback). `answer` is the choice number,
-`2`, or several, `1,3`, or their letters, `B` or `A,C` (unless a choice's text is
-such a letter elsewhere); empty leaves it as TODO, as an empty explanation does.
-`tags` are separated by spaces. UTF-8 with or without a byte-order mark,
-quoted as RFC 4180 says; `.tsv` files and files whose header has tabs are
-tab-separated, a header with `;` and no `,` is `;`-separated (spreadsheets in
-many locales save so). A header that cannot be used refuses the file; a row that
-cannot become an item is skipped with a warning.
+and `why1` ... `why8` (each choice's feedback). `answer`: choice numbers (`2`,
+`1,3`), letters (`B`, `A,C`) or a choice's text; empty, a TODO. Tags are separated
+by spaces. UTF-8 with or without a byte-order mark, quoted as RFC 4180 says; tabs
+or `;` in the header separate as they do. Kahoot's and Blooket's templates are
+known layouts. A header that cannot be used refuses the file; a row that cannot
+become an item is skipped with a warning (docs/importing-exporting.md says all).
 """
 
 from __future__ import annotations
@@ -111,11 +109,17 @@ _KAHOOT = {
 }
 
 
+# Blooket's: Kahoot's columns, the question under "Question Text", rows numbered
+_BLOOKET = {**_KAHOOT, "question": "", "question text": "question", "question #": ""}
+
+
 def _layout(cells: list[str]) -> tuple[str, dict[str, str]]:
     """A known spreadsheet layout the header is in: its name and columns, or ("", {})."""
     names = {_loose(cell) for cell in cells if cell.strip()}
-    if {"question", "answer 1", "answer 2", "correct answer"} <= names:
+    if {"answer 1", "answer 2", "correct answer"} <= names and "question" in names:
         return "Kahoot's quiz template", _KAHOOT
+    if {"answer 1", "answer 2", "correct answer"} <= names and "question text" in names:
+        return "Blooket's quiz template", _BLOOKET
     return "", {}
 
 
