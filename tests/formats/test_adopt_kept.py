@@ -180,6 +180,24 @@ def test_two_banks_keeping_one_note_type_must_describe_it_alike(
         anki_notetype={**GENANKI_KEPT, "adopted": 1_700_000_001},
     )
     assert invoke(runner, "lint").exit_code == 0  # the same note type, adopted twice
+    # a bank from before sort fields were kept names none: it sorts by the question
+    write_bank(
+        project / "banks",
+        "maths",
+        "fr",
+        items,
+        anki_notetype={**GENANKI_KEPT, "sort_field": GENANKI_KEPT["question"]},
+    )
+    assert invoke(runner, "lint").exit_code == 0
+    write_bank(
+        project / "banks",
+        "maths",
+        "fr",
+        items,
+        anki_notetype={**GENANKI_KEPT, "sort_field": "Back"},
+    )
+    assert "is kept by" in invoke(runner, "lint").output  # one collection, one sort field
+    (project / "banks" / "maths" / "fr.yaml").unlink()
     write_bank(
         project / "banks",
         "algebra",

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from ankigen.apkg.notetype import NOTETYPE_ID
-from ankigen.bank.model import MAX_DECK_PART, Bank, Item, Outline, Parity
+from ankigen.bank.model import MAX_DECK_PART, Bank, Item, KeptNotetype, Outline, Parity
 from ankigen.bank.reader import Readable
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.parity import in_step
@@ -119,7 +119,7 @@ def kept_notetypes_clash(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
             continue
         other = first.setdefault(kept.id, bank)
         theirs = other.anki_notetype
-        if theirs is not None and replace(theirs, adopted=0) != replace(kept, adopted=0):
+        if theirs is not None and _as_held(theirs) != _as_held(kept):
             yield Diagnostic(
                 bank.path,
                 line,
@@ -127,6 +127,12 @@ def kept_notetypes_clash(banks: Sequence[Bank]) -> Iterable[Diagnostic]:
                 f"anki_notetype: note type {kept.id} is kept by {other.path} too, with other "
                 "fields, template or parts: a collection holds one note type by that id",
             )
+
+
+def _as_held(kept: KeptNotetype) -> KeptNotetype:
+    """A kept note type as a collection holds it: no adoption time, its sort field named
+    (a bank that names none sorts by the question)."""
+    return replace(kept, adopted=0, sort_field=kept.sort_field or kept.question)
 
 
 def same_deck_names(
