@@ -340,3 +340,28 @@ def test_moodle_xml_embeds_images_cleaned_as_packages_do(runner: CliRunner, tmp_
     assert b"SecretCam" not in data and b"Jane Author" not in data
     with Image.open(__import__("io").BytesIO(data)) as shown:
         assert shown.size == (40, 30) and not shown.getexif()
+
+
+def test_a_slash_within_a_category_level_is_moodles_doubled_slash(tmp_path: Path) -> None:
+    """Moodle writes a `/` within a category's name as `//` (`assemble_category_path`)
+    and reads it back so (`split_category_path`); a `/` in a tag is no level at all.
+    Before, `File Input//Output` became two levels, and an export wrote them as two
+    categories."""
+    gift = get("gift")
+    path_text = "$CATEGORY: $course$/top/Mod 3/17 - File Input//Output\n\n::q::Which? {=a ~b}\n"
+    source = gift.read("c.gift", path_text.encode(), ReadOptions("t", "en"))
+    assert source.questions[0].tags == ("Mod_3::17_-_File_Input/Output",)
+    assert gift.write is not None
+    written = gift.write(source, tmp_path).decode()
+    assert "$CATEGORY: $course$/top/Mod_3/17_-_File_Input//Output\n" in written
+    again = gift.read("c.gift", written.encode(), ReadOptions("t", "en"))
+    assert again.questions[0].tags == source.questions[0].tags
+    xml = (
+        "<quiz><question type='category'><category><text>$course$/top/A//B/C</text>"
+        "</category></question><question type='multichoice'><name><text>q</text></name>"
+        "<questiontext><text>Which?</text></questiontext><tags><tag><text>TCP/IP</text></tag>"
+        "</tags><answer fraction='100'><text>a</text></answer>"
+        "<answer fraction='0'><text>b</text></answer></question></quiz>"
+    )
+    read = get("moodle-xml").read("c.xml", xml.encode(), ReadOptions("t", "en"))
+    assert read.questions[0].tags == ("A/B::C", "TCP/IP")

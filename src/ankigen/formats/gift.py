@@ -33,6 +33,7 @@ from ankigen.formats.model import (
     Question,
     ReadOptions,
     Source,
+    category_levels,
     check_choice_count,
     decode,
     graded,
@@ -193,8 +194,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         while body.startswith("$CATEGORY:"):
             first, _, rest = body.partition("\n")
             category = _restore(first[len("$CATEGORY:") :]).strip()
-            parts = [p for p in category.split("/") if p and not p.startswith("$") and p != "top"]
-            tag = tag_of("/".join(parts))
+            parts = category_levels(category)
+            tag = tag_of("::".join(parts))
             tags = (tag,) if tag else ()
             title = title or (parts[-1].strip() if parts else "")
             body = rest.strip()
@@ -465,7 +466,9 @@ def write(source: Source, media_dir: Path) -> bytes:
     out = [f"// {title} ({source.language}), {source.export_mark}", ""]
     category = ""
     for question in source.questions:
-        wanted = question.tags[0].replace("::", "/") if question.tags else ""
+        # a `/` within a level doubled, as Moodle's `assemble_category_path` writes it
+        levels = question.tags[0].split("::") if question.tags else []
+        wanted = "/".join(level.replace("/", "//") for level in levels)
         if wanted != category:
             out += [
                 f"$CATEGORY: $course$/top/{wanted}" if wanted else "$CATEGORY: $course$/top",

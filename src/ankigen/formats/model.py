@@ -336,9 +336,18 @@ def assign_ids(source: Source, problems: Problems) -> list[str]:
 
 
 def tag_of(text: str) -> str:
-    """An Anki tag from a category name or path: no spaces, `::` between levels."""
-    parts = [re.sub(r"\s+", "_", p.strip()) for p in re.split(r"/|::", text) if p.strip()]
+    """An Anki tag from a tag's text, or a category's levels joined by `::`: no spaces.
+    A `/` is no level (`TCP/IP` is one tag)."""
+    parts = [re.sub(r"\s+", "_", p.strip()) for p in text.split("::") if p.strip()]
     return "::".join(parts)
+
+
+def category_levels(path: str) -> list[str]:
+    """A Moodle category path's named levels (`$course$/top/Unit 1/In//Out` -> `Unit 1`,
+    `In/Out`): split at `/`, a doubled `//` being a `/` within a level, as Moodle's
+    `split_category_path` reads it; its `$...$` context and `top` left out."""
+    levels = [p.replace("//", "/") for p in re.split(r"(?<!/)/(?!/)", path)]
+    return [p.strip() for p in levels if p.strip() and not p.startswith("$") and p != "top"]
 
 
 def choice_whys(item: object) -> tuple[str, ...]:

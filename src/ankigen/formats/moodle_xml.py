@@ -40,6 +40,7 @@ from ankigen.formats.model import (
     Question,
     ReadOptions,
     Source,
+    category_levels,
     check_choice_count,
     graded,
     store_image,
@@ -102,8 +103,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         kind = node.attrs.get("type", "")
         if kind == "category":
             path_text = node.text_of("category")
-            parts = [p for p in path_text.split("/") if p and not p.startswith("$") and p != "top"]
-            tag = tag_of("/".join(parts))
+            parts = category_levels(path_text)
+            tag = tag_of("::".join(parts))
             tags = (tag,) if tag else ()
             title = title or (parts[-1].strip() if parts else "")
         elif kind in ("multichoice", "truefalse"):
