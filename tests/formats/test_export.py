@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import html
 import re
 import urllib.parse
 import xml.etree.ElementTree as ET
@@ -365,3 +366,27 @@ def test_a_slash_within_a_category_level_is_moodles_doubled_slash(tmp_path: Path
     )
     read = get("moodle-xml").read("c.xml", xml.encode(), ReadOptions("t", "en"))
     assert read.questions[0].tags == ("A/B::C", "TCP/IP")
+
+
+@pytest.mark.parametrize("fmt", ["gift", "moodle-xml"])
+def test_a_code_block_is_exported_as_pre_and_read_back(fmt: str, tmp_path: Path) -> None:
+    """A fenced block went to Moodle as its backticks, the code's indentation lost on
+    the page; now `<pre><code>`, which the import reads back as the same fence."""
+    code = "What does it print?\n```java\nint a = 6;\n  if (a < 7) { a++; }\n```\nPick one."
+    source = Source(
+        path="c.yaml",
+        topic="c",
+        language="en",
+        title="Code",
+        questions=(
+            Question(1, code, (Choice("7", True), Choice("6", False)), name="q", explanation="x"),
+        ),
+    )
+    writer = get(fmt).write
+    assert writer is not None
+    data = writer(source, tmp_path)
+    assert b"```" not in data
+    shown = html.unescape(data.decode()).replace("\\", "")  # as Moodle's reader has it
+    assert '<pre><code class="language-java">int a = 6;<br>  if (a ' in shown
+    back = get(fmt).read(f"c.{fmt}", data, ReadOptions("c", "en"))
+    assert back.questions[0].question == code

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import base64
 import binascii
+import html
 import re
 import urllib.parse
 from dataclasses import dataclass
 from html.parser import HTMLParser
 
+from ankigen.text import markup
 from ankigen.text.html import INLINE_TAGS, inline_html, literal
 from ankigen.text.markup import lexer
 
@@ -305,8 +307,20 @@ def tex_delimiters(text: str) -> str:
 
 
 def text_to_html(text: str) -> str:
-    """Bank text as the HTML a card shows: escaped, inline tags kept, `<br>` for line breaks."""
-    return inline_html(text)
+    """Bank text as HTML for an LMS: escaped, inline tags kept, `<br>` for line breaks, and
+    a fenced code block as `<pre><code>` (its language as the class the import reads), not
+    its backticks, which Moodle showed as they are, the code's indentation collapsed."""
+    if markup.FENCE not in text:
+        return inline_html(text)
+    parts = []
+    for segment in markup.segments(text):
+        if segment.language is None:
+            parts.append(inline_html(segment.text))
+            continue
+        language = f' class="language-{html.escape(segment.language)}"' if segment.language else ""
+        code = html.escape(segment.text, quote=False).replace("\n", "<br>")
+        parts.append(f"<pre><code{language}>{code}</code></pre>")
+    return "".join(parts)
 
 
 MAX_MARKDOWN = 32 * 1024
