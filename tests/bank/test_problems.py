@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers import invoke, write_bank
+from tests.helpers import invoke, item, write_bank
 
 BAD_BANK = """\
 topic: Bad Topic
@@ -53,6 +53,23 @@ def test_every_problem_is_reported_with_its_line(project: Path, runner: CliRunne
         "10 errors; nothing was written\n"
     )
     assert not (project / "out").exists()
+
+
+def test_choices_laid_out_on_other_lines_are_other_choices(
+    project: Path, runner: CliRunner
+) -> None:
+    """ "What does it print?": `20 40 60` and the same numbers a line each are two answers,
+    which a learner tells apart; spaces within a line, and empty lines, still do not
+    count. Before, the first pair was refused as a repeated choice (a real course's
+    questions could not be exported)."""
+    items = [
+        item("layout", choices=2) | {"choices": ["20 40 60", "20\n40\n60"]},
+        item("spaces", choices=2) | {"choices": ["20  40\n\n60", "20 40\n60"]},
+    ]
+    write_bank(project / "banks", items=items)
+    result = invoke(runner, "lint")
+    assert "item 'layout'" not in result.output
+    assert "item 'spaces': choice 2 looks the same as choice 1" in result.output
 
 
 def test_yaml_syntax_error_has_path_and_line(project: Path, runner: CliRunner) -> None:

@@ -207,14 +207,18 @@ def shared_keys(keys: tuple[str, ...]) -> tuple[str, ...]:
 
 def lookalike_key(text: str) -> str:
     """Text as a reader sees it: Unicode-normalized (Anki stores NFC), invisible
-    characters dropped, runs of white space made one space."""
+    characters dropped, runs of white space within a line made one space, and its line
+    breaks kept (`20 40 60` and the same numbers a line each are two answers to "what
+    does it print?"; empty lines do not count)."""
     if not text.isascii():  # ASCII is already NFC and has no invisible characters
         text = unicodedata.normalize("NFC", text)
         if _INVISIBLE.search(text):
             text = _INVISIBLE.sub("", text)
     if "<" in text:  # an empty pair of inline tags shows nothing: `yes<b></b>` is `yes`
         text = _EMPTY_TAGS.sub("", text)
-    return " ".join(text.split())
+    if "\n" not in text:
+        return " ".join(text.split())
+    return "\n".join(filter(None, (" ".join(line.split()) for line in text.split("\n"))))
 
 
 _EMPTY_TAGS = re.compile(r"<(b|i|u|sub|sup|code)>\s*</\1>", re.IGNORECASE)
