@@ -174,6 +174,8 @@ SKIPPED = "; question skipped"
             f"1: warning: this question has 9 choices; an item needs 2 to 8{SKIPPED}",
         ),
         ("::t::Q {~a ~b}", "1: warning: no choice has a positive weight"),
+        # a penalty a teacher set on a wrong choice: the bank has no marks to keep it in
+        ("::t::Q {=a ~%-50%b ~c}", "1: warning: the negative marks of choice(s) 2 (-50%) are"),
         # an empty choice is no choice, as in Moodle, which saves no answer without text
         (
             "\n\n// c\nQ {=a ~}",

@@ -268,6 +268,11 @@ def graded(
             f"{sum(full)} choices give full credit in a single-answer question, where Moodle "
             "accepts any one of them: the bank asks for all of them",
         )
+    # a penalty is the teacher's choice here (a multiple-answer question's wrong choices
+    # always take some): said, since a card has no marks to keep it in
+    penalties = [f"{n} ({percent(w * 100)}%)" for n, w in enumerate(weights, start=1) if w < 0]
+    if penalties:
+        problems.warn(line, f"the negative marks of choice(s) {', '.join(penalties)} are not kept")
     return tuple(out)
 
 
