@@ -319,3 +319,33 @@ def banks(draw: st.DrawFn) -> Any:
 @given(banks())
 def test_the_schema_and_the_reader_agree_on_generated_banks(bank: Any) -> None:
     assert_same_verdict(bank)
+
+
+def test_explanations_are_asked_as_the_reader_asks_them() -> None:
+    """Each item needs an explanation, but in a bank that keeps an adopted note type with
+    no field to show one in: the schema and the reader agree on both."""
+    kept = {
+        "id": 1607392319,
+        "name": "exam",
+        "fields": ["Q", "A", "B", "R"],
+        "template": "Card 1",
+        "question": "Q",
+        "choices": ["A", "B"],
+        "answer": "R",
+        "answer_format": "letters",
+    }
+    bank = {
+        "topic": "exam",
+        "language": "en",
+        "title": "Exam",
+        "anki_notetype": kept,
+        "items": [{"id": "q1", "question": "Which?", "choices": ["a", "b"], "answer": 1}],
+    }
+    assert schema_accepts(bank) and reader_accepts(yaml.safe_dump(bank))
+    with_field = {
+        **bank,
+        "anki_notetype": {**kept, "fields": [*kept["fields"], "E"], "explanation": "E"},
+    }
+    without_kept = {key: value for key, value in bank.items() if key != "anki_notetype"}
+    for asking in (with_field, without_kept):
+        assert not schema_accepts(asking) and not reader_accepts(yaml.safe_dump(asking))

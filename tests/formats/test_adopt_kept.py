@@ -415,3 +415,48 @@ def test_a_genanki_made_deck_keeps_its_note_type_and_its_learners_history(
     note = collection.col.get_note(collection.col.find_notes("")[0])
     assert note.note_type()["name"] == "Simple MC" + NAME_SUFFIX  # type: ignore[index]
     assert note["Answer"] == "B"
+
+
+def test_a_kept_note_type_without_an_explanation_field_asks_no_explanation(
+    project: Path, runner: CliRunner, tmp_path: Path, collection: AnkiCollection
+) -> None:
+    """An exam deck's note type has no field for an explanation: its cards have nowhere
+    to show one, so its bank asks none (the import wrote a TODO per note, and the build
+    refused 400 notes until each had an explanation it then threw away). A bank that
+    keeps a note type with such a field, or none, still asks one of every item, and an
+    item read where none was asked is not reused where one is."""
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        models = author.col.models
+        model = models.new("exam")
+        for name in ("Question", "A", "B", "C", "Answer"):
+            models.add_field(model, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Question}}{{A}}{{B}}{{C}}", "{{Answer}}"
+        models.add_template(model, template)
+        models.add(model)
+        for number, answer in enumerate(("A", "C"), start=1):
+            note = author.col.new_note(models.by_name("exam"))
+            note["Question"], note["Answer"] = f"Question {number}?", answer
+            note["A"], note["B"], note["C"] = f"a{number}", f"b{number}", f"c{number}"
+            author.col.add_note(note, author.col.decks.id("Exam"))
+        package = export(author, tmp_path / "exam.apkg")
+    finally:
+        author.close()
+    assert collection.import_package(package).new == 2
+    adopt(runner, package, "--fields", "question=Question,choices=A..C,answer=Answer")
+    bank = project / "banks" / "physics" / "en.yaml"
+    text = bank.read_text("utf-8")
+    assert "TODO" not in text and "  explanation:" not in text
+    log = collection.import_package(build(runner, project))
+    assert (log.updated, log.new, log.duplicate) == (2, 0, 0)
+    # the same items where the note type has a field for one: asked again, though the
+    # items themselves did not change (the bank cache's items are not taken as read)
+    with_field = text.replace('"Answer"]', '"Answer", "Extra"]', 1).replace(
+        "  answer_format:", '  explanation: "Extra"\n  answer_format:'
+    )
+    bank.write_text(with_field, "utf-8")
+    refused = invoke(runner, "build")
+    assert refused.exit_code == 1
+    assert refused.output.endswith("2 errors; nothing was written\n"), refused.output
+    assert refused.output.count("missing key 'explanation'") == 2

@@ -235,3 +235,14 @@ def check_items(r: Reader, kept: KeptNotetype, items: Sequence[Item]) -> None:
                 f"item {item.id!r} has several answers; the kept note type's {kept.answer!r} "
                 "holds one correct choice's text",
             )
+
+
+def asks_explanations(kept: yaml.Node | None) -> bool:
+    """Whether the items need an explanation: a card shows one, but a bank that keeps an
+    adopted note type with no field for it (`anki_notetype:` without `explanation`) has
+    nowhere to show it, and asks none (an exam deck's 400 notes were refused for it)."""
+    if not isinstance(kept, yaml.MappingNode):
+        return True
+    return any(
+        isinstance(key, yaml.ScalarNode) and key.value == "explanation" for key, _ in kept.value
+    )

@@ -17,12 +17,17 @@ from ankigen.bank.fastread import (
     read_plain_item,
     read_text_item,
 )
-from ankigen.bank.kept import check_items, check_uncarried, read_carried, read_kept
+from ankigen.bank.kept import (
+    asks_explanations,
+    check_items,
+    check_uncarried,
+    read_carried,
+    read_kept,
+)
 from ankigen.bank.keys import (
     BANK_KEYS,
     BANK_TEXT_LIMITS,
     ITEM_KEYS,
-    ITEM_TEXT_LIMITS,
     REQUIRED_BANK_KEYS,
     REQUIRED_ITEM_KEYS,
 )
@@ -38,9 +43,8 @@ from ankigen.bank.model import (
 from ankigen.bank.values import (
     Reader,
     check_slug,
-    read_answer,
     read_bank_formerly,
-    read_choices,
+    read_card,
     read_names,
     shared_keys,
     typed_null,
@@ -240,7 +244,8 @@ def _bank_items(
     """The bank's items, and the kept note type whose fields they carry, if any."""
     items: list[Item] = []
     if "items" in keys:
-        items = list(_read_items(r, keys["items"], layout, reuse, shuffle, recall))
+        explained = asks_explanations(keys.get("anki_notetype"))
+        items = list(_read_items(r, keys["items"], layout, reuse, shuffle, recall, explained))
     kept = read_kept(r, keys["anki_notetype"]) if "anki_notetype" in keys else None
     if kept is not None:
         check_items(r, kept, items)
@@ -256,14 +261,17 @@ def _read_items(
     reuse: dict[int, Item],
     default_shuffle: bool,
     default_recall: bool,
+    explained: bool = True,
 ) -> Iterator[Item]:
     defaults = (default_shuffle, default_recall)
     if layout is not None:
         count, where = len(layout.starts), layout.lines[0]
-        items = _laid_out_items(r, layout, reuse, defaults)
+        items = _laid_out_items(r, layout, reuse, defaults, explained)
     elif isinstance(node, yaml.SequenceNode):
         count, where = len(node.value), line_of(node)
-        items = (_read_item(r, item_node, *defaults) for item_node in node.value)
+        items = (
+            _read_item(r, item_node, *defaults, explained=explained) for item_node in node.value
+        )
     else:
         r.report(node, "items must be a list of items")
         return
@@ -289,13 +297,15 @@ def _laid_out_items(
     layout: yamltree.ItemsLayout,
     reuse: dict[int, Item],
     defaults: tuple[bool, bool],
+    explained: bool = True,
 ) -> Iterator[Item | None]:
     """The items in order: those whose lines (and the defaults they were read with) are
     unchanged as they were, moved to their new lines; those laid out as ankigen writes
     them read from their text; the others composed a slice at a time. A slice's nodes
     are gone once the next is composed, so the key lines recorded for them go too (their
     ids will be reused)."""
-    prefix = f"{defaults}\0".encode()
+    # an item read where no explanation is asked is not one where it is
+    prefix = f"{defaults}{'' if explained else ' unexplained'}\0".encode()
     texts = [yamltree.item_text(layout, n) for n in range(len(layout.starts))]
     chunks = [
         int.from_bytes(hashlib.blake2b(prefix + text.encode(), digest_size=8).digest()) or 1
@@ -329,7 +339,7 @@ def _laid_out_items(
         assert index == number  # compose_items skips exactly the kept items
         # an item not on its dash's line is read again next time (its lines would move)
         chunk = chunks[number] if line_of(item_node) == line else 0
-        yield _read_item(r, item_node, *defaults, chunk=chunk)
+        yield _read_item(r, item_node, *defaults, chunk=chunk, explained=explained)
 
 
 def _peek_id(node: yaml.Node) -> str | None:
@@ -342,7 +352,12 @@ def _peek_id(node: yaml.Node) -> str | None:
 
 
 def _read_item(
-    r: Reader, node: yaml.Node, default_shuffle: bool, default_recall: bool, chunk: int = 0
+    r: Reader,
+    node: yaml.Node,
+    default_shuffle: bool,
+    default_recall: bool,
+    chunk: int = 0,
+    explained: bool = True,
 ) -> Item | None:
     plain = read_plain_item(node, default_shuffle, default_recall, chunk)
     if plain is not None:
@@ -354,10 +369,10 @@ def _read_item(
     keys = r.mapping(node, ITEM_KEYS, what)
     if keys is None:
         return None
-    item_id = _item_id(r, node, keys, what)
+    item_id = _item_id(r, node, keys, what, explained)
     inner_lines: dict[str, int] = {}  # of each choice, and of each carried field
     whys: list[str] = []
-    card = _item_card(r, keys, what, whys, inner_lines)
+    card = read_card(r, keys, what, whys, inner_lines, explained)
     options = _item_options(r, keys, what, default_shuffle, default_recall, inner_lines)
     media = _item_media(r, keys, what)
     if item_id is None or card is None or options is None or media is None:
@@ -396,11 +411,14 @@ def _read_item(
     return item
 
 
-def _item_id(r: Reader, node: yaml.Node, keys: dict[str, yaml.Node], what: str) -> str | None:
-    """The item's id, if it is a valid one; the item's missing keys reported."""
+def _item_id(
+    r: Reader, node: yaml.Node, keys: dict[str, yaml.Node], what: str, explained: bool = True
+) -> str | None:
+    """The item's id, if it is a valid one; the item's missing keys reported (not its
+    explanation, where none is asked: `bank.kept.asks_explanations`)."""
     item_id = r.text(keys["id"], f"{what}: id") if "id" in keys else None
     for key in REQUIRED_ITEM_KEYS:
-        if key not in keys:
+        if key not in keys and (explained or key != "explanation"):
             r.report(node, f"{what}: missing key {key!r}")
     if item_id is not None and not SLUG.fullmatch(item_id):
         r.report(keys["id"], f"{what}: id is not a slug (a-z, 0-9 and '-')")
@@ -409,35 +427,6 @@ def _item_id(r: Reader, node: yaml.Node, keys: dict[str, yaml.Node], what: str) 
         r.report(keys["id"], f"{what}: id is longer than {MAX_ID} characters")
         return None
     return item_id
-
-
-def _item_card(
-    r: Reader, keys: dict[str, yaml.Node], what: str, whys: list[str], inner_lines: dict[str, int]
-) -> tuple[str, str, tuple[str, ...], tuple[int, ...]] | None:
-    """The question, explanation, choices and answer, if all are valid."""
-    question = (
-        r.rich_text(keys["question"], f"{what}: question", limit=ITEM_TEXT_LIMITS["question"])
-        if "question" in keys
-        else None
-    )
-    explanation = (
-        r.rich_text(
-            keys["explanation"], f"{what}: explanation", limit=ITEM_TEXT_LIMITS["explanation"]
-        )
-        if "explanation" in keys
-        else None
-    )
-    choices = (
-        read_choices(r, keys["choices"], what, whys, inner_lines) if "choices" in keys else None
-    )
-    choice_count = (
-        len(keys["choices"].value) if isinstance(keys.get("choices"), yaml.SequenceNode) else None
-    )
-    answer = read_answer(r, keys["answer"], what, choice_count) if "answer" in keys else None
-    if question is None or explanation is None or choices is None or answer is None:
-        return None
-    assert question and explanation and choices
-    return question, explanation, choices, answer
 
 
 _Options = tuple[tuple[str, ...], bool, bool, bool, tuple[str, ...], tuple[tuple[str, str], ...]]

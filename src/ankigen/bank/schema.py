@@ -92,6 +92,8 @@ def bank_schema() -> Schema:
     """The JSON Schema of a bank file."""
     item = _object(ITEM_KEYS_TABLE, "One multiple-choice question.")
     item["allOf"] = _answers_within_choices()
+    # asked of each item unless the bank keeps a note type with no field to show it in
+    item["required"] = [name for name in item["required"] if name != "explanation"]
     formerly = _object(FORMERLY_KEYS, "Older names of the bank.")
     formerly["minProperties"] = 1
     bank = _object(BANK_KEYS_TABLE, "")
@@ -100,7 +102,14 @@ def bank_schema() -> Schema:
         {
             "if": {"not": {"required": ["anki_notetype"]}},
             "then": {"properties": {"items": {"items": {"not": {"required": ["anki_fields"]}}}}},
-        }
+        },
+        {
+            "if": {
+                "required": ["anki_notetype"],
+                "properties": {"anki_notetype": {"not": {"required": ["explanation"]}}},
+            },
+            "else": {"properties": {"items": {"items": {"required": ["explanation"]}}}},
+        },
     ]
     return {
         "$schema": DRAFT,

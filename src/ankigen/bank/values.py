@@ -414,3 +414,41 @@ def parse_int(text: str) -> int | None:
             return int(text.replace("_", ""))
         except ValueError:
             return None
+
+
+def read_card(
+    r: Reader,
+    found: dict[str, yaml.Node],
+    what: str,
+    whys: list[str],
+    inner_lines: dict[str, int],
+    explained: bool = True,
+) -> tuple[str, str, tuple[str, ...], tuple[int, ...]] | None:
+    """An item's question, explanation, choices and answer, if all are valid; with
+    `explained` false, an explanation may be missing or empty (`bank.kept.asks_explanations`)."""
+    question = (
+        r.rich_text(found["question"], f"{what}: question", limit=keys.ITEM_TEXT_LIMITS["question"])
+        if "question" in found
+        else None
+    )
+    explanation = (
+        r.rich_text(
+            found["explanation"],
+            f"{what}: explanation",
+            required=explained,
+            limit=keys.ITEM_TEXT_LIMITS["explanation"],
+        )
+        if "explanation" in found
+        else (None if explained else "")
+    )
+    choices = (
+        read_choices(r, found["choices"], what, whys, inner_lines) if "choices" in found else None
+    )
+    choice_count = (
+        len(found["choices"].value) if isinstance(found.get("choices"), yaml.SequenceNode) else None
+    )
+    answer = read_answer(r, found["answer"], what, choice_count) if "answer" in found else None
+    if question is None or explanation is None or choices is None or answer is None:
+        return None
+    assert question and choices and (explanation or not explained)
+    return question, explanation, choices, answer

@@ -60,9 +60,10 @@ def item_lines(question: Question, item_id: str, source: Source, indent: int = 2
     else:
         count = len(question.choices)
         out.append(f"  answer: ~  {TODO}: the number of the correct choice (1-{count})")
+    kept = source.anki_notetype
     if question.explanation:
         out.append(f"  explanation: {q(question.explanation)}")
-    else:
+    elif kept is None or kept.explanation:  # else its cards have nowhere to show one
         out.append(f'  explanation: ""  {TODO}: why the answer is right')
     if question.tags:
         out.append(f"  tags: {_flow(question.tags)}")
