@@ -186,3 +186,33 @@ def test_a_broken_bank_of_the_topic_stops_it(project: Path, runner: CliRunner) -
     unknown = invoke(runner, "translate", "nothing", "--to", "yo")
     assert unknown.exit_code == 1
     assert "no bank has the topic 'nothing'" in unknown.output
+
+
+def test_a_reference_without_explanations_is_refused_plainly(
+    project: Path, runner: CliRunner
+) -> None:
+    """An adopted deck whose note type has no explanation field has items without one;
+    a translation is a deck of ankigen's own note type, whose cards show one. Said before
+    anything is written, rather than as errors of a bank that was never written."""
+    kept = {
+        "id": 1607392319,
+        "name": "exam",
+        "fields": ["Q", "A", "B", "R"],
+        "template": "Card 1",
+        "question": "Q",
+        "choices": ["A", "B"],
+        "answer": "R",
+        "answer_format": "letters",
+        "adopted": 1700000000,
+    }
+    items = [{key: value for key, value in item(n, choices=2).items() if key != "explanation"}
+             for n in ("q1", "q2")]  # fmt: skip
+    write_bank(project / "banks", "exam", "en", items, anki_notetype=kept)
+    assert invoke(runner, "lint").exit_code == 0
+    for args in (("--to", "de"), ("--to", "de", "--po", "de.po")):
+        result = invoke(runner, "translate", "exam", *args)
+        assert result.exit_code == 1, result.output
+        assert "2 item(s) have no explanation ('q1' first)" in result.output
+        assert "Traceback" not in result.output
+    assert sorted(p.name for p in (project / "banks" / "exam").iterdir()) == ["en.yaml"]
+    assert not (project / "de.po").exists()

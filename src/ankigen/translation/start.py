@@ -104,10 +104,20 @@ def start(
 
 
 def refuse_reference(ref: Bank, language: str) -> str:
-    """`language` in canonical case; TranslationError if it is the reference's own."""
+    """`language` in canonical case; TranslationError if it is the reference's own, or if
+    the reference has items without an explanation (an adopted note type with no field for
+    one), which a translation, a deck of ankigen's note type, needs."""
     language = lang.canonical_tag(language)
     if language == ref.language:
         raise TranslationError(f"{language!r} is the reference language of {ref.topic!r}")
+    unexplained = [item.id for item in ref.items if not item.explanation]
+    if unexplained:
+        # a translation is a deck of ankigen's own note type, whose cards show one
+        raise TranslationError(
+            f"{ref.path}: {len(unexplained)} item(s) have no explanation ({unexplained[0]!r} "
+            "first), which its adopted note type has no field for; a translation is a deck "
+            "of ankigen's own note type, whose cards show one: write them in the reference first"
+        )
     return language
 
 
