@@ -46,6 +46,23 @@ def _choice(choice: Choice) -> list[str]:
     return [f"  - {yaml_string(choice.text)}"]
 
 
+def _answer_lines(question: Question, kept: KeptNotetype | None) -> list[str]:
+    """The answer and the explanation, each a TODO where the source says none (but an
+    explanation where the kept note type has nowhere to show one)."""
+    picks = question.answer
+    if question.answered and picks:
+        value = str(picks[0]) if len(picks) == 1 else "[" + ", ".join(map(str, picks)) + "]"
+        out = [f"  answer: {value}"]
+    else:
+        count = len(question.choices)
+        out = [f"  answer: ~  {TODO}: the number of the correct choice (1-{count})"]
+    if question.explanation:
+        out.append(f"  explanation: {yaml_string(question.explanation)}")
+    elif kept is None or kept.explanation:
+        out.append(f'  explanation: ""  {TODO}: why the answer is right')
+    return out
+
+
 def item_lines(question: Question, item_id: str, source: Source, indent: int = 2) -> list[str]:
     """One item as block YAML, its dash at column `indent`; `source` holds the bank's
     defaults, which the item states only where it differs from them."""
@@ -53,18 +70,7 @@ def item_lines(question: Question, item_id: str, source: Source, indent: int = 2
     out = [f"- id: {item_id}", f"  question: {q(question.question)}", "  choices:"]
     for choice in question.choices:
         out.extend("  " + line for line in _choice(choice))
-    picks = question.answer
-    if question.answered and picks:
-        value = str(picks[0]) if len(picks) == 1 else "[" + ", ".join(map(str, picks)) + "]"
-        out.append(f"  answer: {value}")
-    else:
-        count = len(question.choices)
-        out.append(f"  answer: ~  {TODO}: the number of the correct choice (1-{count})")
-    kept = source.anki_notetype
-    if question.explanation:
-        out.append(f"  explanation: {q(question.explanation)}")
-    elif kept is None or kept.explanation:  # else its cards have nowhere to show one
-        out.append(f'  explanation: ""  {TODO}: why the answer is right')
+    out += _answer_lines(question, source.anki_notetype)
     if question.tags:
         out.append(f"  tags: {_flow(question.tags)}")
     if question.shuffle is not None and question.shuffle != source.shuffle:
