@@ -20,6 +20,8 @@ other keys) stays as it was, so a round trip without edits changes nothing.
 from __future__ import annotations
 
 import hashlib
+import re
+from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -117,10 +119,15 @@ def merged(fresh: polib.POFile, old: polib.POFile) -> polib.POFile:
     """`fresh` (made from the banks) merged with a translator's `old` file, as msgmerge
     merges: old translations kept, fuzzy where the reference text changed since, and
     obsolete where the text is gone; the translator's header fields kept."""
-    before = {entry.msgctxt: entry for entry in old if entry.msgstr}
+    # a live entry wins over an obsolete one of the same text (msgmerge leaves both)
+    before = {e.msgctxt: e for e in old if e.obsolete and e.msgstr}
+    before.update((e.msgctxt, e) for e in old if not e.obsolete and (e.msgstr or e.tcomment))
     for entry in fresh:
         was = before.pop(entry.msgctxt, None)
         if was is None:
+            continue
+        if not was.msgstr:  # only the translator's comment: theirs alone, kept
+            entry.tcomment = was.tcomment
             continue
         in_bank = entry.msgstr or entry.msgid
         entry.msgstr = was.msgstr
@@ -140,8 +147,9 @@ def merged(fresh: polib.POFile, old: polib.POFile) -> polib.POFile:
             entry.flags.append("fuzzy")
             entry.previous_msgid = was.previous_msgid
     for was in before.values():
-        was.obsolete = True
-        fresh.append(was)
+        if was.msgstr:
+            was.obsolete = True
+            fresh.append(was)
     for key in TRANSLATORS_HEADERS:
         if key in old.metadata:
             fresh.metadata[key] = old.metadata[key]
@@ -195,9 +203,45 @@ def _reads_back(shown: str, data: bytes) -> None:
 
 def parse_po(shown: str, data: bytes) -> polib.POFile:
     try:
-        return polib.pofile(data.decode("utf-8"), encoding="utf-8", wrapwidth=0)
-    except (OSError, ValueError, UnicodeDecodeError) as exc:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
         raise PoError(f"{shown}: not a readable PO file: {exc}") from None
+    _check_strings(shown, text)
+    # polib splits lines as str.splitlines, at U+2028, U+0085 ... too, which gettext
+    # keeps inside a string: held apart while it parses
+    hidden = {c: chr(0xF0000 + n) for n, c in enumerate(_OTHER_BREAKS) if c in text}
+    for char, stand_in in hidden.items():
+        text = text.replace(char, stand_in)
+    try:
+        po = polib.pofile(text, encoding="utf-8", wrapwidth=0)
+    except (OSError, ValueError) as exc:
+        raise PoError(f"{shown}: not a readable PO file: {exc}") from None
+    for entry in po if hidden else ():
+        for attribute in ("msgid", "msgstr", "msgctxt", "tcomment", "comment"):
+            value = getattr(entry, attribute)
+            for char, stand_in in hidden.items():
+                value = value.replace(stand_in, char) if value else value
+            setattr(entry, attribute, value)
+    return po
+
+
+# what str.splitlines breaks at beyond \n and \r; a PO string holds them as they are
+_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
+_OPEN_STRING = re.compile(
+    r'^\s*(?:#~\s*)?(?:(?:msgid|msgid_plural|msgctxt|msgstr(?:\[\d+\])?)\s+)?"'
+)
+_CLOSED = re.compile(r'(?<!\\)(?:\\\\)*"\s*$')
+
+
+def _check_strings(shown: str, text: str) -> None:
+    """Each string of the file closed on its line, as gettext requires (`msgfmt`: "end
+    of file within string"): a file cut short is refused, not half a sentence written."""
+    for number, line in enumerate(text.split("\n"), start=1):
+        opened = _OPEN_STRING.match(line)
+        if opened and not _CLOSED.search(line[opened.end() :]):
+            raise PoError(
+                f"{shown}:{number}: error: a string is not closed (is the file cut short?)"
+            )
 
 
 def read_po(path: Path) -> polib.POFile:
@@ -255,6 +299,22 @@ def import_po(
     bank, found = parse_bank(str(target_path), text.encode("utf-8"))
     if bank is None:
         raise InvalidBanks(found)
+    # a bank's own text (its description, its level) is replaced where the bank has its
+    # key: one it lacks is said, not dropped unsaid
+    held = bank_texts(reference, bank)
+    for context, value in wanted.items():
+        if context.startswith("|") and held.get(context, "").strip() != value.strip():
+            key = context[1:]
+            line = next((e.linenum for e in po if e.msgctxt == context and not e.obsolete), 1)
+            warnings.append(
+                Diagnostic(
+                    str(po_path),
+                    line or 1,
+                    "warning",
+                    f"{context!r} was not written: {target_path} has no {key}: to hold it "
+                    f"(add `{key}:` to the bank, then import again)",
+                )
+            )
     return PoImport(opened, text, replaced, tuple(warnings))
 
 
@@ -271,7 +331,13 @@ def _wanted(
     def warn(entry: polib.POEntry, message: str) -> None:
         warnings.append(Diagnostic(str(po_path), entry.linenum or 1, "warning", message))
 
+    live = Counter(e.msgctxt or "" for e in po if not e.obsolete and e.msgstr)
     for entry in po:
+        if live[entry.msgctxt or ""] > 1 and not entry.obsolete and entry.msgstr:
+            # gettext keys a message by context and msgid: `msgcat` of two files keeps
+            # both; which is newer the file does not say
+            warn(entry, f"{entry.msgctxt or ''!r} is translated twice in this file; skipped")
+            continue
         if entry.msgid_plural and not entry.obsolete:
             warn(
                 entry, f"{entry.msgctxt or ''!r} has plural forms, which no bank text has; skipped"

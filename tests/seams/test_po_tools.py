@@ -1,0 +1,133 @@
+"""PO files as translation tools and teams leave them: merged by gettext's tools (an
+obsolete entry beside a live one, two files joined), cut short, holding characters that
+Python's line splitting takes for line breaks, translator comments on untranslated
+entries, or translating a text the bank has no key for. Each was lost or mangled work."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import polib
+from click.testing import CliRunner
+
+from ankigen.bank.reader import load_bank
+from tests.helpers import invoke, item, write_bank
+
+ITEMS = [item("ring"), item("tree")]
+
+
+def po_of(project: Path, runner: CliRunner, *, description: bool = True) -> Path:
+    """demo/en and the PO file of its translation into German, nothing translated yet;
+    without `description`, the German bank has no description: key."""
+    banks = project / "banks"
+    write_bank(banks, items=ITEMS, description="Rings and trees.")
+    assert invoke(runner, "translate", "demo", "--to", "de").exit_code == 0
+    if not description:
+        de = banks / "demo" / "de.yaml"
+        lines = de.read_text("utf-8").splitlines(keepends=True)
+        de.write_text("".join(x for x in lines if not x.startswith("description:")), "utf-8")
+    po_path = project / "de.po"
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    return po_path
+
+
+def de_bank(project: Path) -> dict[str, str]:
+    bank, problems = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None, problems
+    return {i.id: i.question for i in bank.items} | {"|description": bank.description}
+
+
+def test_a_po_file_cut_short_is_refused_and_writes_nothing(
+    project: Path, runner: CliRunner
+) -> None:
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    po.find("ring|question", by="msgctxt").msgstr = "Frage zum Ring, die hier abbricht"
+    po.save(str(po_path))
+    text = po_path.read_text("utf-8")
+    cut = text[: text.index("die hier abbricht") + len("die hier")]
+    po_path.write_text(cut, "utf-8")
+    before = (project / "banks" / "demo" / "de.yaml").read_bytes()
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 1
+    assert f"{po_path}:{cut.count(chr(10)) + 1}: error: a string is not closed" in result.output
+    assert (project / "banks" / "demo" / "de.yaml").read_bytes() == before
+
+
+def test_a_line_separator_inside_a_text_survives_the_round_trip(
+    project: Path, runner: CliRunner
+) -> None:
+    """U+2028 is a line break to Python's `str.splitlines`, which polib splits a file
+    with; to gettext it is a character inside a string."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    po.find("ring|question", by="msgctxt").msgstr = "Frage\u2028zum Ring?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert de_bank(project)["ring"] == "Frage\u2028zum Ring?"
+    again = invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path))
+    assert again.exit_code == 0
+    assert "unchanged" in invoke(runner, "import", str(po_path)).output
+
+
+def test_a_merge_keeps_the_live_translation_over_an_obsolete_one(
+    project: Path, runner: CliRunner
+) -> None:
+    """msgmerge may leave an obsolete `#~` entry of a text beside its live one; the live
+    one is the translator's newest work, and a translator's comment on an entry not yet
+    translated is theirs too."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    live = po.find("ring|question", by="msgctxt")
+    live.msgstr = "Neue Frage zum Ring?"
+    po.find("tree|question", by="msgctxt").tcomment = "ask Anna about this term"
+    stale = polib.POEntry(
+        msgctxt="ring|question", msgid=live.msgid, msgstr="Alte Frage?", obsolete=True
+    )
+    po.append(stale)
+    po.save(str(po_path))
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    merged = polib.pofile(str(po_path))
+    assert [e.msgstr for e in merged if e.msgctxt == "ring|question" and not e.obsolete] == [
+        "Neue Frage zum Ring?"
+    ]
+    assert merged.find("tree|question", by="msgctxt").tcomment == "ask Anna about this term"
+    assert invoke(runner, "import", str(po_path)).exit_code == 0
+    assert de_bank(project)["ring"] == "Neue Frage zum Ring?"
+
+
+def test_two_translations_of_one_text_are_not_chosen_between(
+    project: Path, runner: CliRunner
+) -> None:
+    """`msgcat` of two files keeps both entries of a text (gettext keys them by context
+    and msgid); which is newer the file does not say."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    entry = po.find("ring|question", by="msgctxt")
+    entry.msgstr = "Frage eins?"
+    po.append(polib.POEntry(msgctxt=entry.msgctxt, msgid=entry.msgid, msgstr="Frage zwei?"))
+    po.find("tree|question", by="msgctxt").msgstr = "Frage zum Baum?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert result.output.count("'ring|question' is translated twice in this file; skipped") == 2
+    assert de_bank(project)["ring"] == "Question ring?" and de_bank(project)["tree"] == (
+        "Frage zum Baum?"
+    )
+
+
+def test_a_text_the_bank_has_no_key_for_is_said_not_dropped(
+    project: Path, runner: CliRunner
+) -> None:
+    po_path = po_of(project, runner, description=False)
+    po = polib.pofile(str(po_path))
+    po.find("|description", by="msgctxt").msgstr = "Ringe und Bäume."
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0
+    assert "'|description' was not written" in result.output
+    copy = invoke(runner, "import", str(po_path), "-o", "copy.yaml")
+    assert copy.exit_code == 0
+    bank, _ = load_bank(project / "copy.yaml")
+    assert bank is not None and bank.description == "Ringe und Bäume."
