@@ -124,28 +124,10 @@ def merged(fresh: polib.POFile, old: polib.POFile) -> polib.POFile:
     before.update((e.msgctxt, e) for e in old if not e.obsolete and (e.msgstr or e.tcomment))
     for entry in fresh:
         was = before.pop(entry.msgctxt, None)
-        if was is None:
-            continue
-        if not was.msgstr:  # only the translator's comment: theirs alone, kept
+        if was is not None and was.msgstr:
+            _carry_over(entry, was)
+        elif was is not None:  # only the translator's comment: theirs alone, kept
             entry.tcomment = was.tcomment
-            continue
-        in_bank = entry.msgstr or entry.msgid
-        entry.msgstr = was.msgstr
-        entry.tcomment = was.tcomment
-        entry.flags = [flag for flag in was.flags if flag != "fuzzy"]
-        # unless the bank already holds the translator's text, what the bank said when
-        # that text was made stays the base an import compares with, so an edit made
-        # in the bank since is not overwritten
-        old_digest = recorded_digest(was)
-        if old_digest is not None and was.msgstr != in_bank:
-            kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
-            entry.comment = "\n".join([*kept, BANK_TEXT + old_digest])
-        if was.msgid != entry.msgid:
-            entry.flags.append("fuzzy")
-            entry.previous_msgid = was.msgid
-        elif "fuzzy" in was.flags:
-            entry.flags.append("fuzzy")
-            entry.previous_msgid = was.previous_msgid
     for was in before.values():
         if was.msgstr:
             was.obsolete = True
@@ -154,6 +136,28 @@ def merged(fresh: polib.POFile, old: polib.POFile) -> polib.POFile:
         if key in old.metadata:
             fresh.metadata[key] = old.metadata[key]
     return fresh
+
+
+def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
+    """The translator's text and comment of `was` on the fresh `entry`, fuzzy where the
+    reference text changed since."""
+    in_bank = entry.msgstr or entry.msgid
+    entry.msgstr = was.msgstr
+    entry.tcomment = was.tcomment
+    entry.flags = [flag for flag in was.flags if flag != "fuzzy"]
+    # unless the bank already holds the translator's text, what the bank said when that
+    # text was made stays the base an import compares with, so an edit made in the bank
+    # since is not overwritten
+    old_digest = recorded_digest(was)
+    if old_digest is not None and was.msgstr != in_bank:
+        kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
+        entry.comment = "\n".join([*kept, BANK_TEXT + old_digest])
+    if was.msgid != entry.msgid:
+        entry.flags.append("fuzzy")
+        entry.previous_msgid = was.msgid
+    elif "fuzzy" in was.flags:
+        entry.flags.append("fuzzy")
+        entry.previous_msgid = was.previous_msgid
 
 
 @dataclass(frozen=True)
@@ -333,22 +337,12 @@ def _wanted(
 
     live = Counter(e.msgctxt or "" for e in po if not e.obsolete and e.msgstr)
     for entry in po:
-        if live[entry.msgctxt or ""] > 1 and not entry.obsolete and entry.msgstr:
-            # gettext keys a message by context and msgid: `msgcat` of two files keeps
-            # both; which is newer the file does not say
-            warn(entry, f"{entry.msgctxt or ''!r} is translated twice in this file; skipped")
-            continue
-        if entry.msgid_plural and not entry.obsolete:
-            warn(
-                entry, f"{entry.msgctxt or ''!r} has plural forms, which no bank text has; skipped"
-            )
-            continue
-        if entry.obsolete or "fuzzy" in entry.flags or not entry.msgstr:
+        skipped = _skipped(entry, live, known, reference.path)
+        if skipped is not None:
+            if skipped:
+                warn(entry, skipped)
             continue
         context = entry.msgctxt or ""
-        if context not in known:
-            warn(entry, f"{context!r} is not a text of {reference.path}; skipped")
-            continue
         # a bank that is not there yet holds no edit made since the PO file: nothing to keep
         base = recorded_digest(entry) if target is not None else None
         if base is not None and base != digest(now[context]) and now[context] != entry.msgstr:
@@ -366,6 +360,27 @@ def _wanted(
             )
         wanted[context] = entry.msgstr
     return wanted, warnings
+
+
+def _skipped(
+    entry: polib.POEntry, live: Counter[str], known: dict[str, str], reference: str
+) -> str | None:
+    """Why an entry is not imported ("" for a reason not worth a warning: obsolete, fuzzy
+    or not translated), or None if it is to be."""
+    context = entry.msgctxt or ""
+    if entry.obsolete:
+        return ""
+    if live[context] > 1 and entry.msgstr:
+        # gettext keys a message by context and msgid: `msgcat` of two files keeps both;
+        # which is newer the file does not say
+        return f"{context!r} is translated twice in this file; skipped"
+    if entry.msgid_plural:
+        return f"{context!r} has plural forms, which no bank text has; skipped"
+    if "fuzzy" in entry.flags or not entry.msgstr:
+        return ""
+    if context not in known:
+        return f"{context!r} is not a text of {reference}; skipped"
+    return None
 
 
 @dataclass(frozen=True)
