@@ -7,10 +7,9 @@ The first row names the columns, in any order (case and spaces do not matter):
 and optionally `explanation_image`, `explanation_image_alt`, `shuffle`, `recall`
 and `why1` ... `why8` (each choice's feedback). `answer`: choice numbers (`2`,
 `1,3`), letters (`B`, `A,C`) or a choice's text; empty, a TODO. Tags are separated
-by spaces. UTF-8 with or without a byte-order mark, quoted as RFC 4180 says; tabs
-or `;` in the header separate as they do. Kahoot's and Blooket's templates are
-known layouts. A header that cannot be used refuses the file; a row that cannot
-become an item is skipped with a warning (docs/importing-exporting.md says all).
+by spaces. UTF-8 with or without a byte-order mark, quoted as RFC 4180 says; tabs or
+`;` in the header separate as they do; Kahoot's and Blooket's templates are known.
+A bad header refuses the file; a row that cannot become an item is skipped, warned.
 """
 
 from __future__ import annotations
@@ -23,6 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
+from ankigen.formats.answercell import answer_picks
 from ankigen.formats.model import (
     Choice,
     Format,
@@ -72,16 +72,8 @@ def restored(cell: str) -> str:
 
 
 _EXTRA_CHOICE = re.compile(r"(choice|why)([0-9]{1,3})")
-_NUMBER = re.compile(r"[0-9]+")
 _TRUE = {"true", "yes", "1", "y"}
 _FALSE = {"false", "no", "0", "n"}
-
-
-def _choice_number(digits: str) -> int:
-    """An answer's choice number; 0 (out of range) for one of more digits than any choice
-    number has, which int() is never given: it refuses strings of over 4,300 digits."""
-    significant = digits.lstrip("0")
-    return int(significant) if len(significant) <= 3 else 0
 
 
 def _delimiter(path: str, first_line: str) -> str:
@@ -116,11 +108,11 @@ _BLOOKET = {**_KAHOOT, "question": "", "question text": "question", "question #"
 def _layout(cells: list[str]) -> tuple[str, dict[str, str]]:
     """A known spreadsheet layout the header is in: its name and columns, or ("", {})."""
     names = {_loose(cell) for cell in cells if cell.strip()}
-    if {"answer 1", "answer 2", "correct answer"} <= names and "question" in names:
+    if not {"answer 1", "answer 2", "correct answer"} <= names:
+        return "", {}
+    if "question" in names:
         return "Kahoot's quiz template", _KAHOOT
-    if {"answer 1", "answer 2", "correct answer"} <= names and "question text" in names:
-        return "Blooket's quiz template", _BLOOKET
-    return "", {}
+    return ("Blooket's quiz template", _BLOOKET) if "question text" in names else ("", {})
 
 
 _IGNORED = "ignored:"
@@ -313,7 +305,7 @@ def _row(
     if not question:
         problems.add(line, "the question is empty")
         return None
-    picks = _picks(cell("answer"), texts, last, line, problems)
+    picks = answer_picks(cell("answer"), texts, last, line, problems)
     if picks is None:
         return None
     flags = _flags(cell, line, problems)
@@ -374,37 +366,6 @@ def _choice_count(texts: list[str], line: int, problems: Problems) -> int | None
     return last
 
 
-def _picks(
-    answer: str, texts: list[str], last: int, line: int, problems: Problems
-) -> list[int] | None:
-    """The numbers of the choices the answer cell names, by number, letter or text ([] if it
-    is empty); None if it names none."""
-    if not answer:
-        return []
-    parts = [p for p in re.split(r"[,;+\s]+", answer) if p]
-    # ASCII digits only: str.isdigit() also takes "²" and "①", which int() refuses
-    if parts and all(_NUMBER.fullmatch(p) for p in parts):
-        picks = [_choice_number(p) for p in parts]
-        if not all(1 <= p <= last for p in picks):  # no choice has that number:
-            picks = _picked_by_text(answer, texts[:last]) or picks  # is it a text?
-    else:
-        by_letter = _LETTERS.fullmatch(answer) is not None
-        picks = (_picked_by_letter if by_letter else _picked_by_text)(answer, texts[:last])
-        if not picks:
-            why = (
-                "could name choices by their letters or by their text: write their numbers"
-                if by_letter
-                else "is neither a choice number such as 2 or 1,3, nor the letters of choices "
-                "(B, or A,C), nor the text of one choice"
-            )
-            problems.add(line, f"answer {answer!r} {why}")
-            return None
-    if not all(1 <= p <= last for p in picks):
-        problems.add(line, f"answer {answer!r} is out of range: choices are 1 to {last}")
-        return None
-    return picks
-
-
 def _flags(
     cell: Callable[[str], str], line: int, problems: Problems
 ) -> dict[str, bool | None] | None:
@@ -418,37 +379,6 @@ def _flags(
             problems.add(line, f"{name} {cell(name)!r} must be true or false")
             return None
     return flags
-
-
-_LETTERS = re.compile(r"[A-Za-z]([,;+\s]+[A-Za-z])*")
-
-
-def _picked_by_letter(answer: str, texts: list[str]) -> list[int]:
-    """The choices an answer names by letter (`B`, `a,c`: A or a is the first choice), as
-    quiz sheets with columns "Option A" ... write them; [] where a choice's text is one
-    of those letters, at another place (a choice "A" of choices "C", "A", "B")."""
-    letters = [p.casefold() for p in re.split(r"[,;+\s]+", answer) if p]
-    picks = [ord(letter) - ord("a") + 1 for letter in letters]
-    folded = [" ".join(t.split()).casefold() for t in texts]
-    if any(t in folded and folded.index(t) + 1 != n for t, n in zip(letters, picks, strict=True)):
-        return []
-    return picks
-
-
-def _picked_by_text(answer: str, texts: list[str]) -> list[int]:
-    """The choices an answer names by their text (the whole cell, or each of its parts
-    between commas or semicolons), where each names exactly one choice; else []."""
-    folded = [" ".join(t.split()).casefold() for t in texts]
-
-    def number(text: str) -> int:
-        wanted = " ".join(text.split()).casefold()
-        return folded.index(wanted) + 1 if folded.count(wanted) == 1 else 0
-
-    whole = number(answer)
-    if whole:
-        return [whole]
-    parts = [number(part) for part in re.split(r"[,;]", answer) if part.strip()]
-    return parts if parts and all(parts) and len(set(parts)) == len(parts) else []
 
 
 def sniff(text: str) -> int:
