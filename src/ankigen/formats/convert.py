@@ -132,23 +132,23 @@ def as_checked(text: str, source: Source, ids: list[str]) -> list[Diagnostic]:
         counted = item.start()
         starts.append(number)
 
-    def question_at(line: int) -> Question | None:
+    def question_at(line: int) -> tuple[int, Question | None]:
+        """The number of the item on this line of the bank, and its question."""
         at = bisect.bisect_right(starts, line) - 1
-        return source.questions[at] if 0 <= at < len(source.questions) else None
+        return at, source.questions[at] if 0 <= at < len(source.questions) else None
 
     def in_the_file(named: re.Match[str], own: Question | None) -> str:
         """A line of the bank a message names, as its question's line in the file the
         teacher has; left out where it is the problem's own question's, or none's."""
         lead, end = named["lead"], named["end"]
-        question = question_at(int(named["line"]))
+        _, question = question_at(int(named["line"]))
         if question is not None and question is not own:
             return f"{lead}{question.line}{end}"
         return "" if lead.startswith(" (") else end  # an outer parenthesis stays
 
     found = []
     for problem in problems:
-        at = bisect.bisect_right(starts, problem.line) - 1
-        question = question_at(problem.line)
+        at, question = question_at(problem.line)
         message = _BANK_LINE.sub(functools.partial(in_the_file, own=question), problem.message)
         if question is not None and f"item {ids[at]!r}" not in message:
             message = f"item {ids[at]!r}: {message}"
