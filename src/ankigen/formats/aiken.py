@@ -5,9 +5,10 @@
     B) All-reduce
     ANSWER: B
 
-The stem may run over several lines (not past a blank line); choices are `A.` or `A)` with capital
-letters in order, a space after them or not (`A)Broadcast`, as Moodle reads it, when
-the letter is the next choice's); `ANSWER:` names the correct letter (`ANSWER: A, C` for
+The stem may run over several lines (not past a blank line); choices are `A.` or
+`A)` with capital letters in order, a space after them or not (`A)Broadcast`, as
+Moodle reads it, when the letter is the next choice's); `ANSWER:` names the correct
+letter (`ANSWER: A, C` for
 several, an extension Moodle does not read). Aiken has no explanations, so
 each becomes a TODO; a question without an `ANSWER:` line gets a TODO answer.
 A question that cannot become an item is skipped with a warning, not the file.

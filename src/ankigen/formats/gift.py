@@ -197,7 +197,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             parts = category_levels(category)
             tag = tag_of("::".join(parts))
             tags = (tag,) if tag else ()
-            title = title or (parts[-1].strip() if parts else "")
+            title = title or (parts[-1] if parts else "")
             body = rest.strip()
         if not body:
             continue

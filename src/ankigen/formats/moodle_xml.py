@@ -106,7 +106,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             parts = category_levels(path_text)
             tag = tag_of("::".join(parts))
             tags = (tag,) if tag else ()
-            title = title or (parts[-1].strip() if parts else "")
+            title = title or (parts[-1] if parts else "")
         elif kind in ("multichoice", "truefalse"):
             question = _one_question(node, kind, reading, tags)
             if question is not None:

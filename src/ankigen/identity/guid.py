@@ -22,7 +22,7 @@ MAX_GUID = 128
 GUID = re.compile(r"[" + re.escape(_BASE91) + rf"]{{1,{MAX_GUID}}}")
 
 
-_GUID_LINES = re.compile(r"(?:[" + re.escape(_BASE91) + rf"]{{1,{MAX_GUID}}}\n)*")
+_GUID_LINES = re.compile(f"(?:{GUID.pattern}\n)*")
 
 
 def all_guids(values: Sequence[object]) -> bool:
