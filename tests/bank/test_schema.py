@@ -21,6 +21,7 @@ from ankigen.bank.project import parse_project
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.schema import KINDS, generate, schema_path
 from tests.helpers import REPO
+from tests.support.adopt import GENANKI_KEPT
 
 TESTS = REPO / "tests"
 
@@ -324,16 +325,7 @@ def test_the_schema_and_the_reader_agree_on_generated_banks(bank: Any) -> None:
 def test_explanations_are_asked_as_the_reader_asks_them() -> None:
     """Each item needs an explanation, but in a bank that keeps an adopted note type with
     no field to show one in: the schema and the reader agree on both."""
-    kept = {
-        "id": 1607392319,
-        "name": "exam",
-        "fields": ["Q", "A", "B", "R"],
-        "template": "Card 1",
-        "question": "Q",
-        "choices": ["A", "B"],
-        "answer": "R",
-        "answer_format": "letters",
-    }
+    kept = {key: value for key, value in GENANKI_KEPT.items() if key != "explanation"}
     bank = {
         "topic": "exam",
         "language": "en",
@@ -342,10 +334,7 @@ def test_explanations_are_asked_as_the_reader_asks_them() -> None:
         "items": [{"id": "q1", "question": "Which?", "choices": ["a", "b"], "answer": 1}],
     }
     assert schema_accepts(bank) and reader_accepts(yaml.safe_dump(bank))
-    with_field = {
-        **bank,
-        "anki_notetype": {**kept, "fields": [*kept["fields"], "E"], "explanation": "E"},
-    }
+    with_field = {**bank, "anki_notetype": GENANKI_KEPT}
     without_kept = {key: value for key, value in bank.items() if key != "anki_notetype"}
     for asking in (with_field, without_kept):
         assert not schema_accepts(asking) and not reader_accepts(yaml.safe_dump(asking))

@@ -11,6 +11,7 @@ from click.testing import CliRunner
 
 from ankigen.bank.reader import load_bank
 from tests.helpers import REPO, invoke, item, write_bank
+from tests.support.adopt import GENANKI_KEPT
 
 REFERENCE_ITEMS = [
     item("first", 2, question="Which collective gathers the shards of every rank?"),
@@ -194,17 +195,7 @@ def test_a_reference_without_explanations_is_refused_plainly(
     """An adopted deck whose note type has no explanation field has items without one;
     a translation is a deck of ankigen's own note type, whose cards show one. Said before
     anything is written, rather than as errors of a bank that was never written."""
-    kept = {
-        "id": 1607392319,
-        "name": "exam",
-        "fields": ["Q", "A", "B", "R"],
-        "template": "Card 1",
-        "question": "Q",
-        "choices": ["A", "B"],
-        "answer": "R",
-        "answer_format": "letters",
-        "adopted": 1700000000,
-    }
+    kept = {key: value for key, value in GENANKI_KEPT.items() if key != "explanation"}
     items = [{key: value for key, value in item(n, choices=2).items() if key != "explanation"}
              for n in ("q1", "q2")]  # fmt: skip
     write_bank(project / "banks", "exam", "en", items, anki_notetype=kept)
