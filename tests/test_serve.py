@@ -29,9 +29,12 @@ def served(tmp_path: Path) -> Iterator[tuple[subprocess.Popen[str], str, Path]]:
     """`ankigen serve` on a free port of a project with one bank; the process, its URL
     and the bank."""
     bank = write_bank(tmp_path / "banks", items=[item("one"), item("two", 2)])
+    # its own temporary folder: what it leaves there is seen, and kept out of /tmp
+    (tmp_path / "tmp").mkdir()
     process = subprocess.Popen(
         [sys.executable, "-m", "ankigen", "serve", "banks", "--port", "0"],
         cwd=tmp_path,
+        env=dict(os.environ, TMPDIR=str(tmp_path / "tmp")),
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
@@ -119,6 +122,26 @@ def test_pages_follow_the_banks_and_show_their_problems(
     assert process.wait(20) == 130
     stderr = process.stderr.read() if process.stderr else ""
     assert "Traceback" not in stderr and "interrupted" in stderr
+
+
+@pytest.mark.parametrize(
+    ("sent", "line", "status"),
+    [(signal.SIGINT, "interrupted", 130), (signal.SIGTERM, "terminated", 143)],
+    ids=["ctrl-c", "sigterm"],
+)
+def test_a_stopped_server_leaves_nothing_behind(
+    served: tuple[subprocess.Popen[str], str, Path], sent: int, line: str, status: int
+) -> None:
+    """Its pages are made in a temporary folder, removed however it is stopped short of
+    SIGKILL: SIGTERM (`kill`, an editor's task runner, systemd) as well as Ctrl-C."""
+    process, _, bank = served
+    scratch = bank.parents[2] / "tmp"
+    assert [path.name[:14] for path in scratch.iterdir()] == ["ankigen-serve-"]
+    process.send_signal(sent)
+    assert process.wait(20) == status
+    stderr = process.stderr.read() if process.stderr else ""
+    assert stderr.strip().splitlines()[-1:] == [line], stderr
+    assert list(scratch.iterdir()) == []
 
 
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:

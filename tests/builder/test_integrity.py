@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -382,62 +379,6 @@ def test_the_evidence_goes_in_first_and_the_lock_last(
     monkeypatch.setattr(ankigen.core.atomic.os, "replace", noting)
     assert invoke(runner, "build").exit_code == 0
     assert renamed[:3] == [".ankigen-issued.json", "one.en.apkg", "ankigen.lock"]
-
-
-def big_banks(banks: Path) -> None:
-    for topic in ("a", "b", "c", "d"):
-        write_bank(
-            banks,
-            topic,
-            items=[item(f"i{n}", explanation=f"A long explanation {n}. " * 8) for n in range(900)],
-        )
-
-
-def test_ctrl_c_during_a_parallel_build_is_one_line(tmp_path: Path) -> None:
-    project = tmp_path / "p"
-    big_banks(project / "banks")
-    env = dict(os.environ, SOURCE_DATE_EPOCH="1700000000", PYTHONUNBUFFERED="1")
-
-    def start() -> subprocess.Popen[bytes]:
-        shutil.rmtree(project / "out", ignore_errors=True)
-        # a terminal's Ctrl-C goes to the whole process group
-        return subprocess.Popen(
-            [sys.executable, "-m", "ankigen", "build"],
-            cwd=project,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            start_new_session=True,
-        )
-
-    # interrupt at moments spread over a whole build, however fast this machine is
-    started = time.monotonic()
-    first = start()
-    first.communicate(timeout=300)
-    assert first.returncode == 0
-    duration = time.monotonic() - started
-    # the moments are a spread, not a race: every outcome is checked, and a build that
-    # finished first (a busy machine's first build was slower) is interrupted again
-    # earlier, until three were interrupted; bounded, so the test cannot loop
-    fractions = [0.1, 0.25, 0.4, 0.55, 0.7, 0.85]
-    interrupted = finished = 0
-    for attempt in range(16):
-        if interrupted >= 3:
-            break
-        build = start()
-        time.sleep(duration * fractions[attempt % len(fractions)] / 2**finished)
-        os.killpg(build.pid, signal.SIGINT)
-        _, stderr = build.communicate(timeout=300)
-        if build.returncode == 0:
-            finished += 1  # finished first, or the interrupt came while workers were starting
-            continue
-        assert build.returncode == 130, stderr
-        assert stderr.decode().strip() == "interrupted"  # after the newline that ends ^C
-        assert list(project.rglob(".ankigen-tmp-*")) == []
-        interrupted += 1
-    assert interrupted >= 3, (
-        f"only {interrupted} of 16 builds were interrupted; {finished} finished"
-    )
 
 
 def test_anki_markup_in_author_text_stays_text(

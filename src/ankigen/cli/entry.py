@@ -5,10 +5,15 @@ from __future__ import annotations
 import atexit
 import gc
 import os
-import signal
 import sys
 
-from ankigen.core.process import GC_THRESHOLDS, ends_without_teardown
+from ankigen.core.process import (
+    GC_THRESHOLDS,
+    ends_without_teardown,
+    ignore_stops,
+    stop_on_sigterm,
+    stopped,
+)
 
 TYPE_CHECKING = False  # not typing's: on the replay's path, as `core.jsondata` explains
 if TYPE_CHECKING:
@@ -21,6 +26,7 @@ def main() -> None:
         # load, is handled below
         gc.set_threshold(*GC_THRESHOLDS)
         ends_without_teardown()
+        stop_on_sigterm()
         # imported here, inside the `try`, for the same reason: loading it is interruptible
         from ankigen.cli.quick import answer
 
@@ -32,8 +38,9 @@ def main() -> None:
     except KeyboardInterrupt:
         # nothing was started or written yet; exit handlers are skipped so that a second
         # Ctrl-C has no traceback to print
-        print("interrupted", file=sys.stderr, flush=True)
-        os._exit(130)
+        line, stopped_status = stopped()
+        print(line, file=sys.stderr, flush=True)
+        os._exit(stopped_status)
     try:
         run()
         status: object = 0
@@ -43,7 +50,7 @@ def main() -> None:
         # the command is done (a Ctrl-C during it was handled); while Python tears down
         # it puts back the default SIGINT action, and a Ctrl-C then would kill the process
         # with status -2 and no message after a finished build; an ignored one stays so
-        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        ignore_stops()
     leave(status)
 
 

@@ -6,13 +6,13 @@ from __future__ import annotations
 
 import gc
 import os
-import signal
 import sys
 from collections.abc import Callable, Iterable
 
 from ankigen.cli.output import Line, progress_text
 from ankigen.cli.streams import plain_stream, write_plain
 from ankigen.core.errors import AnkigenError
+from ankigen.core.process import ignore_stops, stopped
 
 
 def write_lines(lines: Iterable[Line]) -> None:
@@ -62,15 +62,16 @@ def failure_status(exc: Exception) -> int:
 
 
 def leave_interrupted() -> None:
-    """Ctrl-C: one line and status 130, whatever the moment.
+    """Ctrl-C: one line and status 130 (SIGTERM: 143), whatever the moment.
 
     Called once the interrupt's traceback is gone, so that the worker pool (already
     shut down on the way out) is garbage and its semaphores are released here, not
     reported by multiprocessing's resource tracker. Then the process leaves at once:
     Python's own shutdown can turn a Ctrl-C into death by SIGINT (status -2)."""
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    ignore_stops()
     gc.collect()
-    write_lines([Line("interrupted", True)])
+    line, status = stopped()
+    write_lines([Line(line, True)])
     sys.stdout.flush()
     sys.stderr.flush()
-    os._exit(130)
+    os._exit(status)

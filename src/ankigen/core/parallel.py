@@ -7,14 +7,13 @@ import functools
 import gc
 import itertools
 import os
-import signal
 import sys
 import threading
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from ankigen.core.forked import ForkedWorker, after_result
-from ankigen.core.process import GC_THRESHOLDS
+from ankigen.core.process import GC_THRESHOLDS, ignore_stops, restore_stops
 
 if TYPE_CHECKING:  # concurrent.futures is imported with the first worker (see `Pool`)
     from concurrent.futures import Executor, Future
@@ -44,13 +43,39 @@ def in_worker() -> bool:
 def _start_worker() -> None:
     global _worker
     _worker = True
-    signal.signal(signal.SIGINT, signal.SIG_IGN)
+    # the command stops its workers on Ctrl-C or SIGTERM, which reach them too when sent
+    # to the whole process group (a terminal, a CI runner, systemd)
+    ignore_stops()
     gc.set_threshold(*GC_THRESHOLDS)  # a worker is ankigen's own process, like the command
     # what a worker has before its first task (a forked one: this process's whole heap)
     # is never collected there: the collector would write to every inherited object,
     # copying each page this process shares with it (a forked worker's tasks took half
     # as long again, a cold build 7% more CPU)
     gc.freeze()
+
+
+def _start_pool_worker() -> None:
+    _start_worker()
+    _leave_with_parent()
+
+
+def _leave_with_parent() -> None:
+    """A pool's worker ends when the command's process does, however it ends (SIGKILL,
+    out of memory): the pool's queues are pipes whose both ends each worker holds, so it
+    would otherwise never see the command go, and wait for its next task, or to send a
+    result no one reads, for ever."""
+    import multiprocessing  # loaded already: this is one of its processes
+    from multiprocessing.connection import wait
+
+    parent = multiprocessing.parent_process()
+    if parent is None or parent.sentinel is None:
+        return
+
+    def watch(sentinel: int) -> None:
+        wait([sentinel])
+        os._exit(1)
+
+    threading.Thread(target=watch, args=(parent.sentinel,), daemon=True).start()
 
 
 def _start_forked_worker(prepare: Callable[[], object] | None) -> None:
@@ -61,16 +86,17 @@ def _start_forked_worker(prepare: Callable[[], object] | None) -> None:
 
 @contextlib.contextmanager
 def _interrupts_ignored() -> Iterator[None]:
-    """While workers start: a process started with SIGINT ignored keeps ignoring it, so
-    Ctrl-C reaches only this process, which stops them cleanly and says one line."""
+    """While workers start: a process started with SIGINT and SIGTERM ignored keeps
+    ignoring them, so Ctrl-C or SIGTERM sent to the process group reaches only this
+    process, which stops them cleanly and says one line."""
     if threading.current_thread() is not threading.main_thread():
         yield
         return
-    previous = signal.signal(signal.SIGINT, signal.SIG_IGN)
+    previous = ignore_stops()
     try:
         yield
     finally:
-        signal.signal(signal.SIGINT, previous)
+        restore_stops(previous)
 
 
 def _start_quiet_resource_tracker() -> None:
@@ -175,7 +201,7 @@ def _process_pool(workers: int, started_by: str) -> Executor:
     return ProcessPoolExecutor(
         max_workers=workers,
         mp_context=multiprocessing.get_context(started_by),
-        initializer=_start_worker,
+        initializer=_start_pool_worker,
     )
 
 

@@ -9,6 +9,13 @@ tuned, never a program that imports ankigen."""
 
 from __future__ import annotations
 
+import signal
+
+TYPE_CHECKING = False  # not typing's: on the replay's path, as `core.jsondata` explains
+if TYPE_CHECKING:
+    from types import FrameType
+    from typing import Any
+
 GC_THRESHOLDS = (100_000, 50, 100)
 
 
@@ -32,3 +39,44 @@ def keep_until_exit(*objects: object) -> None:
     else, nothing."""
     if _left_to_exit is not None:
         _left_to_exit.append(objects)
+
+
+_stopped_by: int = signal.SIGINT
+"""The signal that stopped the command: Ctrl-C's (SIGINT), or SIGTERM's (`kill`,
+`timeout`, a cancelled CI job) once `stop_on_sigterm` has taken one."""
+
+_STOPS = (signal.SIGINT, signal.SIGTERM)
+
+
+def stop_on_sigterm() -> None:
+    """Said by the command line: SIGTERM stops the command as Ctrl-C does (workers
+    stopped, no temporary file or directory left, one line), where by default it killed
+    the process at once and left its pool's workers running with no one to stop them.
+    It goes through whatever SIGINT does at that moment, so it is held back or
+    remembered wherever Ctrl-C is; where ankigen ignores Ctrl-C it ignores both
+    (`ignore_stops`). A Ctrl-C the process was started ignoring (a shell's background
+    job) stays ignored, and SIGTERM still stops it."""
+
+    def as_interrupt(number: int, frame: FrameType | None) -> None:
+        global _stopped_by
+        _stopped_by = number
+        handler = signal.getsignal(signal.SIGINT)
+        (handler if callable(handler) else signal.default_int_handler)(signal.SIGINT, frame)
+
+    signal.signal(signal.SIGTERM, as_interrupt)
+
+
+def ignore_stops() -> tuple[Any, ...]:
+    """Ctrl-C and SIGTERM ignored from now on; what each did before, for `restore_stops`."""
+    return tuple(signal.signal(number, signal.SIG_IGN) for number in _STOPS)
+
+
+def restore_stops(previous: tuple[Any, ...]) -> None:
+    for number, handler in zip(_STOPS, previous, strict=True):
+        signal.signal(number, handler)
+
+
+def stopped() -> tuple[str, int]:
+    """The line and the exit status of a command stopped by a signal: 128 and its number,
+    as a shell reports a process the signal killed."""
+    return ("interrupted" if _stopped_by == signal.SIGINT else "terminated"), 128 + _stopped_by
