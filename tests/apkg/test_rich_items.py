@@ -287,3 +287,25 @@ def test_anki_markup_in_code_is_code() -> None:
     html = rich_html("```\nplay('[sound:ring.mp3]')  # and [latex]x[/latex]\n```")
     assert "[sound:" not in html and "&#91;sound:ring.mp3]" in html
     assert "[latex]" not in html
+
+
+def test_a_problem_in_a_quoted_text_of_several_lines_is_at_that_text(
+    project: Path, runner: CliRunner
+) -> None:
+    """`"a\\nb"` is one line of the file however many lines it holds: a problem on its
+    tenth line was reported nine lines further down, at another item (an import named
+    the wrong question)."""
+    lines = "\\n".join(f"line {n}" for n in range(1, 11))
+    (project / "banks" / "q.yaml").write_text(
+        "topic: q\nlanguage: en\ntitle: Q\nitems:\n"
+        f'  - id: a\n    question: "Which?\\n{lines}\\n```python"\n'
+        "    choices: [x, y]\n    answer: 1\n    explanation: ok\n"
+        "  - id: b\n    question: Next?\n    choices: [x, y]\n    answer: 1\n"
+        "    explanation: ok\n",
+        encoding="utf-8",
+    )
+    result = invoke(runner, "lint")
+    assert result.output.startswith(
+        "banks/q.yaml:6: error: item 'a': question: code block opened with ``` is never "
+        "closed\n"
+    ), result.output

@@ -16,6 +16,7 @@ from ankigen.bank.model import Bank
 from ankigen.bank.reader import load_bank, parse_bank
 from ankigen.formats.model import Choice, Question, ReadOptions, Source, choice_whys
 from ankigen.formats.registry import get
+from ankigen.text.markup import segments
 from tests.helpers import REPO, invoke, item, write_bank
 
 SHIPPED = sorted((REPO / "banks").glob("*/*.yaml"))
@@ -390,3 +391,30 @@ def test_a_code_block_is_exported_as_pre_and_read_back(fmt: str, tmp_path: Path)
     assert '<pre><code class="language-java">int a = 6;<br>  if (a ' in shown
     back = get(fmt).read(f"c.{fmt}", data, ReadOptions("c", "en"))
     assert back.questions[0].question == code
+
+
+@pytest.mark.parametrize("fmt", ["gift", "moodle-xml"])
+def test_code_that_shows_a_fence_stays_one_code_block(fmt: str, tmp_path: Path) -> None:
+    """A quiz about Markdown: `<pre>` holding a line of three backticks. Fenced with three,
+    that line ended the block, and the bank had a fence left open, which the build
+    refuses; the block's fence is now longer than any run of backticks in it."""
+    code = "How does a block start?\n````markdown\n```python\nprint(1)\n```\n````"
+    source = Source(
+        path="c.yaml",
+        topic="c",
+        language="en",
+        title="Code",
+        questions=(
+            Question(1, code, (Choice("So", True), Choice("No", False)), name="q", explanation="x"),
+        ),
+    )
+    writer = get(fmt).write
+    assert writer is not None
+    data = writer(source, tmp_path)
+    back = get(fmt).read(f"c.{fmt}", data, ReadOptions("c", "en"))
+    assert back.questions[0].question == code
+    assert back.diagnostics == ()
+    blocks = [s for s in segments(code) if s.language is not None]
+    assert [(b.language, b.text, b.closed) for b in blocks] == [
+        ("markdown", "```python\nprint(1)\n```", True)
+    ]

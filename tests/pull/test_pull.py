@@ -239,6 +239,8 @@ _PIECES = st.sampled_from(
         "é",
         "\n```python\nprint(1 < 2)  # &amp;\n```\n",
         "\n```\nplain <b> code\n```\n",
+        # code that shows a fence, in a longer one
+        "\n````markdown\n```python\nx = 1\n```\n````\n",
     ]
 )
 _TEXTS = st.lists(_PIECES, min_size=1, max_size=8).map("".join)

@@ -400,7 +400,10 @@ def text_line(node: yaml.Node, value: str, offset: int) -> int:
         # a block scalar starts on the line after its indicator; stripped blank lines count too
         raw = str(node.value)
         line += 1 + raw.count("\n", 0, len(raw) - len(raw.lstrip()))
-    return line + offset
+        return line + offset
+    # a quoted or plain text's lines are not the file's (`"a\nb"` is one line, a blank
+    # line folds into one line break): a line within the text, never past its end
+    return min(line + offset, int(node.end_mark.line) + 1)
 
 
 PLAIN_NUMBER = re.compile(r"[1-9][0-9]*|0")

@@ -43,8 +43,8 @@ Outlined = tuple[Outline | None, list[Diagnostic]]
 # 9: the bank's outline first, readable without its items; 10: the bank's parity last;
 # 11: items' seals made by `marshal`; 12: an item's recall in its parity row;
 # 13: diagnostics by column, each path once; 14: items' `anki_fields`; 15: a diagnostic's column;
-# 16: a kept note type's `sort_field`
-FORMAT = 16
+# 16: a kept note type's `sort_field`; 17: problems in quoted texts at lines within them
+FORMAT = 17
 
 
 # the fastest level: the cache must cost less to read than the bank costs to parse,

@@ -120,6 +120,7 @@ class Converted:
 
 
 _FENCE = "```"
+_BACKTICKS = re.compile("`+")
 
 
 class _Reducer(HTMLParser):
@@ -176,6 +177,17 @@ class _Reducer(HTMLParser):
         elif tag == "code" and self._fence_at >= 0:
             self.parts[self._fence_at] = _FENCE + _language(values.get("class") or "")
 
+    def _fence_around(self, code: list[str]) -> str:
+        """The fence of the code block just read, longer than any run of backticks in it
+        (code about Markdown shows fences: a line of three would end a block of three),
+        set on its opening line too."""
+        if self._fence_at < 0:
+            return _FENCE
+        longest = max((len(run) for run in _BACKTICKS.findall("".join(code))), default=0)
+        fence = "`" * max(len(_FENCE), longest + 1)
+        self.parts[self._fence_at] = fence + self.parts[self._fence_at].lstrip("`")
+        return fence
+
     def _open_block(self, tag: str, values: dict[str, str | None]) -> None:
         if tag == "pre":
             self._pre += 1
@@ -230,7 +242,7 @@ class _Reducer(HTMLParser):
             self._pre = max(0, self._pre - 1)
             if self.parts and not self.parts[-1].endswith("\n"):
                 self.parts.append("\n")
-            self.parts.append(_FENCE)
+            self.parts.append(self._fence_around(self.parts[self._fence_at + 2 :]))
             self._fence_at = -1
             self._break()
         elif tag in ("ul", "ol"):

@@ -25,9 +25,7 @@ from ankigen.apkg.note import choices_html, image_html, retired_notice
 from ankigen.bank.model import Bank, Item, KeptNotetype
 from ankigen.formats.htmltext import Converted, html_to_text
 from ankigen.text.html import literal
-from ankigen.text.markup import FENCE, rich_html, segments
-
-_CODE_FENCE = re.compile(r"^```[^\n`]*$", re.MULTILINE)
+from ankigen.text.markup import FENCE, FENCE_LINE, rich_html, segments
 
 
 @dataclass(frozen=True)
@@ -76,16 +74,21 @@ def _with_languages(text: str, now: str) -> str:
     HTML does not name it."""
     if FENCE not in text:
         return text
-    languages = [s.language for s in segments(now) if s.language is not None]
-    fences = iter(range(len(_CODE_FENCE.findall(text))))
-
-    def fence(match: re.Match[str]) -> str:
-        number = next(fences)
-        if number % 2 or number // 2 >= len(languages):
-            return match[0]  # a closing fence, or a block the bank did not have
-        return FENCE + languages[number // 2]
-
-    return _CODE_FENCE.sub(fence, text)
+    languages = iter([s.language for s in segments(now) if s.language is not None])
+    lines = text.split("\n")
+    opened = ""  # the backticks of the block the line is in
+    for number, line in enumerate(lines):
+        fence = FENCE_LINE.match(line)
+        if fence is None:
+            continue
+        if not opened:
+            opened = fence[1]
+            language = next(languages, None)
+            if language is not None:  # else a block the bank did not have
+                lines[number] = fence[1] + language
+        elif not fence[2] and len(fence[1]) >= len(opened):
+            opened = ""
+    return "\n".join(lines)
 
 
 @dataclass

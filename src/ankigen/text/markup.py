@@ -28,7 +28,10 @@ if TYPE_CHECKING:
 
 CODE_CLASS = "ag-code"
 FENCE = "```"
-_FENCE_LINE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[ \t]*$")
+FENCE_LINE = re.compile(r"^[ \t]*(`{3,})[ \t]*([^`\s]*)[ \t]*$")
+"""A fence line: its backticks, then its language (empty on a closing fence). A block
+ends at a line of as many backticks or more, so code that shows fences sits in a longer
+fence."""
 _LANGUAGE = re.compile(r"[\w+#.-]+")
 # both light and dark are chosen for contrast on the card's own backgrounds
 LIGHT_STYLE = "default"
@@ -57,7 +60,7 @@ def segments(text: str) -> Iterator[Segment]:
     prose_start = 0
     at = 0
     while at < len(lines):
-        opening = _FENCE_LINE.match(lines[at])
+        opening = FENCE_LINE.match(lines[at])
         if opening is None:
             prose.append(lines[at])
             at += 1
@@ -68,7 +71,7 @@ def segments(text: str) -> Iterator[Segment]:
         body: list[str] = []
         end = at + 1
         while end < len(lines):
-            closing = _FENCE_LINE.match(lines[end])
+            closing = FENCE_LINE.match(lines[end])
             if closing is not None and not closing[2] and len(closing[1]) >= len(ticks):
                 break
             body.append(lines[end])
