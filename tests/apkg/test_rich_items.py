@@ -306,6 +306,5 @@ def test_a_problem_in_a_quoted_text_of_several_lines_is_at_that_text(
     )
     result = invoke(runner, "lint")
     assert result.output.startswith(
-        "banks/q.yaml:6: error: item 'a': question: code block opened with ``` is never "
-        "closed\n"
+        "banks/q.yaml:6: error: item 'a': question: code block opened with ``` is never closed\n"
     ), result.output

@@ -369,23 +369,22 @@ def test_a_slash_within_a_category_level_is_moodles_doubled_slash(tmp_path: Path
     assert read.questions[0].tags == ("A/B::C", "TCP/IP")
 
 
+def _exported(fmt: str, question: str, tmp_path: Path) -> bytes:
+    """One question with this text, written in `fmt`."""
+    choices = (Choice("7", True), Choice("6", False))
+    only = Question(1, question, choices, name="q", explanation="x")
+    source = Source(path="c.yaml", topic="c", language="en", title="Code", questions=(only,))
+    writer = get(fmt).write
+    assert writer is not None
+    return writer(source, tmp_path)
+
+
 @pytest.mark.parametrize("fmt", ["gift", "moodle-xml"])
 def test_a_code_block_is_exported_as_pre_and_read_back(fmt: str, tmp_path: Path) -> None:
     """A fenced block went to Moodle as its backticks, the code's indentation lost on
     the page; now `<pre><code>`, which the import reads back as the same fence."""
     code = "What does it print?\n```java\nint a = 6;\n  if (a < 7) { a++; }\n```\nPick one."
-    source = Source(
-        path="c.yaml",
-        topic="c",
-        language="en",
-        title="Code",
-        questions=(
-            Question(1, code, (Choice("7", True), Choice("6", False)), name="q", explanation="x"),
-        ),
-    )
-    writer = get(fmt).write
-    assert writer is not None
-    data = writer(source, tmp_path)
+    data = _exported(fmt, code, tmp_path)
     assert b"```" not in data
     shown = html.unescape(data.decode()).replace("\\", "")  # as Moodle's reader has it
     assert '<pre><code class="language-java">int a = 6;<br>  if (a ' in shown
@@ -399,18 +398,7 @@ def test_code_that_shows_a_fence_stays_one_code_block(fmt: str, tmp_path: Path) 
     that line ended the block, and the bank had a fence left open, which the build
     refuses; the block's fence is now longer than any run of backticks in it."""
     code = "How does a block start?\n````markdown\n```python\nprint(1)\n```\n````"
-    source = Source(
-        path="c.yaml",
-        topic="c",
-        language="en",
-        title="Code",
-        questions=(
-            Question(1, code, (Choice("So", True), Choice("No", False)), name="q", explanation="x"),
-        ),
-    )
-    writer = get(fmt).write
-    assert writer is not None
-    data = writer(source, tmp_path)
+    data = _exported(fmt, code, tmp_path)
     back = get(fmt).read(f"c.{fmt}", data, ReadOptions("c", "en"))
     assert back.questions[0].question == code
     assert back.diagnostics == ()
