@@ -127,8 +127,9 @@ def test_ambiguous_page_names_the_options_and_choices_resolves_it(runner: CliRun
     )
     assert result.exit_code == 1
     assert result.output.endswith(
-        "dash_ambiguous.txt:2: error: the grouping of these 8 list lines is ambiguous "
-        "(1 or 2 questions would fit); pass --choices N (the number of choices per question)\n"
+        "dash_ambiguous.txt:2: error: none of these 8 list lines reads as a question (ends "
+        "in a question mark or a colon), and the page header gives no question count: any "
+        "grouping would be a guess; pass --choices N (the number of choices per question)\n"
         "1 error; nothing was written\n"
     )
     result = invoke(
@@ -257,3 +258,54 @@ def test_indented_numbered_page_under_furniture_in_german() -> None:
         and "Was teilt Pipeline-Parallelität auf die GPUs auf?" in dropped
     )
     assert "Antworten und Erklärungen erscheinen, während Sie das Quiz machen." in dropped
+
+
+def test_one_question_is_no_evidence_of_a_uniform_grouping(runner: CliRunner) -> None:
+    """ "Select the gas giant." may be a second question or a choice: one question of five
+    choices fits as well as two of two, and a single item has no "same number of choices"
+    to prove it; the page asks, where it took the question marks at their word."""
+    page = str(PAGES / "dash_unmarked_question.txt")
+    result = invoke(runner, "import", page, "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert result.output.endswith(
+        "dash_unmarked_question.txt:3: error: the grouping of these 6 list lines is ambiguous "
+        "(1 or 2 questions would fit); pass --choices N (the number of choices per question)\n"
+        "1 error; nothing was written\n"
+    )
+    result = invoke(runner, "import", page, "--topic", "t", "--lang", "en", "--choices", "2")
+    assert result.exit_code == 0
+    assert result.stdout.count("  - id: q") == 2
+
+
+def test_a_first_question_over_several_lines_is_the_first_item() -> None:
+    """The questions began at the first numbered line directly followed by a bullet: a
+    first question of several lines went into the header, dropped as page text, and
+    every id after it moved by one."""
+    text = (PAGES / "numbered_first_over_lines.txt").read_text(encoding="utf-8")
+    page = parse_page(text)
+    assert page.items[0].question == (
+        'Read the sentence below.\n"The treaty was signed in 1648."\nWhich treaty is it?'
+    )
+    assert [len(item.choices) for item in page.items] == [2, 2, 2]
+    assert (page.title, page.description, page.dropped) == ("History quiz", "", ())
+
+
+def test_code_in_a_question_keeps_its_indentation_and_its_lines() -> None:
+    """Code over a question's lines keeps its indentation beyond the page's; in a fence,
+    a line starting with a bullet or a number is code, not a choice or a question."""
+    unfenced = parse_page((PAGES / "numbered_code_unfenced.txt").read_text(encoding="utf-8"))
+    assert unfenced.items[0].question == "What does this print?\nfor i in range(2):\n    print(i)"
+    text = (PAGES / "numbered_code_fenced.txt").read_text(encoding="utf-8")
+    text = text.replace("    print(i)", "    print(i)\n- not a choice\n3. not a question")
+    fenced = parse_page(text)
+    assert fenced.items[1].question == (
+        "What does this print?\n```python\nfor i in range(2):\n    print(i)\n"
+        "- not a choice\n3. not a question\n```"
+    )
+    assert [item.choices for item in fenced.items] == [("def", "fun"), ("0 1", "1 2")]
+
+
+def test_a_number_in_a_latin_word_is_no_question_count() -> None:
+    """`#### Q1.` above a question list was read as "1 question" and refused the page."""
+    page = parse_page("Git quiz\n#### Q1.\n- What is git?\n- a VCS\n- a shell\n")
+    assert page.count is None and len(page.items) == 1

@@ -35,6 +35,7 @@ from ankigen.formats.model import (
     fatal,
 )
 from ankigen.text.html import literal
+from ankigen.text.markup import FENCE_LINE
 
 MAX_PAGE_BYTES = 4 * 1024 * 1024
 
@@ -42,6 +43,7 @@ _NUMBERED = re.compile(r"^\s*(\d{1,4})\s*[.)]\s+(\S.*)$")
 _BULLET = re.compile(r"^\s*[•\-*‣◦▪●]\s+(\S.*)$")
 _DASH = re.compile(r"^\s*-\s+(\S.*)$")
 _NUMBER = re.compile(r"\d+")
+_IN_WORD_NUMBER = re.compile(r"[A-Za-z]\d|\d[A-Za-z]")
 # question marks of many scripts: Latin, Arabic, full-width, Greek (;), Armenian,
 # Ethiopic, Devanagari/Bengali texts use '?' too; and a closing colon
 _QUESTION_END = re.compile(r"[?？؟;;՞፧⸮︖﹖][\s\"'”’»)\]]*$")
@@ -162,12 +164,14 @@ def parse_page(text: str, path: str = "<page>", choices: int | None = None) -> P
 
 
 def _first_numbered_question(raw_lines: Sequence[str]) -> int | None:
-    """Index of the first `N. question` line that is followed by a bullet choice."""
+    """Index of the first `N. question` line with choices: a bullet comes before the next
+    numbered line (the question may run over several lines first, or show code)."""
+    numbered_at: int | None = None
     for index, raw in enumerate(raw_lines):
         if _NUMBERED.match(raw):
-            following = next((r for r in raw_lines[index + 1 :] if r.strip()), "")
-            if _BULLET.match(following):
-                return index
+            numbered_at = index
+        elif numbered_at is not None and _BULLET.match(raw):
+            return numbered_at
     return None
 
 
@@ -178,27 +182,47 @@ def _numbered_items(
     dropped: list[tuple[int, str]] = []
     question: list[str] = []
     question_line = 0
+    more: list[str] = []  # the question's lines after its first, as written
     current: list[str] = []
+    fenced = ""  # the backticks of the code block the question's lines are in
 
     def close() -> None:
         if question:
-            items.append(PageItem("\n".join(question), tuple(current), question_line))
+            text = "\n".join([*question, *_dedented(more)]).strip()
+            items.append(PageItem(text, tuple(current), question_line))
 
     for number, raw in enumerate(raw_lines[start:], start=start + 1):
+        fence = FENCE_LINE.match(raw)
+        if fenced or (fence and not current):
+            # code is the question's, as written: its lines are neither questions nor choices
+            if fence and not fenced:
+                fenced = fence[1]
+            elif fence and not fence[2] and len(fence[1]) >= len(fenced):
+                fenced = ""
+            more.append(raw.rstrip())
+            continue
         numbered = _NUMBERED.match(raw)
         bullet = _BULLET.match(raw)
         if numbered:
             close()
-            question, question_line, current = [numbered[2].strip()], number, []
+            question, question_line, more, current = [numbered[2].strip()], number, [], []
         elif bullet:
             current.append(bullet[1].strip())
         elif raw.strip():
             if not current:
-                question.append(raw.strip())  # a question written over several lines
+                more.append(raw.rstrip())  # a question written over several lines
             else:
                 dropped.append((number, raw.strip()))
     close()
     return items, dropped
+
+
+def _dedented(lines: list[str]) -> list[str]:
+    """A question's further lines without the indentation they all share (the page's
+    layout), each keeping its own beyond it (code's)."""
+    indents = [len(line) - len(line.lstrip()) for line in lines if line.strip()]
+    common = min(indents, default=0)
+    return [line[common:] for line in lines]
 
 
 def _has_word(text: str, words: Sequence[str]) -> bool:
@@ -247,7 +271,10 @@ def _read_header(
 
 
 def _looks_like_counter(text: str) -> bool:
-    """ "Question 1 of 8", "8 questions": a short line with one or two numbers."""
+    """ "Question 1 of 8", "8 questions": a short line with one or two numbers, none of
+    them part of a Latin word (`Q1`, `ES2015`: a heading, a name)."""
+    if _IN_WORD_NUMBER.search(text):
+        return False
     numbers = [int(n) for n in _NUMBER.findall(text)]
     if len(text.split()) > 8 or not numbers or len(numbers) > 2:
         return False
@@ -283,19 +310,19 @@ def _is_question(text: str) -> bool:
 
 def _groupings(entries: list[_Line], total: int) -> dict[tuple[int, ...], tuple[bool, bool]]:
     """The ways to group the dash lines into items, each (its start indices) with whether
-    every item has the same number of choices, and whether its questions are exactly the
-    lines that read as questions."""
+    every item has the same number of choices (of several items: one alone is no
+    evidence), and whether its questions are exactly the lines that read as questions."""
     marked = {i for i, e in enumerate(entries) if _is_question(e.text)}
     candidates: dict[tuple[int, ...], tuple[bool, bool]] = {}
     if 0 in marked:
         starts = sorted(marked)
         sizes = [b - a - 1 for a, b in zip(starts, [*starts[1:], total], strict=True)]
         if all(MIN_CHOICES <= size <= MAX_CHOICES for size in sizes):
-            candidates[tuple(starts)] = (len(set(sizes)) == 1, True)
+            candidates[tuple(starts)] = (len(sizes) > 1 and len(set(sizes)) == 1, True)
     for k in range(MIN_CHOICES, MAX_CHOICES + 1):
         starts = list(range(0, total, k + 1))
         if total % (k + 1) == 0 and marked <= set(starts):
-            candidates[tuple(starts)] = (True, marked == set(starts))
+            candidates[tuple(starts)] = (len(starts) > 1, marked == set(starts))
     return candidates
 
 
@@ -313,6 +340,13 @@ def _group_dash_lines(
             )
         return list(range(0, total, choices + 1))
 
+    if count is None and not any(_is_question(entry.text) for entry in entries):
+        raise PageError(
+            f"{where}: none of these {total} list lines reads as a question (ends in a "
+            "question mark or a colon), and the page header gives no question count: "
+            "any grouping would be a guess; pass --choices N (the number of choices per "
+            "question)"
+        )
     candidates = _groupings(entries, total)
     if count is not None:
         candidates = {g: kind for g, kind in candidates.items() if len(g) == count}
