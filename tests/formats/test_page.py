@@ -197,6 +197,8 @@ def test_missing_answers_are_errors_at_their_lines() -> None:
         (b"", "the file is empty"),
         (b"   \n\n", "the file is empty"),
         (b"\x00\x01\x02binary\xff", "binary file"),
+        ("Quiz\n1. Which?\n- a\n- b\n".encode("utf-16"), "UTF-16 text, not UTF-8"),
+        ("Quiz\n1. Which?\n- a\n- b\n".encode("utf-16-le"), "UTF-16LE text, not UTF-8"),
         (b"caf\xe9\n1. x?\n- a\n- b\n", "not UTF-8 text"),
         (b"Just a title\nand some prose.\n", "no questions found"),
         (b"Title\n- Only?\n- one\n", "cannot group these 2 list lines"),

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
+from ankigen.bank.yamltree import other_encoding
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.formats.model import (
     Choice,
@@ -98,6 +99,9 @@ def decode_page(path: str, data: bytes) -> str:
         raise PageError(f"{path}: {len(data)} bytes is too large for a quiz page")
     if not data.strip():
         raise PageError(f"{path}: the file is empty")
+    encoding = other_encoding(data)  # Notepad's "Unicode", Excel's "Unicode Text"
+    if encoding:
+        raise PageError(f"{path}: {encoding} text, not UTF-8: save the file as UTF-8")
     if b"\x00" in data:
         raise PageError(f"{path}: this is a binary file, not the text of a quiz page")
     try:
