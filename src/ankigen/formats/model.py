@@ -17,7 +17,7 @@ from pathlib import Path
 from ankigen.bank.model import MAX_CHOICES, MAX_ID, MIN_CHOICES, SLUG, Bank, KeptNotetype
 from ankigen.bank.yamltree import other_encoding
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, Severity
-from ankigen.images.process import process
+from ankigen.images.process import kept_or_processed
 from ankigen.images.settings import Settings
 from ankigen.text import l10n
 
@@ -415,7 +415,7 @@ def store_image(data: bytes, name: str, prefix: str, media: dict[str, bytes]) ->
     (`Source.media`) under `prefix`, and give its path there; ImageProblem if it cannot
     be used."""
     # Pillow, only for a file that has images
-    processed = process(data, name, Settings())
+    processed = kept_or_processed(data, name, Settings())
     relative = f"{prefix}/{processed.name}" if prefix else processed.name
     media[relative] = processed.data
     return relative

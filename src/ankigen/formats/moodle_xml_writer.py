@@ -14,7 +14,7 @@ from xml.sax.saxutils import escape, quoteattr
 
 from ankigen.formats.htmltext import text_to_html
 from ankigen.formats.model import Question, Source, fatal, shared_grades
-from ankigen.images.process import ImageProblem, process, resolve
+from ankigen.images.process import ImageProblem, kept_or_processed, resolve
 from ankigen.images.settings import Settings
 
 PLUGINFILE = "@@PLUGINFILE@@/"
@@ -99,7 +99,7 @@ def _html_with_image(
         return markup, ""
     try:
         # cleaned as for a package: no camera, artist or GPS EXIF leaves with the export
-        cleaned = process(resolve(media_dir, image).read_bytes(), image, Settings())
+        cleaned = kept_or_processed(resolve(media_dir, image).read_bytes(), image, Settings())
     except (ImageProblem, OSError) as problem:
         raise fatal(*where, f"cannot export image {image!r}: {problem}") from None
     data = cleaned.data

@@ -141,9 +141,41 @@ def _encode(image: PILImage, fmt: str, **options: Any) -> bytes:
 
 def process(data: bytes, relative: str, settings: Settings) -> Processed:
     """Clean, downscale and encode one image."""
+    return _processed(_open(data, relative), settings)
+
+
+# what a clean image's file may say besides its pixels: how it is coded, never who made
+# it, where, or with what (Pillow's names)
+_NOTHING_ELSE = frozenset(
+    "jfif jfif_version jfif_unit jfif_density dpi progressive progression transparency "
+    "loop background timestamp duration".split()
+)
+_KEPT_FORMATS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
+
+
+def kept_or_processed(data: bytes, relative: str, settings: Settings) -> Processed:
+    """An image for a bank's media folder or a file for another tool: its own bytes where
+    it is already as `process` makes one (JPEG, PNG or WebP, one frame, within the size,
+    no metadata), else processed. A lossy image encoded again loses a little each time:
+    an export imported back, again and again, would never give the same image."""
+    image = _open(data, relative)
+    ext = _KEPT_FORMATS.get(str(image.format))
+    if (
+        ext is not None
+        and max(image.size) <= settings.max_side
+        and image.mode in ("RGB", "RGBA", "L", "LA", "P")
+        and getattr(image, "n_frames", 1) == 1
+        and set(image.info) <= _NOTHING_ELSE
+        and not image.getexif()
+    ):
+        name = f"{hashlib.sha256(data).hexdigest()[:20]}.{ext}"
+        return Processed(name, data, image.width, image.height)
+    return _processed(image, settings)
+
+
+def _processed(image: PILImage, settings: Settings) -> Processed:
     from PIL import Image, ImageOps
 
-    image = _open(data, relative)
     image = ImageOps.exif_transpose(image)  # apply the camera's orientation before EXIF goes
     if image.mode not in ("RGB", "RGBA", "L", "LA", "P"):
         image = image.convert("RGBA" if "A" in image.getbands() else "RGB")
