@@ -710,16 +710,18 @@ def test_duplicate_titles_get_unique_ids(tmp_path: Path) -> None:
 def test_names_without_latin_letters_and_long_repeated_names_give_usable_ids(
     tmp_path: Path,
 ) -> None:
-    """`Вопрос 1` slugs to no `1` but to its position; a repeated name at the longest an
+    """`Вопрос 6` is `q6` by its number, not `6` nor its place among the questions
+    imported (a question skipped before it moved it); a repeated name at the longest an
     id may be gets its suffix inside that length, where the id was one `build` refuses."""
     long = "a" * 120
     path = tmp_path / "q.gift"
     path.write_text(
-        f"::Вопрос 1::A? {{=a ~b}}\n\n::{long}::B? {{=a ~b}}\n\n::{long}::C? {{=a ~b}}\n",
+        "::Вопрос 5::Essay? {}\n\n::Вопрос 6::A? {=a ~b}\n\n::Вопрос::Z? {=a ~b}\n\n"
+        f"::{long}::B? {{=a ~b}}\n\n::{long}::C? {{=a ~b}}\n",
         encoding="utf-8",
     )
     imported = import_file(path, "t", "ru")
-    assert imported.ids == ("q1", "a" * 100, "a" * 98 + "-2")
+    assert imported.ids == ("q6", "q2", "a" * 100, "a" * 98 + "-2")
     bank, problems = parse_bank("b.yaml", fill_todos(imported.bank).encode())
     assert bank is not None, problems
 

@@ -311,3 +311,14 @@ def test_a_number_in_a_latin_word_is_no_question_count() -> None:
     """`#### Q1.` above a question list was read as "1 question" and refused the page."""
     page = parse_page("Git quiz\n#### Q1.\n- What is git?\n- a VCS\n- a shell\n")
     assert page.count is None and len(page.items) == 1
+
+
+def test_ids_are_places_on_the_page_skipped_questions_counted(tmp_path: Path) -> None:
+    """Two translations of a page, one with a question of a single choice (skipped): the
+    questions after it kept their ids only in the other."""
+    page = tmp_path / "page.txt"
+    page.write_text(
+        "Quiz\n1. First?\n- a\n- b\n2. Odd?\n- only\n3. Third?\n- c\n- d\n", encoding="utf-8"
+    )
+    imported = import_file(page, "t", "en")
+    assert imported.ids == ("q1", "q3")

@@ -315,8 +315,16 @@ def slugify(name: str) -> str:
     return slug[:MAX_ID].rstrip("-") if re.search("[a-z]", slug) else ""
 
 
+def numbered(name: str) -> str:
+    """The id of a name without Latin letters, by its numbers: `Вопрос 6` is `q6`, whatever
+    questions before it were skipped; "" without a number."""
+    numbers = [str(int(number)) for number in re.findall(r"\d+", name)]
+    return f"q{'-'.join(numbers)}"[:MAX_ID].rstrip("-") if numbers else ""
+
+
 def assign_ids(source: Source, problems: Problems) -> list[str]:
-    """An id per question: its name as a slug, else `qN` by position; unique."""
+    """An id per question: its name as a slug, or by its numbers, else `qN` by position;
+    unique."""
     ids: list[str] = []
     used: set[str] = set()
     # the next suffix to try for each name: 20,000 questions of one name are linear,
@@ -325,7 +333,7 @@ def assign_ids(source: Source, problems: Problems) -> list[str]:
     for number, question in enumerate(source.questions, start=1):
         name = question.name
         wanted = name if SLUG.fullmatch(name) and len(name) <= MAX_ID else slugify(name)
-        wanted = wanted or f"q{number}"
+        wanted = wanted or numbered(name) or f"q{number}"
         chosen = wanted
         suffix = next_suffix.get(wanted, 2)
         while chosen in used:
