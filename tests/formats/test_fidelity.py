@@ -216,6 +216,30 @@ def test_blookets_template_is_read_as_such(tmp_path: Path) -> None:
     ]
 
 
+def test_gimkits_template_is_read_as_such(tmp_path: Path) -> None:
+    """Gimkit's import template: the right answer's text, then the wrong ones. Before,
+    every row was skipped, the hints leading to an answer that named no choice."""
+    path = tmp_path / "gimkit.csv"
+    path.write_bytes(
+        "\ufeffQuestion,Correct Answer,Incorrect Answer 1,Incorrect Answer 2 (Optional),"
+        "Incorrect Answer 3 (Optional)\r\n"
+        "What is the capital of France?,Paris,Lyon,Marseille,Nice\r\n"
+        "Is water wet?,Yes,No,,\r\n".encode()
+    )
+    found = import_file(path, "t", "en", None)
+    bank, problems = parse_bank(
+        "b.yaml", found.bank.replace('explanation: ""', 'explanation: "x"').encode()
+    )
+    assert bank is not None, problems
+    assert [(i.question, i.choices, i.answer) for i in bank.items] == [
+        ("What is the capital of France?", ("Paris", "Lyon", "Marseille", "Nice"), (1,)),
+        ("Is water wet?", ("Yes", "No"), (1,)),
+    ]
+    assert [d.message for d in found.diagnostics] == [
+        "the header is Gimkit's quiz template's: its columns are read as such",
+    ]
+
+
 @pytest.mark.parametrize(
     ("header", "hint"),
     [

@@ -8,7 +8,7 @@ and optionally `explanation_image`, `explanation_image_alt`, `shuffle`, `recall`
 and `why1` ... `why8` (each choice's feedback). `answer`: choice numbers (`2`,
 `1,3`), letters (`B`, `A,C`) or a choice's text; empty, a TODO. Tags are separated
 by spaces. UTF-8 with or without a byte-order mark, quoted as RFC 4180 says; tabs or
-`;` in the header separate as they do; Kahoot's and Blooket's templates are known.
+`;` in the header separate as they do; Kahoot's, Blooket's and Gimkit's templates are known.
 A bad header refuses the file; a row that cannot become an item is skipped, warned.
 """
 
@@ -105,9 +105,21 @@ _KAHOOT = {
 _BLOOKET = {**_KAHOOT, "question": "", "question text": "question", "question #": ""}
 
 
+# Gimkit's ("Import from spreadsheet"): the right answer's text, then up to three wrong
+# ones; that column is both the first choice and the answer (`_ANSWER_IS_CHOICE1`)
+_GIMKIT = {
+    "question": "question",
+    "correct answer": "choice1",
+    **{f"incorrect answer {n}": f"choice{n + 1}" for n in range(1, 4)},
+}
+_ANSWER_IS_CHOICE1 = "Gimkit's quiz template"
+
+
 def _layout(cells: list[str]) -> tuple[str, dict[str, str]]:
     """A known spreadsheet layout the header is in: its name and columns, or ("", {})."""
     names = {_loose(cell) for cell in cells if cell.strip()}
+    if {"question", "correct answer", "incorrect answer 1"} <= names:
+        return _ANSWER_IS_CHOICE1, _GIMKIT
     if not {"answer 1", "answer 2", "correct answer"} <= names:
         return "", {}
     if "question" in names:
@@ -206,6 +218,8 @@ def _header(
                 line, f"the header has no {required!r} column (the first row names the columns)"
             )
             ok = False
+    if layout == _ANSWER_IS_CHOICE1 and "choice1" in columns and "answer" not in columns:
+        columns["answer"] = columns["choice1"]  # the right answer's text: choice 1's
     return columns if ok else None
 
 
