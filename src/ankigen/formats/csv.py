@@ -212,15 +212,22 @@ def _header(
             ok = False
         else:
             columns[name] = index
-    for required in ("question", "choice1", "choice2"):
-        if required not in columns and not (ok is False and required.startswith("choice")):
-            problems.add(
-                line, f"the header has no {required!r} column (the first row names the columns)"
-            )
-            ok = False
+    completed = _completed(columns, layout, problems, line, ok)
+    return completed if ok else None
+
+
+def _completed(
+    columns: dict[str, int], layout: str, problems: Problems, line: int, known: bool
+) -> dict[str, int] | None:
+    """The columns, if they have the ones an item needs; each missing one reported (the
+    choices only where every column was `known`: else they may be under unknown names)."""
+    needed = ("question", "choice1", "choice2") if known else ("question",)
+    missing = [name for name in needed if name not in columns]
+    for name in missing:
+        problems.add(line, f"the header has no {name!r} column (the first row names the columns)")
     if layout == _ANSWER_IS_CHOICE1 and "choice1" in columns and "answer" not in columns:
         columns["answer"] = columns["choice1"]  # the right answer's text: choice 1's
-    return columns if ok else None
+    return None if missing else columns
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
