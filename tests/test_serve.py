@@ -144,6 +144,25 @@ def test_a_stopped_server_leaves_nothing_behind(
     assert list(scratch.iterdir()) == []
 
 
+def test_hostile_card_requests_get_400_and_no_traceback(
+    served: tuple[subprocess.Popen[str], str, Path],
+) -> None:
+    """`items=` nested deeper than Python recurses printed a RecursionError traceback on
+    the author's terminal; other shapes than a list of ids were read as ids."""
+    process, url, _ = served
+    own = f"127.0.0.1:{urllib.parse.urlsplit(url).port}"
+    port = int(urllib.parse.urlsplit(url).port or 0)
+    for items in ["[" * 5000 + "]" * 5000, '{"a": 1}', "[1, 2]", '[["one"]]', "7", "[,"]:
+        route = "/__cards?page=demo.en.html&items=" + urllib.parse.quote(items)
+        assert ask(port, route, [("Host", own)])[0] == 400, items
+    route = "/__cards?page=demo.en.html&items=" + urllib.parse.quote('["one"]')
+    assert ask(port, route, [("Host", own)])[0] == 200
+    process.send_signal(signal.SIGINT)
+    assert process.wait(20) == 130
+    stderr = process.stderr.read() if process.stderr else ""
+    assert "Traceback" not in stderr and "Error" not in stderr, stderr
+
+
 def test_a_port_in_use_is_a_clear_error(tmp_path: Path) -> None:
     write_bank(tmp_path / "banks")
     with socket.socket() as taken:

@@ -17,6 +17,7 @@ import json
 import mimetypes
 import os
 import stat
+import sys
 import tempfile
 import threading
 import urllib.parse
@@ -196,6 +197,17 @@ def refusal(headers: Message, port: int) -> tuple[int, str] | None:
     return None
 
 
+class _Server(http.server.ThreadingHTTPServer):
+    def handle_error(self, request: object, client_address: object) -> None:
+        """One request failed (a bug, or a client gone): one line on the terminal, not
+        socketserver's traceback; the server goes on."""
+        error = sys.exc_info()[1]
+        if os.environ.get("ANKIGEN_DEBUG"):
+            super().handle_error(request, client_address)  # type: ignore[arg-type]
+        elif not isinstance(error, ConnectionError):
+            print(f"error: a request failed ({type(error).__name__}: {error})", file=sys.stderr)
+
+
 class _Handler(http.server.BaseHTTPRequestHandler):
     site: Site
     stopping: threading.Event
@@ -247,8 +259,13 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 
     def _cards(self, page: str, items: list[str] | None) -> None:
         try:
-            wanted = None if items is None else [str(i) for i in json.loads(items[0])]
-        except (ValueError, TypeError):
+            wanted = None if items is None else json.loads(items[0])
+            valid = wanted is None or (
+                isinstance(wanted, list) and all(isinstance(i, str) for i in wanted)
+            )
+        except (ValueError, RecursionError):  # JSON nested deeper than Python recurses
+            valid = False
+        if not valid:
             self.send_error(400, "items: a JSON list of item ids")
             return
         found = self.site.cards(page, wanted)
@@ -364,7 +381,7 @@ def serve(
     stopping = threading.Event()
     handler: type[_Handler] = type("Handler", (_Handler,), {"site": site, "stopping": stopping})
     try:
-        server = http.server.ThreadingHTTPServer(("127.0.0.1", port), handler)
+        server = _Server(("127.0.0.1", port), handler)
     except OSError as error:
         raise AnkigenError(f"cannot listen on 127.0.0.1:{port}: {error.strerror}") from None
     server.daemon_threads = True
