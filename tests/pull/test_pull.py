@@ -136,7 +136,8 @@ def test_a_conflict_overwrites_nothing_until_a_side_is_taken(
     assert blind.stderr.count("(or in one of them: what that build issued is gone)") == 2
 
     wrong = invoke(runner, "pull", str(package), "--take", "mine")
-    assert wrong.exit_code == 1 and "say anki or bank" in wrong.stderr
+    assert wrong.exit_code == 2, wrong.stderr  # how the option is written: a usage error
+    assert "Invalid value for '--take': 'mine': say anki or bank" in wrong.stderr
     nothing = invoke(runner, "pull", str(package), "--take", "anki:one")
     assert nothing.exit_code == 1 and "--take names one: no conflict there" in nothing.stderr
 

@@ -15,7 +15,7 @@ from ankigen.cli.output import connected_line, pull_lines, push_lines, warning_l
 from ankigen.cli.plain import terminal_progress, write_lines
 from ankigen.collection.exported import read_exported
 from ankigen.pull.connected import from_anki
-from ankigen.pull.pull import Take, plan_pull, write_pulled
+from ankigen.pull.pull import PullError, Take, plan_pull, write_pulled
 from ankigen.push import push_changed
 
 URL_OPTION = click.option(
@@ -85,7 +85,11 @@ def pull(
 ) -> None:
     """Bring the fixes made in Anki back into the banks. SOURCE is a package or collection
     exported from Anki (.apkg, .colpkg), or `anki` for a running Anki (AnkiConnect)."""
-    chosen = Take.parse(take)
+    try:
+        chosen = Take.parse(take)
+    except PullError as error:  # how the option is written: a usage error, status 2
+        said = str(error).removeprefix("--take ")
+        raise click.BadParameter(said, param_hint="'--take'") from None
     missing: list[str] = []
     if source == "anki":
         client = AnkiConnect(url, api_key)
