@@ -108,3 +108,12 @@ def test_translate_update_refuses_a_bank_whose_header_names_another_language(
     po = invoke(runner, "translate", "demo", "--to", "de", "--po", "de.po")
     assert po.exit_code == 1 and "is the bank of 'demo' in 'fr'" in po.output
     assert not (project / "de.po").exists()
+
+
+def test_po_import_to_standard_output_names_no_schema(project: Path, runner: CliRunner) -> None:
+    """A bank on standard output gets no schema line (where it will be, and the schema
+    from there, is not known): the PO import wrote one relative to the current folder."""
+    po_path = translated_project(project, runner)
+    result = invoke(runner, "import", str(po_path), "--from", "po", "-o", "-")
+    assert result.exit_code == 0, result.output
+    assert "yaml-language-server" not in result.stdout and "topic: demo\n" in result.stdout

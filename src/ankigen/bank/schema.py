@@ -21,6 +21,7 @@ from ankigen.bank.keys import (
     Schema,
 )
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
+from ankigen.core.userfile import STDOUT
 
 SCHEMA_DIR = Path(__file__).parent / "schemas"
 """Where the generated schemas ship, as package data."""
@@ -44,6 +45,13 @@ def schema_comment(bank: Path) -> str:
     except ValueError:  # on another drive (Windows): no relative path leads there
         where = target.as_uri()
     return f"# yaml-language-server: $schema={where}"
+
+
+def with_schema_comment(bank: Path, text: str) -> str:
+    """The text of a new bank to be written at `bank`, `schema_comment` first; as it is
+    on standard output, where the bank will be is not known, nor where the schema is
+    from there."""
+    return text if str(bank) == STDOUT else schema_comment(bank) + "\n" + text
 
 
 def _object(table: tuple[Key, ...], description: str) -> Schema:

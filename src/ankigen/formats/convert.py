@@ -12,7 +12,7 @@ from pathlib import Path
 from ankigen.bank.files import read_lock_bytes
 from ankigen.bank.folder import LOCK_NAME
 from ankigen.bank.reader import load_bank, parse_bank
-from ankigen.bank.schema import schema_comment
+from ankigen.bank.schema import with_schema_comment
 from ankigen.checks.rules import content_checks
 from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.userfile import STDOUT, Target, write, write_all
@@ -259,11 +259,8 @@ def write_import(
     # every problem of the bank is a warning of the import's (`as_checked`): what is
     # written only has to be YAML that reads as a bank
     bank = Target(bank_path, "a bank", force, (path,), check=reads_as_yaml(str(bank_path)))
-    text = imported.bank
-    if bank_path != Path(STDOUT):
-        # where the bank goes is known only now; on standard output it is not, nor
-        # where the schema is from there
-        text = schema_comment(bank_path) + "\n" + text
+    # where the bank goes is known only now
+    text = with_schema_comment(bank_path, imported.bank)
     writes = [*images, (bank, text.encode("utf-8"))]
     if adopted:
         writes.append(_adopted_lock(imported, bank_path, banks_dir))

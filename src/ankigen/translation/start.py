@@ -21,7 +21,7 @@ import yaml
 from ankigen.bank.edit import OpenBank, open_bank, write_banks
 from ankigen.bank.model import Bank
 from ankigen.bank.project import require_project
-from ankigen.bank.schema import schema_comment
+from ankigen.bank.schema import with_schema_comment
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.checks.run import check_paths
@@ -133,7 +133,7 @@ def new_bank_text(ref: Bank, language: str, path: Path) -> str:
         f"{ref.language!r} text; lint and status count an item untranslated until it changes.",
     )
     ids = [item.id for item in ref.items]
-    return schema_comment(path) + "\n" + bank_yaml(source, ids, ref.topic, language, comments)
+    return with_schema_comment(path, bank_yaml(source, ids, ref.topic, language, comments))
 
 
 def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tuple[str, ...]]:
