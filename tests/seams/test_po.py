@@ -117,3 +117,41 @@ def test_po_import_to_standard_output_names_no_schema(project: Path, runner: Cli
     result = invoke(runner, "import", str(po_path), "--from", "po", "-o", "-")
     assert result.exit_code == 0, result.output
     assert "yaml-language-server" not in result.stdout and "topic: demo\n" in result.stdout
+
+
+def test_choices_the_reference_moved_are_not_written_into_other_places(
+    project: Path, runner: CliRunner
+) -> None:
+    """The reference's choices reordered (its answer with them) and one added, after the
+    translation was made: the PO entries translate the reference's choices at their new
+    places, and written into the translation's, whose answer is still the old one, they
+    made a wrong choice the right one and lost the added one, unsaid. Such an item's
+    choices are left for the author, with a warning; its other texts come in."""
+    po_path = translated_project(project, runner)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    moved = [
+        item("ring", 2) | {"choices": ["ring choice 2", "ring choice 1", "ring choice 3"]},
+        *ITEMS[1:3],
+        item("star", 2, choices=5),
+    ]
+    write_bank(project / "banks", items=moved)
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        if not entry.obsolete:
+            entry.flags = [flag for flag in entry.flags if flag != "fuzzy"]
+            entry.msgstr = f"DE {entry.msgid}"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    for name, there, here in (("ring", "2 of 3", "1 of 4"), ("star", "2 of 5", "1 of 4")):
+        assert (
+            f"warning: item {name!r}: its choices were not imported: the reference's changed "
+            f"since this translation was made (answer {there} there, {here} here)"
+        ) in result.output
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None
+    ring, star = bank.items[0], bank.items[3]
+    assert ring.question == "DE Question ring?"  # what stays in place comes in
+    assert (ring.answer, ring.choices[0]) == ((1,), "ring choice 1")
+    assert (star.answer, len(star.choices), star.choices[1]) == ((1,), 4, "Stern Wahl 2")
