@@ -10,7 +10,7 @@ import polib
 from click.testing import CliRunner
 
 from ankigen.bank.reader import load_bank
-from tests.helpers import REPO, invoke, item, write_bank
+from tests.helpers import REPO, AnkiCollection, invoke, item, write_bank
 from tests.support.adopt import GENANKI_KEPT
 
 REFERENCE_ITEMS = [
@@ -207,3 +207,61 @@ def test_a_reference_without_explanations_is_refused_plainly(
         assert "Traceback" not in result.output
     assert sorted(p.name for p in (project / "banks" / "exam").iterdir()) == ["en.yaml"]
     assert not (project / "de.po").exists()
+
+
+def test_an_item_the_reference_renamed_is_renamed_in_its_translation(
+    project: Path, runner: CliRunner, collection: AnkiCollection
+) -> None:
+    """The reference renames an item, keeping `formerly: [old]` as updates.md says. Its
+    translation's item takes the new id and `formerly` too, through `translate --update`
+    or a PO import: before, both added the item beside the old one, which then held an id
+    the reference lists in `formerly`, and every build failed. The translation's learners'
+    notes update in Anki, no duplicate; the PO file's entries follow the new id."""
+    from PIL import Image
+
+    reference(project)
+    (project / "media").mkdir()
+    Image.new("RGB", (8, 8)).save(project / "media" / "x.png")
+    assert invoke(runner, "translate", "demo", "--to", "de").exit_code == 0
+    de = project / "banks" / "demo" / "de.yaml"
+    de.write_text(de.read_text(encoding="utf-8").replace("Which collective", "Welche"), "utf-8")
+    po_path = project / "de.po"
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    assert invoke(runner, "build").exit_code == 0
+    assert collection.import_package(project / "out" / "demo.de.apkg").new == 4
+    en = project / "banks" / "demo" / "en.yaml"
+    renamed = en.read_text(encoding="utf-8").replace(
+        "- id: first\n", "- id: gather\n  formerly: [first]\n"
+    )
+    en.write_text(renamed, encoding="utf-8")
+    original = de.read_text(encoding="utf-8")
+
+    updated = invoke(runner, "translate", "demo", "--to", "de", "--update")
+    assert updated.exit_code == 0, updated.output
+    assert "renamed 'first' to 'gather', as the reference did" in updated.output
+    text = de.read_text(encoding="utf-8")
+    assert "- id: gather\n    formerly: [first]\n" in text and "id: first" not in text
+    built = invoke(runner, "build")
+    assert built.exit_code == 0, built.output
+    log = collection.import_package(project / "out" / "demo.de.apkg")
+    assert (log.new, log.updated) == (0, 1)
+    assert collection.note_by_item("gather")["Question"].startswith("Welche")
+
+    de.write_text(original, encoding="utf-8")  # the same through a PO file
+    merged = invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path))
+    assert merged.exit_code == 0, merged.output
+    po = polib.pofile(str(po_path))
+    assert not po.obsolete_entries()
+    entry = po.find("gather|question", by="msgctxt")
+    assert entry is not None and entry.msgstr.startswith("Welche")
+    entry.msgstr = "Welche Operation sammelt die Shards?"
+    po.save(str(po_path))
+    imported = invoke(runner, "import", str(po_path), "--from", "po")
+    assert imported.exit_code == 0 and "warning" not in imported.output, imported.output
+    bank, _ = load_bank(de)
+    assert bank is not None and bank.items[0].id == "gather"
+    assert (bank.items[0].formerly, bank.items[0].question) == (
+        ("first",),
+        "Welche Operation sammelt die Shards?",
+    )
+    assert invoke(runner, "build").exit_code == 0

@@ -155,11 +155,15 @@ def po_export_lines(po_path: Path, done: PoWritten) -> list[Line]:
 
 
 def translate_lines(started: Started, update: bool) -> list[Line]:
-    if update and not started.added:
+    if update and not started.added and not started.renamed:
         return [Line(f"{started.path}: nothing to add")]
     what = "added" if update else "to translate"
     items = count(len(started.added), "item")
     lines = [Line(f"wrote {started.path}: {items} {what} from {started.reference.path}")]
+    lines += [
+        Line(f"  renamed {old!r} to {new!r}, as the reference did (formerly: [{old}])")
+        for old, new in started.renamed
+    ]
     if started.reference.anki_notetype is not None:
         lines.append(Line(TRANSLATED_KEPT.format(path=started.reference.path)))
     return lines

@@ -37,6 +37,7 @@ from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.core.version import __version__
 from ankigen.text import lang
+from ankigen.translation.renamed import new_ids, renames, with_new_id
 from ankigen.translation.start import (
     add_missing,
     new_bank_text,
@@ -62,9 +63,13 @@ def digest(text: str) -> str:
 
 
 def bank_texts(reference: Bank, target: Bank | None) -> dict[str, str]:
-    """What the translation's bank says for each text of the reference: its own text,
-    or the reference's where it has none yet (as `translate` and an import start it)."""
-    known = bank_contexts(target) if target is not None else {}
+    """What the translation's bank says for each text of the reference: its own text
+    (under the id the reference renamed its item to), or the reference's where it has
+    none yet (as `translate` and an import start it)."""
+    known: dict[str, str] = {}
+    if target is not None:
+        renamed = renames(reference, target)
+        known = {with_new_id(c, renamed): text for c, text in bank_contexts(target).items()}
     return {context: known.get(context, text) for context, text in bank_contexts(reference).items()}
 
 
@@ -115,13 +120,21 @@ def same_translation(po: polib.POFile, reference: Bank, language: str) -> bool:
     )
 
 
-def merged(fresh: polib.POFile, old: polib.POFile) -> polib.POFile:
+def merged(
+    fresh: polib.POFile, old: polib.POFile, renamed: dict[str, str] | None = None
+) -> polib.POFile:
     """`fresh` (made from the banks) merged with a translator's `old` file, as msgmerge
     merges: old translations kept, fuzzy where the reference text changed since, and
-    obsolete where the text is gone; the translator's header fields kept."""
+    obsolete where the text is gone; the translator's header fields kept. An entry of an
+    item the reference renamed since (`renamed`, old id to new) is the new id's."""
+    renamed = renamed or {}
     # a live entry wins over an obsolete one of the same text (msgmerge leaves both)
-    before = {e.msgctxt: e for e in old if e.obsolete and e.msgstr}
-    before.update((e.msgctxt, e) for e in old if not e.obsolete and (e.msgstr or e.tcomment))
+    before = {with_new_id(e.msgctxt or "", renamed): e for e in old if e.obsolete and e.msgstr}
+    before.update(
+        (with_new_id(e.msgctxt or "", renamed), e)
+        for e in old
+        if not e.obsolete and (e.msgstr or e.tcomment)
+    )
     for entry in fresh:
         was = before.pop(entry.msgctxt, None)
         if was is not None and was.msgstr:
@@ -193,7 +206,7 @@ def write_po(
                 f"{old.metadata.get('Language', '')!r}); nothing was written: choose another "
                 "file, or --force to replace it"
             )
-        po = merged(po, old)
+        po = merged(po, old, new_ids(reference))
         out = replace(out, edits=before)
         was_merged = True
     wrote = write(out, str(po).encode("utf-8"))
@@ -336,14 +349,16 @@ def _wanted(
     def warn(entry: polib.POEntry, message: str) -> None:
         warnings.append(Diagnostic(str(po_path), entry.linenum or 1, "warning", message))
 
-    live = Counter(e.msgctxt or "" for e in po if not e.obsolete and e.msgstr)
+    # an entry made before the reference renamed its item is the new id's
+    renamed = new_ids(reference)
+    live = Counter(with_new_id(e.msgctxt or "", renamed) for e in po if not e.obsolete and e.msgstr)
     for entry in po:
-        skipped = _skipped(entry, live, known, reference.path)
+        context = with_new_id(entry.msgctxt or "", renamed)
+        skipped = _skipped(entry, context, live, known, reference.path)
         if skipped is not None:
             if skipped:
                 warn(entry, skipped)
             continue
-        context = entry.msgctxt or ""
         # a bank that is not there yet holds no edit made since the PO file: nothing to keep
         base = recorded_digest(entry) if target is not None else None
         if base is not None and base != digest(now[context]) and now[context] != entry.msgstr:
@@ -411,11 +426,10 @@ def _numbers(answer: tuple[int, ...]) -> str:
 
 
 def _skipped(
-    entry: polib.POEntry, live: Counter[str], known: dict[str, str], reference: str
+    entry: polib.POEntry, context: str, live: Counter[str], known: dict[str, str], reference: str
 ) -> str | None:
-    """Why an entry is not imported ("" for a reason not worth a warning: obsolete, fuzzy
-    or not translated), or None if it is to be."""
-    context = entry.msgctxt or ""
+    """Why an entry (of `context`) is not imported ("" for a reason not worth a warning:
+    obsolete, fuzzy or not translated), or None if it is to be."""
     if entry.obsolete:
         return ""
     if live[context] > 1 and entry.msgstr:

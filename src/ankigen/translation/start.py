@@ -19,7 +19,7 @@ from pathlib import Path
 import yaml
 
 from ankigen.bank.edit import OpenBank, open_bank, write_banks
-from ankigen.bank.model import Bank
+from ankigen.bank.model import Bank, Item
 from ankigen.bank.project import require_project
 from ankigen.bank.schema import with_schema_comment
 from ankigen.bank.workspace import find_bank_paths
@@ -30,6 +30,7 @@ from ankigen.core.errors import AnkigenError, InvalidBanks
 from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
 from ankigen.text import lang
+from ankigen.translation.renamed import rename_items, renames
 
 
 class TranslationError(AnkigenError):
@@ -45,6 +46,8 @@ class Started:
     added: tuple[str, ...]
     """Ids of the items added."""
     reference: Bank
+    renamed: tuple[tuple[str, str], ...] = ()
+    """The items given the new ids the reference renamed them to: (old, new)."""
 
     @property
     def path(self) -> Path:
@@ -100,7 +103,8 @@ def start(
         text = new_bank_text(ref, language, path)
         return Started(opened, text, tuple(i.id for i in ref.items), ref)
     new_text, added = add_missing(opened.text, str(path), ref, opened.bank)
-    return Started(opened, new_text, added, ref)
+    renamed = tuple(renames(ref, opened.bank).items())
+    return Started(opened, new_text, added, ref, renamed)
 
 
 def refuse_reference(ref: Bank, language: str) -> str:
@@ -137,11 +141,21 @@ def new_bank_text(ref: Bank, language: str, path: Path) -> str:
 
 
 def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tuple[str, ...]]:
-    """`text` (the target bank) with the reference's items it lacks inserted in order."""
-    have = {i.id for i in target.items}
+    """`text` (the target bank) with the reference's items it lacks inserted in order, and
+    its items the reference renamed since given their new ids (`translation.renamed`)."""
+    renamed = renames(ref, target)
+    if renamed:
+        text = rename_items(text, _items_node(text, path), ref, renamed)
+    have = {renamed.get(i.id, i.id) for i in target.items}
     missing = [i for i in ref.items if i.id not in have]
     if not missing:
         return text, ()
+    return _inserted(text, path, ref, target, missing), tuple(i.id for i in missing)
+
+
+def _inserted(text: str, path: str, ref: Bank, target: Bank, missing: list[Item]) -> str:
+    """`text` with the `missing` items of the reference inserted, each before the first
+    item that follows it in the reference, in the file's own indentation."""
     items_node = _items_node(text, path)
     lines = text.splitlines(keepends=True)
     starts = {}  # item id -> (line index of its dash, dash column)
@@ -171,7 +185,7 @@ def add_missing(text: str, path: str, ref: Bank, target: Bank) -> tuple[str, tup
         out.append(line)
     for at in sorted(inserts):
         out.extend(inserts[at])
-    return "".join(out), tuple(i.id for i in missing)
+    return "".join(out)
 
 
 def _dash_column(lines: list[str], mark: yaml.Mark) -> int:
@@ -227,7 +241,7 @@ def write_translation(
     paths = find_bank_paths(banks_dir)
     reference_tag = require_project(banks_dir).reference or None
     started = start(banks_dir, paths, topic, language, update=update, reference=reference_tag)
-    if update and not started.added:
+    if update and not started.added and not started.renamed:
         return started
     write_banks([(started.bank, started.text)], force=force)
     return started
