@@ -358,6 +358,34 @@ def test_a_failed_write_changes_nothing(
     assert leftovers == []
 
 
+def test_a_rename_that_fails_part_way_puts_back_what_it_replaced(
+    project: Path, runner: CliRunner
+) -> None:
+    """The commit's renames: where one fails (a package's name now a folder; a lock made
+    immutable does the same), the files already renamed (the record of issued times, a
+    package) had been replaced, yet the build said "nothing was changed". They are put
+    back from hard links kept beside them until the commit is done."""
+    write_bank(project / "banks", "one")
+    write_bank(project / "banks", "two")
+    assert invoke(runner, "build").exit_code == 0
+    out = project / "out"
+
+    def files() -> dict[str, bytes]:
+        found = [*out.iterdir(), project / "banks" / "ankigen.lock"]
+        return {p.name: p.read_bytes() for p in found if p.is_file()}
+
+    write_bank(project / "banks", "one", items=[item("one", question="New?"), item("two")])
+    write_bank(project / "banks", "two", items=[item("one", question="New?"), item("two")])
+    (out / "two.en.apkg").unlink()
+    (out / "two.en.apkg").mkdir()
+    before = files()
+    result = invoke(runner, "build")
+    assert result.exit_code == 1
+    assert "two.en.apkg: cannot write: Is a directory; nothing was changed" in result.output
+    assert files() == before
+    assert list(project.rglob(".ankigen-tmp-*")) == []
+
+
 def test_the_evidence_goes_in_first_and_the_lock_last(
     project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -32,8 +32,9 @@ def replace_files(files: Sequence[NewFile]) -> None:
     whose `filename` is the target's: each is written and synced beside its target, with
     its mode (and owner, where the process may give it away: a user's file keeps its
     own, `userfile`) set before it takes the file's place; then all are renamed into
-    place with Ctrl-C held back. A Ctrl-C leaves all of them as they were or all new,
-    and no temporary file; SIGKILL between two renames leaves each one old or new."""
+    place with Ctrl-C held back. A Ctrl-C, or a rename that fails, leaves all of them as
+    they were or all new, and no temporary file; SIGKILL between two renames leaves
+    each one old or new."""
     staged: list[str] = []
     current = Path()
     try:
@@ -42,10 +43,14 @@ def replace_files(files: Sequence[NewFile]) -> None:
             if owner is not None:
                 with contextlib.suppress(OSError):  # only root may give a file away
                     os.chown(tmp_name, *owner)
+        moves = [(tmp_name, path) for tmp_name, (path, *_) in zip(staged, files, strict=True)]
         with _signals_deferred():
-            for tmp_name, (current, *_) in zip(staged, files, strict=True):
-                os.replace(tmp_name, current)
-            staged.clear()
+            failed = _replace_all(moves)
+            if failed is None:
+                staged.clear()
+        if failed is not None:
+            current, error, left = failed
+            raise OSError(error.errno, (error.strerror or str(error)) + _left(left), str(current))
     except OSError as exc:
         raise OSError(exc.errno, exc.strerror or str(exc), str(current)) from None
     finally:
@@ -85,24 +90,98 @@ class Commit:
             raise _not_written(path, exc) from None
 
     def done(self, removals: Sequence[Path] = ()) -> None:
-        current = Path()
         staged = sorted(self.staged)
-        try:
-            with _signals_deferred():
-                for _, _, tmp_name, current in staged:
-                    os.replace(tmp_name, current)
+        with _signals_deferred():
+            failed = _replace_all([(tmp_name, path) for _, _, tmp_name, path in staged])
+            if failed is None:
                 self.staged.clear()
                 for removal in removals:
                     with contextlib.suppress(OSError):
                         removal.unlink()
-        except OSError as exc:
-            raise _not_written(current, exc) from None
+        if failed is not None:
+            raise _not_written(*failed) from None
         for directory in {path.parent for _, _, _, path in staged}:
             _fsync_dir(directory)
 
 
-def _not_written(path: Path, exc: OSError) -> OutputError:
-    return OutputError(f"{path}: cannot write: {exc.strerror or exc}; nothing was changed")
+def _not_written(path: Path, exc: OSError, replaced: Sequence[Path] = ()) -> OutputError:
+    said = _left(replaced) or "; nothing was changed"
+    return OutputError(f"{path}: cannot write: {exc.strerror or exc}{said}")
+
+
+def _left(replaced: Sequence[Path]) -> str:
+    """What a failed commit says of the files it replaced and could not put back."""
+    if not replaced:
+        return ""
+    return "; these files were replaced and could not be put back: " + ", ".join(map(str, replaced))
+
+
+Failed = tuple[Path, OSError, list[Path]]
+"""A rename that failed: its target, the error, the targets left replaced (`_replace_all`)."""
+
+
+def _replace_all(moves: Sequence[tuple[str, Path]]) -> Failed | None:
+    """Each temporary file renamed over its target, in order; None when all were. If one
+    rename fails (a target that became a folder, a file that may not be replaced), the
+    targets already replaced get their old files back, each kept meanwhile as a hard
+    link beside it, and those that were not there are removed: all old, or all new. Else
+    the target that failed, its error, and what could not be put back (on a file system
+    without hard links)."""
+    aside: list[str | None] = []
+    done = 0
+    try:
+        for _, target in moves:
+            aside.append(_linked_aside(target))
+        for tmp_name, target in moves:
+            os.replace(tmp_name, target)
+            done += 1
+        return None
+    except OSError as exc:
+        pairs = zip(moves[:done], aside, strict=False)
+        left = [target for (_, target), old in reversed(list(pairs)) if not _put_back(target, old)]
+        return moves[min(done, len(moves) - 1)][1], exc, left
+    finally:
+        for old in aside:
+            if old:
+                with contextlib.suppress(OSError):
+                    os.unlink(old)
+
+
+_NOTHING = None
+"""In place of a target's old file: there was none."""
+
+
+def _linked_aside(target: Path) -> str | None:
+    """A hard link to `target`'s file beside it, under a temporary name; None if there is
+    no file there, "" if it cannot be linked."""
+    import secrets
+
+    if not target.is_file() or target.is_symlink():
+        return "" if os.path.lexists(target) else _NOTHING
+    for _ in range(8):
+        name = str(target.parent / f"{TEMP_PREFIX}old-{secrets.token_hex(6)}")
+        try:
+            os.link(target, name)
+            return name
+        except FileExistsError:
+            continue
+        except OSError:
+            return ""
+    return ""
+
+
+def _put_back(target: Path, old: str | None) -> bool:
+    """Whether `target` is as it was before its replacement."""
+    try:
+        if old is _NOTHING:
+            os.unlink(target)
+        elif old:
+            os.replace(old, target)
+        else:
+            return False
+    except OSError:
+        return False
+    return True
 
 
 def _stage(path: Path, data: bytes, mode: int, keep: Callable[[str], None]) -> str:
