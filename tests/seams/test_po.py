@@ -155,3 +155,49 @@ def test_choices_the_reference_moved_are_not_written_into_other_places(
     assert ring.question == "DE Question ring?"  # what stays in place comes in
     assert (ring.answer, ring.choices[0]) == ((1,), "ring choice 1")
     assert (star.answer, len(star.choices), star.choices[1]) == ((1,), 4, "Stern Wahl 2")
+
+
+def test_an_entry_without_its_digest_never_overwrites_a_bank_translation(
+    project: Path, runner: CliRunner
+) -> None:
+    """A tool (or a hand) dropped the `#. bank text:` lines: whether the bank's translation
+    is newer cannot be told, and the older PO text was written over the bank's fix
+    unsaid. It is kept, with a warning; a text the bank has not translated comes in."""
+    po_path = translated_project(project, runner)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    de = project / "banks" / "demo" / "de.yaml"
+    de.write_text(de.read_text(encoding="utf-8").replace("Frage Netz?", "Frage zum Netz?"), "utf-8")
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        entry.comment = ""
+    po.find("tree|question", by="msgctxt").msgstr = "Frage Baum?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert (
+        "'mesh|question': this entry has no '#. bank text:' line (a tool dropped it?), so "
+        "whether the bank's translation is newer is not known; kept the bank's "
+        "'Frage zum Netz?', not the PO file's 'Frage Netz?' (--force writes the PO file's)"
+    ) in result.output
+    bank, _ = load_bank(de)
+    assert bank is not None
+    assert [i.question for i in bank.items[1:3]] == ["Frage Baum?", "Frage zum Netz?"]
+
+
+def test_force_writes_a_po_file_edited_again_after_its_import(
+    project: Path, runner: CliRunner
+) -> None:
+    """A translator goes on editing a PO file already imported: the bank holds what the
+    first import wrote, not what the file's digests recorded, and the import keeps it,
+    saying so; `--force` takes the PO file's texts, the translator's newer work."""
+    po_path = translated_project(project, runner)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    po = polib.pofile(str(po_path))
+    po.find("mesh|question", by="msgctxt").msgstr = "Frage zum Netz?"
+    po.save(str(po_path))
+    kept = invoke(runner, "import", str(po_path), "--from", "po")
+    assert "(--force writes the PO file's)" in kept.output
+    forced = invoke(runner, "import", str(po_path), "--from", "po", "--force")
+    assert forced.exit_code == 0 and "warning" not in forced.output, forced.output
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None and bank.items[2].question == "Frage zum Netz?"

@@ -37,6 +37,7 @@ from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.core.version import __version__
 from ankigen.text import lang
+from ankigen.translation.aligned import unaligned_choices
 from ankigen.translation.renamed import new_ids, renames, with_new_id
 from ankigen.translation.start import (
     add_missing,
@@ -285,9 +286,10 @@ def import_po(
     banks_dir: Path,
     reference: Bank,
     target_path: Path | None = None,
+    force: bool = False,
 ) -> PoImport:
     """The bank with the translations of the PO file `po` (read from `po_path`); nothing
-    is written here."""
+    is written here. With `force`, the PO file's texts win over the bank's newer ones."""
     # gettext writes ll_CC (de_DE); BCP 47 writes ll-CC
     language = po.metadata.get("Language", "").strip().replace("_", "-")
     if not lang.is_valid_tag(language):
@@ -311,8 +313,8 @@ def import_po(
         text, _ = add_missing(opened.text, str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language, target_path)
-    wanted, warnings = _wanted(po, po_path, reference, target)
-    warnings += _unaligned_choices(po, po_path, reference, target, wanted)
+    wanted, warnings = _wanted(po, po_path, reference, target, force)
+    warnings += unaligned_choices(po, po_path, reference, target, wanted)
     text, replaced = replace_texts(text, str(target_path), wanted)
     bank, found = parse_bank(str(target_path), text.encode("utf-8"))
     if bank is None:
@@ -336,11 +338,28 @@ def import_po(
     return PoImport(opened, text, replaced, tuple(warnings))
 
 
+def _newer_in_bank(entry: polib.POEntry, now: str, reference_text: str) -> str | None:
+    """Why the bank's text `now` may be newer than the entry's translation (it changed
+    since the PO file was made; or the entry has no digest to tell, and the bank holds a
+    translation of its own), or None."""
+    if now == entry.msgstr:
+        return None
+    base = recorded_digest(entry)
+    if base is None:
+        if now == reference_text:
+            return None  # not translated in the bank: nothing to lose
+        return (
+            "this entry has no '#. bank text:' line (a tool dropped it?), so whether the "
+            "bank's translation is newer is not known"
+        )
+    return None if base == digest(now) else "the bank's text changed since this PO file was made"
+
+
 def _wanted(
-    po: polib.POFile, po_path: Path, reference: Bank, target: Bank | None
+    po: polib.POFile, po_path: Path, reference: Bank, target: Bank | None, force: bool = False
 ) -> tuple[dict[str, str], list[Diagnostic]]:
     """The translations to write into the bank, by context, and a warning for each entry
-    skipped or to check."""
+    skipped or to check; with `force`, the PO file's even over a newer bank text."""
     known = bank_contexts(reference)
     now = bank_texts(reference, target)
     wanted: dict[str, str] = {}
@@ -360,12 +379,14 @@ def _wanted(
                 warn(entry, skipped)
             continue
         # a bank that is not there yet holds no edit made since the PO file: nothing to keep
-        base = recorded_digest(entry) if target is not None else None
-        if base is not None and base != digest(now[context]) and now[context] != entry.msgstr:
+        newer = (
+            None if target is None or force else _newer_in_bank(entry, now[context], known[context])
+        )
+        if newer is not None:
             warn(
                 entry,
-                f"{context!r}: the bank's text changed since this PO file was made; kept the "
-                f"bank's {now[context]!r}, not the PO file's {entry.msgstr!r}",
+                f"{context!r}: {newer}; kept the bank's {now[context]!r}, not the PO file's "
+                f"{entry.msgstr!r} (--force writes the PO file's)",
             )
             continue
         if entry.msgid != known[context]:
@@ -376,53 +397,6 @@ def _wanted(
             )
         wanted[context] = entry.msgstr
     return wanted, warnings
-
-
-def _unaligned_choices(
-    po: polib.POFile,
-    po_path: Path,
-    reference: Bank,
-    target: Bank | None,
-    wanted: dict[str, str],
-) -> list[Diagnostic]:
-    """Leave out of `wanted` the choices (and their whys) of each item whose choices are
-    not the reference's any more (its answer, or how many it has, differ): a PO entry is
-    the translation of the reference's choice at its place, and written into another
-    place it would make a wrong choice right, or be lost. A warning for each such item."""
-    if target is None:
-        return []
-    theirs = {item.id: item for item in reference.items}
-    warnings = []
-    for item in target.items:
-        was = theirs.get(item.id)
-        if was is None or (item.answer, len(item.choices)) == (was.answer, len(was.choices)):
-            continue
-        left = [
-            c
-            for c in wanted
-            if c.startswith(f"{item.id}|choice ") or c.startswith(f"{item.id}|why ")
-        ]
-        if not left:
-            continue
-        for context in left:
-            del wanted[context]
-        line = next((e.linenum for e in po if e.msgctxt in left and not e.obsolete), 1)
-        warnings.append(
-            Diagnostic(
-                str(po_path),
-                line or 1,
-                "warning",
-                f"item {item.id!r}: its choices were not imported: the reference's changed "
-                f"since this translation was made (answer {_numbers(was.answer)} of "
-                f"{len(was.choices)} there, {_numbers(item.answer)} of {len(item.choices)} "
-                "here); give the item the reference's choices and answer, then import again",
-            )
-        )
-    return warnings
-
-
-def _numbers(answer: tuple[int, ...]) -> str:
-    return "+".join(str(n) for n in answer)
 
 
 def _skipped(
@@ -460,7 +434,7 @@ def import_po_file(
     topic = po.metadata.get(TOPIC_HEADER, "")
     paths = find_bank_paths(banks_dir)
     reference, _ = reference_bank(paths, topic, po.metadata.get(REFERENCE_HEADER))
-    done = import_po(po_path, po, banks_dir, reference, out)
+    done = import_po(po_path, po, banks_dir, reference, out, force)
     return PoImported(done, write_banks([(done.bank, done.text)], force=force)[0])
 
 

@@ -79,7 +79,12 @@ class FormatName(_TextParam):
     help="Folder of banks a PO file's translations, or an adopted deck, go into (default: banks).",
 )
 @output_option("the bank")
-@FORCE_OPTION
+@click.option(
+    "--force",
+    is_flag=True,
+    help="Replace an existing file that this command did not write from the same source; "
+    "po: write its texts even where the bank's changed since the PO file was made.",
+)
 @click.option(
     "--media",
     type=click.Path(path_type=Path, file_okay=False),
