@@ -201,3 +201,29 @@ def test_force_writes_a_po_file_edited_again_after_its_import(
     assert forced.exit_code == 0 and "warning" not in forced.output, forced.output
     bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
     assert bank is not None and bank.items[2].question == "Frage zum Netz?"
+
+
+def test_a_po_file_made_before_its_topic_was_renamed_still_comes_in(
+    project: Path, runner: CliRunner
+) -> None:
+    """The topic renamed with `formerly: {topic: demo}` while a translator holds its PO
+    file: the import failed ("no bank has the topic"), and `translate --po` refused to
+    merge into a file of "another topic", offering only --force, which loses the
+    translator's work. The file is the renamed topic's."""
+    po_path = translated_project(project, runner)
+    banks = project / "banks"
+    (banks / "demo").rename(banks / "rings")
+    for language in ("en", "de"):
+        bank = banks / "rings" / f"{language}.yaml"
+        text = bank.read_text(encoding="utf-8").replace("topic: demo\n", "topic: rings\n", 1)
+        bank.write_text(text.replace("language:", "formerly: {topic: demo}\nlanguage:", 1), "utf-8")
+    assert invoke(runner, "build").exit_code == 0
+    imported = invoke(runner, "import", str(po_path), "--from", "po")
+    assert imported.exit_code == 0, imported.output
+    bank, _ = load_bank(banks / "rings" / "de.yaml")
+    assert bank is not None and bank.items[2].question == "Frage Netz?"
+    merged = invoke(runner, "translate", "rings", "--to", "de", "--po", str(po_path))
+    assert merged.exit_code == 0, merged.output
+    po = polib.pofile(str(po_path))
+    assert po.metadata["X-Ankigen-Topic"] == "rings"
+    assert po.find("mesh|question", by="msgctxt").msgstr == "Frage Netz?"

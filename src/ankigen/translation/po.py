@@ -112,10 +112,12 @@ def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile
 
 
 def same_translation(po: polib.POFile, reference: Bank, language: str) -> bool:
-    """Whether a PO file is a translation of the reference's topic into `language`."""
+    """Whether a PO file is a translation of the reference's topic (or of a name it had
+    before, `formerly:`) into `language`."""
     header = po.metadata
+    topic = header.get(TOPIC_HEADER, "").strip()
     return (
-        header.get(TOPIC_HEADER, "").strip() == reference.topic
+        (topic == reference.topic or topic in reference.formerly_topics)
         and lang.is_valid_tag(header.get("Language", "").strip())
         and lang.canonical_tag(header.get("Language", "").strip()) == language
     )

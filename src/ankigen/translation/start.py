@@ -60,6 +60,11 @@ def reference_bank(
     """The topic's reference bank and all its banks; InvalidBanks if the reference has errors."""
     checked = check_paths(paths)
     group = [b for b in checked.banks if b.topic == topic]
+    # a topic renamed since (`formerly: {topic: ...}`): a PO file made before is its
+    renamed = {b.topic for b in checked.banks if topic in b.formerly_topics}
+    if not group and len(renamed) == 1:
+        topic = renamed.pop()
+        group = [b for b in checked.banks if b.topic == topic]
     # a broken bank of the topic could be its reference: never guess another one
     broken = [
         d
