@@ -176,6 +176,22 @@ class AnkiConnect:
             raise self.misshapen("deckNames", names, "a list of deck names")
         return names
 
+    def filtered_decks_holding(self, deck: str) -> list[str]:
+        """The filtered decks (Custom Study's, say) that hold cards of `deck` now: Anki's
+        exporter takes a deck's cards by the deck they are in, which is then another."""
+        query = f'deck:"{_searched(deck)}" deck:filtered'
+        cards = self.result("findCards", CHECK_TIMEOUT, query=query)
+        if not isinstance(cards, list) or not all(type(card) is int for card in cards):
+            raise self.misshapen("findCards", cards, "a list of card ids")
+        if not cards:
+            return []
+        found = self.result("cardsInfo", CHECK_TIMEOUT, cards=cards)
+        if not isinstance(found, list) or not all(
+            isinstance(card, dict) and isinstance(card.get("deckName"), str) for card in found
+        ):
+            raise self.misshapen("cardsInfo", found, "a list of cards with their deckName")
+        return sorted({card["deckName"] for card in found} - {deck})
+
     def refused(self, error: object, what: str) -> AnkiConnectError:
         text = error if isinstance(error, str) else _shown(error)
         text = text if len(text) <= 300 else text[:297] + "..."
@@ -216,6 +232,14 @@ class AnkiConnect:
                 "is a profile open? Open your profile in Anki and try again"
             )
         return reply
+
+
+def _searched(name: str) -> str:
+    """A deck name as Anki's search reads it inside quotes: its wildcards (`*`, `_`), quotes
+    and backslashes escaped."""
+    for special in '\\"*_':
+        name = name.replace(special, "\\" + special)
+    return name
 
 
 def _shown(value: object) -> str:

@@ -372,7 +372,8 @@ except KeyboardInterrupt:
 
 
 class Hostile(BaseHTTPRequestHandler):
-    """Answers `version` with 6 and every other action with what the test chose."""
+    """Answers `version` with 6, `findCards` with no card (none in a filtered deck), and
+    every other action with what the test chose."""
 
     answers: dict[str, Any]
 
@@ -381,7 +382,7 @@ class Hostile(BaseHTTPRequestHandler):
 
     def do_POST(self) -> None:
         action = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))["action"]
-        result = self.answers.get(action, 6 if action == "version" else None)
+        result = self.answers.get(action, {"version": 6, "findCards": []}.get(action))
         reply = json.dumps({"result": result, "error": None}).encode()
         self.send_response(200)
         self.send_header("Content-Length", str(len(reply)))
@@ -467,6 +468,10 @@ def test_any_result_is_taken_or_refused_with_a_message(result: Any, error: Any) 
         "exportPackage": (
             lambda: client.export_package("d", Path("x.apkg")),
             lambda got: got is None,
+        ),
+        "findCards": (
+            lambda: client.filtered_decks_holding("d"),
+            lambda got: all(isinstance(name, str) for name in got),
         ),
         "importPackage": (
             lambda: client.import_package(Path("x.apkg")),

@@ -1,7 +1,8 @@
 """The notes of a running Anki, through AnkiConnect: each deck the lock names is exported
-by Anki itself into a temporary package (AnkiConnect's `exportPackage`), then read like
-any exported package. AnkiConnect's note requests do not tell a note's GUID, and notes
-are matched by nothing else."""
+by Anki itself into a temporary package (AnkiConnect's `exportPackage`), and so is each
+filtered deck that holds some of its cards, then read like any exported package.
+AnkiConnect's note requests do not tell a note's GUID, and notes are matched by nothing
+else."""
 
 from __future__ import annotations
 
@@ -23,9 +24,13 @@ def from_anki(client: AnkiConnect, banks_dir: Path) -> tuple[list[Exported], lis
         )
     wanted = sorted({deck.name for deck in read_lock(banks_dir / LOCK_NAME).decks.values()})
     present = set(client.deck_names())
+    exported = [name for name in wanted if name in present]
+    # cards a learner studies in a filtered deck are in that deck, not theirs: exported too
+    for name in list(exported):
+        exported += [d for d in client.filtered_decks_holding(name) if d not in exported]
     found = []
     with tempfile.TemporaryDirectory(prefix="ankigen-pull-") as folder:
-        for number, name in enumerate(n for n in wanted if n in present):
+        for number, name in enumerate(exported):
             path = Path(folder) / f"deck-{number}.apkg"
             client.export_package(name, path)
             found.append(read_exported(path))

@@ -1,0 +1,90 @@
+"""`ankigen pull anki`: the notes of a running Anki, through AnkiConnect, here a stand-in
+that answers as AnkiConnect does from a real collection (its `exportPackage` is Anki's
+legacy exporter of one deck, as AnkiConnect's is)."""
+
+from __future__ import annotations
+
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from ankigen.bank.reader import load_bank
+from tests.helpers import AnkiCollection, edit, invoke
+
+
+class AnkiConnectOf(BaseHTTPRequestHandler):
+    """AnkiConnect's answers to the actions `pull` asks, from `collection`."""
+
+    collection: AnkiCollection
+
+    def log_message(self, format: str, *args: Any) -> None:
+        pass
+
+    def do_POST(self) -> None:
+        asked = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
+        col, params = self.collection.col, asked.get("params", {})
+        result: Any = None
+        if asked["action"] == "version":
+            result = 6
+        elif asked["action"] == "deckNames":
+            result = [deck.name for deck in col.decks.all_names_and_ids()]
+        elif asked["action"] == "findCards":
+            result = list(col.find_cards(params["query"]))
+        elif asked["action"] == "cardsInfo":
+            result = [
+                {"cardId": card, "deckName": col.decks.name(col.get_card(card).did)}
+                for card in params["cards"]
+            ]
+        elif asked["action"] == "exportPackage":  # AnkiConnect's own way
+            from anki.exporting import AnkiPackageExporter
+
+            exporter = AnkiPackageExporter(col)
+            exporter.did = col.decks.by_name(params["deck"])["id"]
+            exporter.includeSched = params.get("includeSched", False)
+            exporter.exportInto(params["path"])
+            result = True
+        reply = json.dumps({"result": result, "error": None}).encode()
+        self.send_response(200)
+        self.send_header("Content-Length", str(len(reply)))
+        self.end_headers()
+        self.wfile.write(reply)
+
+
+@pytest.fixture
+def anki_connect(imported: AnkiCollection) -> Iterator[str]:
+    handler = type("Handler", (AnkiConnectOf,), {"collection": imported})
+    server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_address[1]}"
+    server.shutdown()
+    server.server_close()
+    thread.join(5)
+
+
+def test_a_fix_made_while_the_cards_are_in_a_filtered_deck_is_pulled(
+    project: Path, runner: CliRunner, imported: AnkiCollection, anki_connect: str
+) -> None:
+    """A learner in a Custom Study session fixes a question: the cards are in the
+    filtered deck, and Anki's exporter takes a deck's cards by the deck they are in, so
+    `pull anki` found nothing to pull. The filtered decks holding the deck's cards are
+    exported too."""
+    col = imported.col
+    session = col.decks.new_filtered("Custom Study Session")
+    deck = col.decks.get(session)
+    deck["terms"] = [['deck:"demo quiz (en)"', 100, 0]]
+    col.decks.save(deck)
+    col.sched.rebuild_filtered_deck(session)
+    moved = [col.get_card(card).did for card in col.find_cards("")]
+    assert set(moved) == {session}  # the control: every card is in the filtered deck
+    edit(imported, "one", Question="Which collective sums over all ranks?")
+    pulled = invoke(runner, "pull", "anki", "--url", anki_connect)
+    assert pulled.exit_code == 0, pulled.output
+    bank, _ = load_bank(project / "banks" / "demo" / "en.yaml")
+    assert bank is not None and bank.items[0].question == "Which collective sums over all ranks?"
