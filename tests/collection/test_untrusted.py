@@ -30,6 +30,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.helpers import SRC, AnkiCollection, write_bank
+from tests.support.ankiconnect import answer, asked
 
 LIMIT = 60.0
 """Seconds a command may take before the test fails: it finishes in one or two."""
@@ -381,13 +382,8 @@ class Hostile(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        action = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))["action"]
-        result = self.answers.get(action, {"version": 6, "findCards": []}.get(action))
-        reply = json.dumps({"result": result, "error": None}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        action = asked(self)["action"]
+        answer(self, self.answers.get(action, {"version": 6, "findCards": []}.get(action)))
 
 
 @pytest.fixture

@@ -4,7 +4,6 @@ legacy exporter of one deck, as AnkiConnect's is)."""
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Iterator
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -16,6 +15,7 @@ from click.testing import CliRunner
 
 from ankigen.bank.reader import load_bank
 from tests.helpers import AnkiCollection, edit, invoke
+from tests.support.ankiconnect import answer, asked
 
 
 class AnkiConnectOf(BaseHTTPRequestHandler):
@@ -27,21 +27,21 @@ class AnkiConnectOf(BaseHTTPRequestHandler):
         pass
 
     def do_POST(self) -> None:
-        asked = json.loads(self.rfile.read(int(self.headers.get("Content-Length", "0"))))
-        col, params = self.collection.col, asked.get("params", {})
+        request = asked(self)
+        col, params = self.collection.col, request.get("params", {})
         result: Any = None
-        if asked["action"] == "version":
+        if request["action"] == "version":
             result = 6
-        elif asked["action"] == "deckNames":
+        elif request["action"] == "deckNames":
             result = [deck.name for deck in col.decks.all_names_and_ids()]
-        elif asked["action"] == "findCards":
+        elif request["action"] == "findCards":
             result = list(col.find_cards(params["query"]))
-        elif asked["action"] == "cardsInfo":
+        elif request["action"] == "cardsInfo":
             result = [
                 {"cardId": card, "deckName": col.decks.name(col.get_card(card).did)}
                 for card in params["cards"]
             ]
-        elif asked["action"] == "exportPackage":  # AnkiConnect's own way
+        elif request["action"] == "exportPackage":  # AnkiConnect's own way
             from anki.exporting import AnkiPackageExporter
 
             exporter = AnkiPackageExporter(col)
@@ -49,11 +49,7 @@ class AnkiConnectOf(BaseHTTPRequestHandler):
             exporter.includeSched = params.get("includeSched", False)
             exporter.exportInto(params["path"])
             result = True
-        reply = json.dumps({"result": result, "error": None}).encode()
-        self.send_response(200)
-        self.send_header("Content-Length", str(len(reply)))
-        self.end_headers()
-        self.wfile.write(reply)
+        answer(self, result)
 
 
 @pytest.fixture
