@@ -227,3 +227,18 @@ def test_a_po_file_made_before_its_topic_was_renamed_still_comes_in(
     po = polib.pofile(str(po_path))
     assert po.metadata["X-Ankigen-Topic"] == "rings"
     assert po.find("mesh|question", by="msgctxt").msgstr == "Frage Netz?"
+
+
+def test_a_po_file_in_the_charset_its_header_names_is_read_in_it(
+    project: Path, runner: CliRunner
+) -> None:
+    """An older tool's ISO-8859-1 PO file, as its header says (`charset=ISO-8859-1`), as
+    gettext reads it: it was refused as not UTF-8."""
+    po_path = translated_project(project, runner)
+    text = po_path.read_text(encoding="utf-8").replace("Frage Netz?", "Frage über Netze?")
+    text = text.replace("charset=UTF-8", "charset=ISO-8859-1")
+    po_path.write_bytes(text.encode("iso-8859-1"))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None and bank.items[2].question == "Frage über Netze?"

@@ -19,6 +19,7 @@ other keys) stays as it was, so a round trip without edits changes nothing.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
 import re
 from collections import Counter
@@ -222,8 +223,9 @@ def _reads_back(shown: str, data: bytes) -> None:
 
 
 def parse_po(shown: str, data: bytes) -> polib.POFile:
+    charset = _charset(data)
     try:
-        text = data.decode("utf-8")
+        text = data.decode(charset)
     except UnicodeDecodeError as exc:
         raise PoError(f"{shown}: not a readable PO file: {exc}") from None
     _check_strings(shown, text)
@@ -243,6 +245,21 @@ def parse_po(shown: str, data: bytes) -> polib.POFile:
                 value = value.replace(stand_in, char) if value else value
             setattr(entry, attribute, value)
     return po
+
+
+_CHARSET = re.compile(rb'^"Content-Type:[^"\n]*charset=([A-Za-z0-9_.:-]+)', re.MULTILINE)
+
+
+def _charset(data: bytes) -> str:
+    """The encoding the header's Content-Type names (gettext reads a file so: an older
+    tool's ISO-8859-1), if Python knows it; else UTF-8 (a template's `CHARSET`, none)."""
+    declared = _CHARSET.search(data[:4096])
+    if declared is None:
+        return "utf-8"
+    try:
+        return codecs.lookup(declared[1].decode("ascii")).name
+    except LookupError:
+        return "utf-8"
 
 
 # what str.splitlines breaks at beyond \n and \r; a PO string holds them as they are
