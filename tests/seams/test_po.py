@@ -242,3 +242,23 @@ def test_a_po_file_in_the_charset_its_header_names_is_read_in_it(
     assert result.exit_code == 0, result.output
     bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
     assert bank is not None and bank.items[2].question == "Frage über Netze?"
+
+
+def test_a_bank_with_old_mac_line_breaks_is_edited_in_them(
+    project: Path, runner: CliRunner
+) -> None:
+    """Lone `\\r` line breaks (classic Mac OS), which YAML, lint and build read: a PO
+    import into such a bank called it a YAML syntax error at a line it does not have.
+    It is edited as any bank, and keeps its line breaks."""
+    po_path = translated_project(project, runner)
+    de = project / "banks" / "demo" / "de.yaml"
+    de.write_bytes(de.read_bytes().replace(b"\n", b"\r"))
+    po = polib.pofile(str(po_path))
+    po.find("mesh|question", by="msgctxt").msgstr = "Welches Netz\nverbindet alles?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert b"\n" not in de.read_bytes()
+    bank, problems = load_bank(de)
+    assert bank is not None, problems
+    assert bank.items[2].question == "Welches Netz\nverbindet alles?"

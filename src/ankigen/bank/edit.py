@@ -38,7 +38,20 @@ class OpenBank:
 
     @property
     def text(self) -> str | None:
-        return None if self.before is None else self.before.decode("utf-8")
+        """The file's text to edit, its line breaks `\n`: an old Mac file's lone `\r`,
+        which YAML reads as line breaks, are given back by `written`."""
+        if self.before is None:
+            return None
+        text = self.before.decode("utf-8")
+        return text.replace("\r", "\n") if self._cr_only else text
+
+    @property
+    def _cr_only(self) -> bool:
+        return self.before is not None and b"\r" in self.before and b"\n" not in self.before
+
+    def written(self, text: str) -> bytes:
+        """The bytes of the edited `text`, with the file's own line breaks."""
+        return (text.replace("\n", "\r") if self._cr_only else text).encode("utf-8")
 
     def target(self, *, force: bool = False) -> Target:
         """Where the changed bank goes: replaced only while it holds what was read (a new
@@ -79,7 +92,7 @@ def open_bank(
 def write_banks(changes: Sequence[tuple[OpenBank, str]], *, force: bool = False) -> list[bool]:
     """Each opened bank replaced by its changed text, all or none (`userfile.write_all`);
     whether each was written (False: it already held that text)."""
-    writes = [(opened.target(force=force), text.encode("utf-8")) for opened, text in changes]
+    writes = [(opened.target(force=force), opened.written(text)) for opened, text in changes]
     return write_all(writes)
 
 
