@@ -461,3 +461,24 @@ def test_only_its_own_pages_may_read_it(
     navigation.append(("Sec-Fetch-Dest", "document"))
     assert ask(port, "/demo.en.html", [("Host", own), *navigation])[0] == 200
     assert process.poll() is None
+
+
+def test_the_watch_sees_odd_entries_come_and_go(tmp_path: Path) -> None:
+    """A link to nothing, a link to itself, a folder named like a bank: lint reports each,
+    and the pages kept showing (or never showed) their errors, as only regular files
+    were looked at."""
+    from ankigen.serve import snapshot
+
+    banks = tmp_path / "banks"
+    write_bank(banks)
+    before = snapshot([banks])
+    for make, remove in [
+        (lambda p: p.symlink_to(tmp_path / "nowhere.yaml"), Path.unlink),
+        (lambda p: p.symlink_to(p), Path.unlink),
+        (Path.mkdir, Path.rmdir),
+    ]:
+        odd = banks / "demo" / "de.yaml"
+        make(odd)
+        assert snapshot([banks]) != before, make
+        remove(odd)
+        assert set(snapshot([banks])) == set(before)

@@ -132,26 +132,32 @@ class Site:
             return self.stamp(name)
 
 
-def snapshot(folders: list[Path]) -> dict[str, tuple[int, int]]:
-    """Each file's size and modification time, under the folders that exist. A folder or
-    file that goes while it is looked at (`git stash -u`, `rm -rf`) is simply not there:
-    the next look sees what is."""
-    seen: dict[str, tuple[int, int]] = {}
+def snapshot(folders: list[Path]) -> dict[str, tuple[int, int, int]]:
+    """Each file's kind, size and modification time, under the folders that exist, and
+    each folder's and odd entry's (a link to nothing, a folder named like a bank): lint
+    reports those, and the pages must see them come and go. A folder or file that goes
+    while it is looked at (`git stash -u`, `rm -rf`) is simply not there: the next look
+    sees what is."""
+    seen: dict[str, tuple[int, int, int]] = {}
 
     def note(path: str) -> None:
         try:
             status = os.stat(path)
         except OSError:
-            return
-        if stat.S_ISREG(status.st_mode):
-            seen[path] = (status.st_size, status.st_mtime_ns)
+            try:
+                status = os.lstat(path)  # a link to nothing, or to itself
+            except OSError:
+                return
+        kind = stat.S_IFMT(status.st_mode)
+        size = status.st_size if kind == stat.S_IFREG else 0
+        seen[path] = (kind, size, status.st_mtime_ns)
 
     for folder in map(str, folders):
         note(folder)
         # os.walk passes over folders it cannot list (gone, not allowed) and, as the
         # watch did before, does not follow links to folders
-        for parent, _, names in os.walk(folder):
-            for name in names:
+        for parent, folders_in, names in os.walk(folder):
+            for name in [*names, *folders_in]:
                 note(os.path.join(parent, name))
     return seen
 
