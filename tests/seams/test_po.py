@@ -262,3 +262,29 @@ def test_a_bank_with_old_mac_line_breaks_is_edited_in_them(
     bank, problems = load_bank(de)
     assert bank is not None, problems
     assert bank.items[2].question == "Welches Netz\nverbindet alles?"
+
+
+def test_a_bank_fix_after_an_import_comes_into_the_merged_po_file(
+    project: Path, runner: CliRunner
+) -> None:
+    """After a PO import the German text is fixed in the bank (by hand, or pulled from
+    Anki). The merge kept the file's old text and its old digest, so every later import
+    of that entry was refused, the translator's improvements too. The merge now gives
+    the bank's text, fuzzy, the file's kept in a comment; once the translator settles it,
+    it is imported."""
+    po_path = translated_project(project, runner)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    de = project / "banks" / "demo" / "de.yaml"
+    de.write_text(de.read_text(encoding="utf-8").replace("Frage Netz?", "Frage zum Netz?"), "utf-8")
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    entry = polib.pofile(str(po_path)).find("mesh|question", by="msgctxt")
+    assert (entry.msgstr, entry.flags) == ("Frage zum Netz?", ["fuzzy"])
+    assert "this file had: Frage Netz?" in entry.tcomment
+    po = polib.pofile(str(po_path))
+    settled = po.find("mesh|question", by="msgctxt")
+    settled.msgstr, settled.flags, settled.tcomment = "Frage zu den Netzen?", [], ""
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0 and "warning" not in result.output, result.output
+    bank, _ = load_bank(de)
+    assert bank is not None and bank.items[2].question == "Frage zu den Netzen?"

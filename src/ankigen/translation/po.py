@@ -51,6 +51,7 @@ TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"
 CORRECT = "the correct choice"
 BANK_TEXT = "bank text: "
+BOTH_CHANGED = "the bank's translation changed since; this file had: "
 """The extracted comment that records the digest of the bank's text."""
 # header fields a translator or platform owns: kept when a PO file is merged into
 TRANSLATORS_HEADERS = ("Last-Translator", "Language-Team", "PO-Revision-Date", "Plural-Forms")
@@ -157,22 +158,32 @@ def merged(
 
 def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
     """The translator's text and comment of `was` on the fresh `entry`, fuzzy where the
-    reference text changed since."""
+    reference text changed since, or where the bank's translation did too."""
     in_bank = entry.msgstr or entry.msgid
+    bank_translation, bank_digest = entry.msgstr, recorded_digest(entry)
     entry.msgstr = was.msgstr
     entry.tcomment = was.tcomment
     entry.flags = [flag for flag in was.flags if flag != "fuzzy"]
-    # unless the bank already holds the translator's text, what the bank said when that
-    # text was made stays the base an import compares with, so an edit made in the bank
-    # since is not overwritten
     old_digest = recorded_digest(was)
+    both_changed = False
     if old_digest is not None and was.msgstr != in_bank:
-        kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
-        entry.comment = "\n".join([*kept, BANK_TEXT + old_digest])
+        if bank_translation and old_digest != bank_digest:
+            # the bank's translation changed since this entry was made (a fix pulled from
+            # Anki, an author's edit), and so may the file's: the bank's is the one to go on
+            # from, the file's kept beside it, fuzzy until a translator chooses; kept as it
+            # was, the entry could never be imported again
+            entry.msgstr = bank_translation
+            entry.tcomment = "\n".join(filter(None, [BOTH_CHANGED + was.msgstr, was.tcomment]))
+            both_changed = True
+        else:
+            # what the bank said when the translator's text was made stays the base an
+            # import compares with, so an edit made in the bank since is not overwritten
+            kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
+            entry.comment = "\n".join([*kept, BANK_TEXT + old_digest])
     if was.msgid != entry.msgid:
         entry.flags.append("fuzzy")
         entry.previous_msgid = was.msgid
-    elif "fuzzy" in was.flags:
+    elif "fuzzy" in was.flags or both_changed:
         entry.flags.append("fuzzy")
         entry.previous_msgid = was.previous_msgid
 
