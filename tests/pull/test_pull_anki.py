@@ -84,3 +84,23 @@ def test_a_fix_made_while_the_cards_are_in_a_filtered_deck_is_pulled(
     assert pulled.exit_code == 0, pulled.output
     bank, _ = load_bank(project / "banks" / "demo" / "en.yaml")
     assert bank is not None and bank.items[0].question == "Which collective sums over all ranks?"
+
+
+def test_notes_whose_cards_left_the_deck_are_named_not_passed_over(
+    runner: CliRunner, imported: AnkiCollection, anki_connect: str
+) -> None:
+    """A learner moved a card to a deck of their own: its note is in no deck the pull
+    exports, and the pull said "nothing to pull", a fix on it lost unsaid. It says how
+    many notes of the deck were not found, and how to pull them."""
+    col = imported.col
+    mine = col.decks.id("My hard ones")
+    card = col.get_card(col.find_cards("")[0])
+    card.did = mine
+    col.update_card(card)
+    pulled = invoke(runner, "pull", "anki", "--url", anki_connect)
+    assert pulled.exit_code == 0, pulled.output
+    assert (
+        "1 note of the deck 'demo quiz (en)' not in it in Anki (cards moved to another deck, "
+        "or notes deleted): nothing pulled from them; export the deck they are in and pull "
+        "that file"
+    ) in pulled.stderr

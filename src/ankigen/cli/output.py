@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Mapping, Sequence
 
     from ankigen.builder.result import BuildResult
     from ankigen.checks.run import Linted
@@ -209,10 +209,24 @@ def media_line(media: Path) -> Line:
     return Line(f"reading images from {media}, outside the project (--media)", True)
 
 
-def pull_lines(pulled: Pulled, wrote: list[str] | None, missing: Sequence[str]) -> list[Line]:
+def pull_lines(
+    pulled: Pulled,
+    wrote: list[str] | None,
+    missing: Sequence[str],
+    unseen: Mapping[str, int] | None = None,
+) -> list[Line]:
     """What a pull found (standard error), then what it wrote or would write; `wrote` is
     None for a dry run, or when conflicts kept it from writing."""
     lines = [Line(f"Anki has no deck {name!r}: nothing pulled from it", True) for name in missing]
+    lines += [
+        Line(
+            f"{count(number, 'note')} of the deck {name!r} not in it in Anki (cards moved "
+            "to another deck, or notes deleted): nothing pulled from them; export the deck "
+            "they are in and pull that file",
+            True,
+        )
+        for name, number in sorted((unseen or {}).items())
+    ]
     lines += [Line(str(warning), True) for warning in pulled.warnings]
     lines += _conflict_lines(pulled)
     lines += _unpulled_lines(pulled)

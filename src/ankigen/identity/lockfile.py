@@ -408,3 +408,14 @@ def with_adopted(
     )
     lock.decks[deck] = entry
     return lock.to_bytes()
+
+
+def issued_guids(lock: Lock) -> dict[str, tuple[str, str]]:
+    """The deck key and item id of each GUID the lock records."""
+    issued_as: dict[str, tuple[str, str]] = {}
+    for key, deck in lock.decks.items():
+        topic, language = split_deck_key(key)
+        for item_id in deck.items:
+            guid = deck.guids.get(item_id) or note_guid(topic, language, item_id)
+            issued_as[guid] = (key, item_id)
+    return issued_as

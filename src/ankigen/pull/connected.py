@@ -7,22 +7,35 @@ else."""
 from __future__ import annotations
 
 import tempfile
+from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.ankiconnect import AnkiConnect, AnkiConnectError
 from ankigen.bank.folder import LOCK_NAME
 from ankigen.collection.exported import Exported, read_exported
-from ankigen.identity.lockfile import read_lock
+from ankigen.identity.lockfile import issued_guids, read_lock
 
 
-def from_anki(client: AnkiConnect, banks_dir: Path) -> tuple[list[Exported], list[str]]:
-    """The exported decks the lock names that Anki has, and the names it lacks."""
+@dataclass(frozen=True)
+class FromAnki:
+    exported: list[Exported]
+    """The decks the lock names that Anki has, and the filtered decks holding their cards."""
+    missing: list[str]
+    """The names of the decks the lock names that Anki lacks."""
+    unseen: dict[str, int]
+    """By deck name, how many of its notes the lock records were in no export (their cards
+    moved to another deck, or the notes deleted)."""
+
+
+def from_anki(client: AnkiConnect, banks_dir: Path) -> FromAnki:
+    """The exported decks the lock names that Anki has, and what it lacks."""
     if not client.local:
         raise AnkiConnectError(
             f"pull asks Anki to export the decks into a file on this machine, and {client.url} "
             "is another one: export the decks there (File > Export, .apkg) and pull that file"
         )
-    wanted = sorted({deck.name for deck in read_lock(banks_dir / LOCK_NAME).decks.values()})
+    lock = read_lock(banks_dir / LOCK_NAME)
+    wanted = sorted({deck.name for deck in lock.decks.values()})
     present = set(client.deck_names())
     exported = [name for name in wanted if name in present]
     # cards a learner studies in a filtered deck are in that deck, not theirs: exported too
@@ -34,4 +47,10 @@ def from_anki(client: AnkiConnect, banks_dir: Path) -> tuple[list[Exported], lis
             path = Path(folder) / f"deck-{number}.apkg"
             client.export_package(name, path)
             found.append(read_exported(path))
-    return found, [name for name in wanted if name not in present]
+    seen = {note.guid for package in found for note in package.notes}
+    unseen: dict[str, int] = {}
+    for guid, (key, _) in issued_guids(lock).items():
+        name = lock.decks[key].name
+        if guid not in seen and name in present:
+            unseen[name] = unseen.get(name, 0) + 1
+    return FromAnki(found, [name for name in wanted if name not in present], unseen)

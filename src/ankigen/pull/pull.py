@@ -46,8 +46,7 @@ from ankigen.builder.result import IMAGE_CACHE
 from ankigen.checks.run import checked_banks
 from ankigen.collection.exported import AnkiNote, Exported
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
-from ankigen.identity.guid import note_guid, split_deck_key
-from ankigen.identity.lockfile import Lock, read_lock
+from ankigen.identity.lockfile import Lock, issued_guids, read_lock
 from ankigen.images.process import image_refs, prepare
 from ankigen.images.settings import Settings
 from ankigen.pull.base import History, Known, Weighed, is_ours, packages
@@ -156,7 +155,7 @@ def plan_pull(
             "build recorded there; build the banks first (and commit the lock)"
         )
     lock = read_lock(lock_path)
-    issued_as = _issued_as(lock)
+    issued_as = issued_guids(lock)
     checked = checked_banks(banks_dir)
     banks = {bank.key: bank for bank in checked.banks}
     project, _ = load_project(banks_dir)
@@ -185,17 +184,6 @@ def plan_pull(
         carried = _carried_edits(kept, item, exported.fields_of(note)) if kept else ()
         _decide(found, bank, item, names, weighed, take, carried)
     return found.pulled(take)
-
-
-def _issued_as(lock: Lock) -> dict[str, tuple[str, str]]:
-    """The deck key and item id of each GUID the lock records."""
-    issued_as: dict[str, tuple[str, str]] = {}
-    for key, deck in lock.decks.items():
-        topic, language = split_deck_key(key)
-        for item_id in deck.items:
-            guid = deck.guids.get(item_id) or note_guid(topic, language, item_id)
-            issued_as[guid] = (key, item_id)
-    return issued_as
 
 
 def _matched(

@@ -91,18 +91,20 @@ def pull(
         said = str(error).removeprefix("--take ")
         raise click.BadParameter(said, param_hint="'--take'") from None
     missing: list[str] = []
+    unseen: dict[str, int] = {}
     if source == "anki":
         client = AnkiConnect(url, api_key)
         write_lines([connected_line(client.version(), client.url)])
-        sources, missing = from_anki(client, banks)
+        found = from_anki(client, banks)
+        sources, missing, unseen = found.exported, found.missing, found.unseen
     else:
         sources = [read_exported(Path(source))]
     pulled = plan_pull(banks, sources, chosen, out, media)
     if dry_run:
         click.echo(pulled.diff(), nl=False)
-        write_lines(pull_lines(pulled, None, missing))
+        write_lines(pull_lines(pulled, None, missing, unseen))
     else:
         wrote = write_pulled(pulled) if not pulled.conflicts else None
-        write_lines(pull_lines(pulled, wrote, missing))
+        write_lines(pull_lines(pulled, wrote, missing, unseen))
     if pulled.conflicts:
         sys.exit(1)
