@@ -288,3 +288,86 @@ def test_a_bank_fix_after_an_import_comes_into_the_merged_po_file(
     assert result.exit_code == 0 and "warning" not in result.output, result.output
     bank, _ = load_bank(de)
     assert bank is not None and bank.items[2].question == "Frage zu den Netzen?"
+
+
+def test_a_renamed_and_reordered_item_keeps_its_right_answer(
+    project: Path, runner: CliRunner
+) -> None:
+    """The reference renames an item and reorders its choices: the alignment guard looked
+    the translation's item up by its old id, found nothing, and let the choices in."""
+    po_path = translated_project(project, runner)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    moved = item("ring2", 2, choices=4, formerly=["ring"])
+    moved["choices"] = ["ring choice 2", "ring choice 1", "ring choice 3", "ring choice 4"]
+    write_bank(project / "banks", items=[moved, *ITEMS[1:]])
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        if not entry.obsolete:
+            entry.flags, entry.msgstr = [], f"DE {entry.msgid}"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert "item 'ring': its choices were not imported" in result.output
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None
+    ring = bank.items[0]
+    assert (ring.id, ring.answer, ring.choices[0]) == ("ring2", (1,), "ring choice 1")
+
+
+def test_a_choice_the_reference_changed_since_is_not_written_into_a_new_bank(
+    project: Path, runner: CliRunner
+) -> None:
+    """No bank yet, the reference's choices reordered after the PO file was made: the
+    import wrote each translation at its old place, under the new answer."""
+    po_path = translated_project(project, runner)
+    (project / "banks" / "demo" / "de.yaml").unlink()
+    moved = item("ring", 2, choices=4)
+    moved["choices"] = ["ring choice 2", "ring choice 1", "ring choice 3", "ring choice 4"]
+    write_bank(project / "banks", items=[moved, *ITEMS[1:]])
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        entry.msgstr = f"DE {entry.msgid}"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert "'ring|choice 1': the reference's choice there changed since" in result.output
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None
+    assert bank.items[0].choices[:2] == ("ring choice 2", "ring choice 1")
+
+
+def test_a_header_charset_that_lies_or_names_no_text_encoding(
+    project: Path, runner: CliRunner
+) -> None:
+    """A UTF-8 file whose header says ISO-8859-1 was read as Latin-1 (mojibake written for
+    good); `charset=rot13` or `base64` ended in an internal error."""
+    po_path = translated_project(project, runner)
+    text = po_path.read_text(encoding="utf-8").replace("Frage Netz?", "Frage über Netze?")
+    for charset in ("ISO-8859-1", "rot13", "base64", "undefined"):
+        po_path.write_text(text.replace("charset=UTF-8", f"charset={charset}"), "utf-8")
+        result = invoke(runner, "import", str(po_path), "--from", "po")
+        assert result.exit_code == 0, (charset, result.output)
+        bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+        assert bank is not None and bank.items[2].question == "Frage über Netze?"
+
+
+def test_a_merge_never_gives_a_digest_less_entry_the_banks_digest(
+    project: Path, runner: CliRunner
+) -> None:
+    """An entry without its digest line merged: it took the bank's digest, kept the
+    file's text, and the next import wrote that over the bank's translation."""
+    po_path = translated_project(project, runner)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        entry.comment = ""
+    po.find("mesh|question", by="msgctxt").msgstr = "Frage Netz (PO)?"
+    po.save(str(po_path))
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    entry = polib.pofile(str(po_path)).find("mesh|question", by="msgctxt")
+    assert (entry.msgstr, entry.flags) == ("Frage Netz?", ["fuzzy"])
+    assert "this file had: Frage Netz (PO)?" in entry.tcomment
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None and bank.items[2].question == "Frage Netz?"

@@ -9,6 +9,7 @@ import polib
 
 from ankigen.bank.model import Bank
 from ankigen.core.errors import Diagnostic
+from ankigen.translation.renamed import renames
 
 
 def unaligned_choices(
@@ -25,16 +26,14 @@ def unaligned_choices(
     if target is None:
         return []
     theirs = {item.id: item for item in reference.items}
+    renamed = renames(reference, target)  # the wanted contexts are the new ids'
     warnings = []
     for item in target.items:
-        was = theirs.get(item.id)
+        now = renamed.get(item.id, item.id)
+        was = theirs.get(now)
         if was is None or (item.answer, len(item.choices)) == (was.answer, len(was.choices)):
             continue
-        left = [
-            c
-            for c in wanted
-            if c.startswith(f"{item.id}|choice ") or c.startswith(f"{item.id}|why ")
-        ]
+        left = [c for c in wanted if c.startswith((f"{now}|choice ", f"{now}|why "))]
         if not left:
             continue
         for context in left:

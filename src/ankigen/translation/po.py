@@ -166,8 +166,9 @@ def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
     entry.flags = [flag for flag in was.flags if flag != "fuzzy"]
     old_digest = recorded_digest(was)
     both_changed = False
-    if old_digest is not None and was.msgstr != in_bank:
-        if bank_translation and old_digest != bank_digest:
+    if was.msgstr != in_bank:
+        # without a digest (a tool dropped it) the file's text cannot be dated either
+        if bank_translation and (old_digest is None or old_digest != bank_digest):
             # the bank's translation changed since this entry was made (a fix pulled from
             # Anki, an author's edit), and so may the file's: the bank's is the one to go on
             # from, the file's kept beside it, fuzzy until a translator chooses; kept as it
@@ -175,7 +176,7 @@ def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
             entry.msgstr = bank_translation
             entry.tcomment = "\n".join(filter(None, [BOTH_CHANGED + was.msgstr, was.tcomment]))
             both_changed = True
-        else:
+        elif old_digest is not None:
             # what the bank said when the translator's text was made stays the base an
             # import compares with, so an edit made in the bank since is not overwritten
             kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
@@ -237,7 +238,7 @@ def parse_po(shown: str, data: bytes) -> polib.POFile:
     charset = _charset(data)
     try:
         text = data.decode(charset)
-    except UnicodeDecodeError as exc:
+    except UnicodeError as exc:
         raise PoError(f"{shown}: not a readable PO file: {exc}") from None
     _check_strings(shown, text)
     # polib splits lines as str.splitlines, at U+2028, U+0085 ... too, which gettext
@@ -263,14 +264,22 @@ _CHARSET = re.compile(rb'^"Content-Type:[^"\n]*charset=([A-Za-z0-9_.:-]+)', re.M
 
 def _charset(data: bytes) -> str:
     """The encoding the header's Content-Type names (gettext reads a file so: an older
-    tool's ISO-8859-1), if Python knows it; else UTF-8 (a template's `CHARSET`, none)."""
+    tool's ISO-8859-1), if Python knows it as a text encoding and the file is not UTF-8;
+    else UTF-8 (a template's `CHARSET`, none)."""
     declared = _CHARSET.search(data[:4096])
     if declared is None:
         return "utf-8"
     try:
-        return codecs.lookup(declared[1].decode("ascii")).name
+        data.decode("utf-8")
+        return "utf-8"  # a header that says otherwise is wrong: Latin-1 text is seldom UTF-8
+    except UnicodeDecodeError:
+        pass
+    try:
+        codec = codecs.lookup(declared[1].decode("ascii"))
     except LookupError:
         return "utf-8"
+    # `base64`, `rot13`, `zlib` are codecs too, but not of text
+    return codec.name if getattr(codec, "_is_text_encoding", True) else "utf-8"
 
 
 # what str.splitlines breaks at beyond \n and \r; a PO string holds them as they are
@@ -417,6 +426,15 @@ def _wanted(
                 entry,
                 f"{context!r}: {newer}; kept the bank's {now[context]!r}, not the PO file's "
                 f"{entry.msgstr!r} (--force writes the PO file's)",
+            )
+            continue
+        if entry.msgid != known[context] and ("|choice " in context or "|why " in context):
+            # the reference's choices moved, or were reworded: by place, it may now be
+            # another choice's, and written there make a wrong choice right
+            warn(
+                entry,
+                f"{context!r}: the reference's choice there changed since this PO file was "
+                "made; skipped: merge the file (translate --po) and check it",
             )
             continue
         if entry.msgid != known[context]:
