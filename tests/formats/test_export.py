@@ -446,3 +446,30 @@ def test_an_image_comes_back_from_moodle_byte_for_byte(runner: CliRunner, tmp_pa
     assert carried[0] == carried[1] == carried[2]
     with Image.open(io.BytesIO(carried[0])) as shown:
         assert shown.size == (120, 90) and not shown.getexif()
+
+
+def test_data_pillow_does_not_show_is_cleaned_away(tmp_path: Path) -> None:
+    """A JPEG with another tool's APP segment or bytes after its end, a PNG with a private
+    chunk: Pillow's `info` shows none of them, and they were carried as they were."""
+    import io
+    import zlib
+
+    from PIL import Image
+
+    from ankigen.images.process import kept_or_processed
+    from ankigen.images.settings import Settings
+
+    photo = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(photo, "JPEG", quality=90)
+    jpeg = photo.getvalue()
+    segment = b"\xff\xe4" + (2 + 6).to_bytes(2, "big") + b"SECRET"
+    hidden = [jpeg[:2] + segment + jpeg[2:], jpeg + b"SECRET"]
+    drawing = io.BytesIO()
+    Image.new("RGB", (40, 30), (200, 30, 30)).save(drawing, "PNG")
+    png = drawing.getvalue()
+    crc = zlib.crc32(b"prVtSECRET").to_bytes(4, "big")
+    hidden.append(png[:-12] + (6).to_bytes(4, "big") + b"prVtSECRET" + crc + png[-12:])
+    for data in hidden:
+        assert b"SECRET" in data  # the control
+        assert b"SECRET" not in kept_or_processed(data, "x", Settings()).data
+    assert kept_or_processed(jpeg, "x", Settings()).data == jpeg  # clean: kept

@@ -150,13 +150,14 @@ _NOTHING_ELSE = frozenset(
     "jfif jfif_version jfif_unit jfif_density dpi progressive progression transparency "
     "loop background timestamp duration".split()
 )
-_KEPT_FORMATS = {"JPEG": "jpg", "PNG": "png", "WEBP": "webp"}
+# lossy formats only: a PNG is encoded again losslessly, to the same bytes every time
+_KEPT_FORMATS = {"JPEG": "jpg", "WEBP": "webp"}
 
 
 def kept_or_processed(data: bytes, relative: str, settings: Settings) -> Processed:
     """An image for a bank's media folder or a file for another tool: its own bytes where
-    it is already as `process` makes one (JPEG, PNG or WebP, one frame, within the size,
-    no metadata), else processed. A lossy image encoded again loses a little each time:
+    it is already as `process` makes one (JPEG or WebP, one frame, within the size, no
+    metadata or other data), else processed. A lossy image encoded again loses a little each time:
     an export imported back, again and again, would never give the same image."""
     image = _open(data, relative)
     ext = _KEPT_FORMATS.get(str(image.format))
@@ -167,10 +168,38 @@ def kept_or_processed(data: bytes, relative: str, settings: Settings) -> Process
         and getattr(image, "n_frames", 1) == 1
         and set(image.info) <= _NOTHING_ELSE
         and not image.getexif()
+        and _only_pixels(data, ext)
     ):
         name = f"{hashlib.sha256(data).hexdigest()[:20]}.{ext}"
         return Processed(name, data, image.width, image.height)
     return _processed(image, settings)
+
+
+def _only_pixels(data: bytes, ext: str) -> bool:
+    """Whether the file holds nothing Pillow does not show in `info`: no JPEG segment but
+    the coding's (an APPn or COM of any tool's) before its scan, no RIFF chunk but the
+    image's, and nothing after the image's end."""
+    if ext == "webp":
+        if data[:4] != b"RIFF" or int.from_bytes(data[4:8], "little") != len(data) - 8:
+            return False
+        at = 12
+        while at + 8 <= len(data):
+            kind, size = data[at : at + 4], int.from_bytes(data[at + 4 : at + 8], "little")
+            if kind not in (b"VP8 ", b"VP8L", b"ALPH"):
+                return False  # VP8X and what it announces: ICC, EXIF, XMP, animation
+            at += 8 + size + (size & 1)
+        return at == len(data)
+    if not data.endswith(b"\xff\xd9"):
+        return False
+    at = 2
+    while at + 4 <= len(data) and data[at] == 0xFF:
+        marker = data[at + 1]
+        if marker == 0xDA:  # the scan: the coded image follows
+            return True
+        if 0xE1 <= marker <= 0xEF or marker == 0xFE:
+            return False
+        at += 2 + int.from_bytes(data[at + 2 : at + 4], "big")
+    return False
 
 
 def _processed(image: PILImage, settings: Settings) -> Processed:
