@@ -856,3 +856,11 @@ def test_utf16_input_is_named(tmp_path: Path) -> None:
     path.write_bytes("::a:: Which? {=yes ~no}\n".encode("utf-16"))
     with pytest.raises(InvalidBanks, match=r"quiz.gift:1: error: UTF-16 text, not UTF-8"):
         import_file(path, "t", "en", "gift")
+
+
+def test_a_name_of_thousands_of_digits_gives_an_id(tmp_path: Path) -> None:
+    """`int()` of a 5,000-digit number raised ValueError (Python's digit limit)."""
+    path = tmp_path / "q.gift"
+    path.write_text(f"::Вопрос {'7' * 5000}::A? {{=a ~b}}\n\n::Вопрос ٠١٢::B? {{=a ~b}}\n", "utf-8")
+    imported = import_file(path, "t", "ru")
+    assert imported.ids == ("q" + "7" * 99, "q12")

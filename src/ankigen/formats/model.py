@@ -318,7 +318,12 @@ def slugify(name: str) -> str:
 def numbered(name: str) -> str:
     """The id of a name without Latin letters, by its numbers: `Вопрос 6` is `q6`, whatever
     questions before it were skipped; "" without a number."""
-    numbers = [str(int(number)) for number in re.findall(r"\d+", name)]
+    # digits of any script as ASCII, without leading zeros (no int(): a name may hold
+    # more digits than Python converts)
+    numbers = [
+        "".join(str(unicodedata.digit(d)) for d in number).lstrip("0") or "0"
+        for number in re.findall(r"\d+", name)
+    ]
     return f"q{'-'.join(numbers)}"[:MAX_ID].rstrip("-") if numbers else ""
 
 
