@@ -36,13 +36,13 @@ if TYPE_CHECKING:
     )
     from ankigen.formats.model import FormatError
     from ankigen.translation.po import (
-        PoError,
         PoImport,
         PoImported,
         PoWritten,
         export_po,
         import_po_file,
     )
+    from ankigen.translation.poread import PoError
     from ankigen.translation.start import Started, TranslationError, write_translation
 
 __all__ = [
@@ -97,7 +97,7 @@ _HOMES = {
     "LockError": "ankigen.core.errors",
     "NoBanks": "ankigen.bank.files",
     "OutputError": "ankigen.core.errors",
-    "PoError": "ankigen.translation.po",
+    "PoError": "ankigen.translation.poread",
     "PoImport": "ankigen.translation.po",
     "PoImported": "ankigen.translation.po",
     "PoWritten": "ankigen.translation.po",

@@ -19,9 +19,7 @@ other keys) stays as it was, so a round trip without edits changes nothing.
 
 from __future__ import annotations
 
-import codecs
 import hashlib
-import re
 from collections import Counter
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -34,11 +32,12 @@ from ankigen.bank.project import require_project
 from ankigen.bank.reader import parse_bank
 from ankigen.bank.texts import bank_contexts, replace_texts
 from ankigen.bank.workspace import find_bank_paths
-from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.core.version import __version__
 from ankigen.text import lang
 from ankigen.translation.aligned import unaligned_choices
+from ankigen.translation.poread import PoError, parse_po, read_po
 from ankigen.translation.renamed import new_ids, renames, with_new_id
 from ankigen.translation.start import (
     add_missing,
@@ -55,10 +54,6 @@ BOTH_CHANGED = "the bank's translation changed since; this file had: "
 """The extracted comment that records the digest of the bank's text."""
 # header fields a translator or platform owns: kept when a PO file is merged into
 TRANSLATORS_HEADERS = ("Last-Translator", "Language-Team", "PO-Revision-Date", "Plural-Forms")
-
-
-class PoError(AnkigenError):
-    """A PO file cannot be read or does not fit the banks."""
 
 
 def digest(text: str) -> str:
@@ -198,6 +193,10 @@ class PoWritten:
     wrote: bool
 
 
+def _reads_back(shown: str, data: bytes) -> None:
+    parse_po(shown, data)
+
+
 def write_po(
     reference: Bank,
     language: str,
@@ -228,85 +227,6 @@ def write_po(
     wrote = write(out, str(po).encode("utf-8"))
     live = sum(1 for entry in po if not entry.obsolete)
     return PoWritten(live, len(po.translated_entries()), was_merged, wrote)
-
-
-def _reads_back(shown: str, data: bytes) -> None:
-    parse_po(shown, data)
-
-
-def parse_po(shown: str, data: bytes) -> polib.POFile:
-    charset = _charset(data)
-    try:
-        text = data.decode(charset)
-    except UnicodeError as exc:
-        raise PoError(f"{shown}: not a readable PO file: {exc}") from None
-    _check_strings(shown, text)
-    # polib splits lines as str.splitlines, at U+2028, U+0085 ... too, which gettext
-    # keeps inside a string: held apart while it parses
-    hidden = {c: chr(0xF0000 + n) for n, c in enumerate(_OTHER_BREAKS) if c in text}
-    for char, stand_in in hidden.items():
-        text = text.replace(char, stand_in)
-    try:
-        po = polib.pofile(text, encoding="utf-8", wrapwidth=0)
-    except (OSError, ValueError) as exc:
-        raise PoError(f"{shown}: not a readable PO file: {exc}") from None
-    for entry in po if hidden else ():
-        for attribute in ("msgid", "msgstr", "msgctxt", "tcomment", "comment"):
-            value = getattr(entry, attribute)
-            for char, stand_in in hidden.items():
-                value = value.replace(stand_in, char) if value else value
-            setattr(entry, attribute, value)
-    return po
-
-
-_CHARSET = re.compile(rb'^"Content-Type:[^"\n]*charset=([A-Za-z0-9_.:-]+)', re.MULTILINE)
-
-
-def _charset(data: bytes) -> str:
-    """The encoding the header's Content-Type names (gettext reads a file so: an older
-    tool's ISO-8859-1), if Python knows it as a text encoding and the file is not UTF-8;
-    else UTF-8 (a template's `CHARSET`, none)."""
-    declared = _CHARSET.search(data[:4096])
-    if declared is None:
-        return "utf-8"
-    try:
-        data.decode("utf-8")
-        return "utf-8"  # a header that says otherwise is wrong: Latin-1 text is seldom UTF-8
-    except UnicodeDecodeError:
-        pass
-    try:
-        codec = codecs.lookup(declared[1].decode("ascii"))
-    except LookupError:
-        return "utf-8"
-    # `base64`, `rot13`, `zlib` are codecs too, but not of text
-    return codec.name if getattr(codec, "_is_text_encoding", True) else "utf-8"
-
-
-# what str.splitlines breaks at beyond \n and \r; a PO string holds them as they are
-_OTHER_BREAKS = "\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"
-_OPEN_STRING = re.compile(
-    r'^\s*(?:#~\s*)?(?:(?:msgid|msgid_plural|msgctxt|msgstr(?:\[\d+\])?)\s+)?"'
-)
-_CLOSED = re.compile(r'(?<!\\)(?:\\\\)*"\s*$')
-
-
-def _check_strings(shown: str, text: str) -> None:
-    """Each string of the file closed on its line, as gettext requires (`msgfmt`: "end
-    of file within string"): a file cut short is refused, not half a sentence written."""
-    for number, line in enumerate(text.split("\n"), start=1):
-        opened = _OPEN_STRING.match(line)
-        if opened and not _CLOSED.search(line[opened.end() :]):
-            raise PoError(
-                f"{shown}:{number}: error: a string is not closed (is the file cut short?)"
-            )
-
-
-def read_po(path: Path) -> polib.POFile:
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise PoError(f"{path}: cannot read: {exc.strerror}") from None
-    return parse_po(str(path), data)
 
 
 @dataclass(frozen=True)
