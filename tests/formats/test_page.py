@@ -322,3 +322,13 @@ def test_ids_are_places_on_the_page_skipped_questions_counted(tmp_path: Path) ->
     )
     imported = import_file(page, "t", "en")
     assert imported.ids == ("q1", "q3")
+
+
+def test_numbered_lines_in_code_before_the_first_choices_are_code() -> None:
+    """A fence of numbered lines in the first question: the questions began inside it, and
+    its closing fence opened another that swallowed the page."""
+    page = parse_page((PAGES / "numbered_fence_of_numbers.txt").read_text(encoding="utf-8"))
+    assert [item.question for item in page.items] == [
+        "How many items does this list render?\n```\n1. one\n2. two\n```",
+        "Which character starts a heading?",
+    ]

@@ -171,8 +171,16 @@ def _first_numbered_question(raw_lines: Sequence[str]) -> int | None:
     """Index of the first `N. question` line with choices: a bullet comes before the next
     numbered line (the question may run over several lines first, or show code)."""
     numbered_at: int | None = None
+    fenced = ""  # the backticks of the code block the line is in: code, not a question
     for index, raw in enumerate(raw_lines):
-        if _NUMBERED.match(raw):
+        fence = FENCE_LINE.match(raw)
+        if fence and not fenced:
+            fenced = fence[1]
+        elif fence and not fence[2] and len(fence[1]) >= len(fenced):
+            fenced = ""
+        elif fenced:
+            continue
+        elif _NUMBERED.match(raw):
             numbered_at = index
         elif numbered_at is not None and _BULLET.match(raw):
             return numbered_at
