@@ -196,11 +196,15 @@ def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [
-        # Python-Markdown recurses once per nested list level
+        # Python-Markdown before 3.11 recurses once per nested list level; 3.11 caps the
+        # nesting itself and renders: either way a warning, never a traceback
         (
             "q.gift",
             "::a::[markdown]" + "- " * 500 + "x {=x ~y}",
-            "1: warning: a Markdown text nested too deep to render; question 'a' skipped",
+            (
+                "1: warning: a Markdown text nested too deep to render; question 'a' skipped",
+                "1: warning: a list became lines starting with •",
+            ),
         ),
         # and its time grows faster than linearly with the nesting
         (
@@ -213,7 +217,10 @@ def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
             '<quiz><question type="multichoice"><questiontext format="markdown"><text>'
             + "- " * 600
             + "x</text></questiontext></question></quiz>",
-            "1: warning: a Markdown text nested too deep to render; question skipped",
+            (
+                "1: warning: a Markdown text nested too deep to render; question skipped",
+                "1: warning: this question has 0 choices",
+            ),
         ),
         (
             "q.xml",
@@ -223,7 +230,9 @@ def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
         ("q.xml", '<?xml version="1.0" encoding="utf-7"?>\n<quiz/>', "1: error: the file declares"),
     ],
 )
-def test_hostile_markdown_and_encodings(tmp_path: Path, name: str, text: str, message: str) -> None:
+def test_hostile_markdown_and_encodings(
+    tmp_path: Path, name: str, text: str, message: str | tuple[str, ...]
+) -> None:
     check_import(tmp_path / name, text, message)
 
 
@@ -236,13 +245,15 @@ def test_a_fifo_is_refused_not_waited_on(tmp_path: Path, runner: CliRunner) -> N
         assert result.stderr == f"error: {fifo}: not a regular file\n"
 
 
-def check_import(path: Path, text: str, message: str) -> None:
+def check_import(path: Path, text: str, message: str | tuple[str, ...]) -> None:
+    """The file read without a traceback, with the message (or one of the messages)."""
     path.write_text(text, encoding="utf-8")
     try:
         found = [str(d) for d in import_file(path, "t", "en").diagnostics]
     except InvalidBanks as error:
         found = [str(d) for d in error.diagnostics]
-    assert any(f"{path}:{message}" in line for line in found), found
+    messages = (message,) if isinstance(message, str) else message
+    assert any(f"{path}:{one}" in line for line in found for one in messages), found
 
 
 # ---- Aiken ----------------------------------------------------------------
