@@ -193,6 +193,24 @@ def test_gift_bad_questions(tmp_path: Path, text: str, message: str) -> None:
     check_import(tmp_path / "q.gift", text, message)
 
 
+def test_gift_a_brace_inside_the_answers_is_text_as_moodle_reads_it(tmp_path: Path) -> None:
+    """Moodle's answers run from the first '{' to the first '}' (qformat_gift::readquestion),
+    so `{=s \\= {1, 2 ~[1, 2]}` is two choices, the first `s = {1, 2`: read so, with a
+    warning, where the whole question was refused."""
+    path = tmp_path / "q.gift"
+    path.write_text("::a::Which is a set? {=s \\= {1, 2 ~[1, 2]}\n", encoding="utf-8")
+    imported = import_file(path, "t", "en")
+    assert [str(d) for d in imported.diagnostics] == [
+        f"{path}:1: warning: a '{{' inside the answers is read as text, as Moodle reads it "
+        "(write \\{ to say so)"
+    ]
+    bank, _ = parse_bank("b.yaml", fill_todos(imported.bank).encode())
+    assert bank is not None
+    item = bank.items[0]
+    assert list(item.choices) == ["s = {1, 2", "[1, 2]"]
+    assert item.answer == (1,)
+
+
 @pytest.mark.parametrize(
     ("name", "text", "message"),
     [

@@ -332,20 +332,22 @@ def _braces(body: str, block: _Block, problems: Problems) -> tuple[int, int] | N
         )
         return None
     after = body[finish + 1 :]
-    if "{" in body[start + 1 : finish]:
-        problems.add(
-            _line_of(block, body, start),
-            "unclosed brace: another '{' comes before this one's '}'",
-        )
-        return None
     # Moodle reads the first {...} as the answers and whatever follows as text, braces
     # and all (qformat_gift::readquestion); a '}' with no '{' after the block is a slip
+    # (`{=set {1} ~list}` cut at the first '}')
     if "}" in after and "{" not in after:
         problems.add(
             _line_of(block, body, finish + 1 + after.find("}")),
             "'}' without an opening '{' (write \\} for a literal brace)",
         )
         return None
+    inner = body.find("{", start + 1, finish)
+    if inner >= 0:
+        # Moodle's answers run from the first '{' to the first '}': one inside is text
+        problems.warn(
+            _line_of(block, body, inner),
+            "a '{' inside the answers is read as text, as Moodle reads it (write \\{ to say so)",
+        )
     return start, finish
 
 
