@@ -7,6 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import polib
+import pytest
 from click.testing import CliRunner
 
 from ankigen.bank.reader import load_bank
@@ -244,21 +245,29 @@ def test_a_po_file_in_the_charset_its_header_names_is_read_in_it(
     assert bank is not None and bank.items[2].question == "Frage über Netze?"
 
 
-def test_a_bank_with_old_mac_line_breaks_is_edited_in_them(
-    project: Path, runner: CliRunner
+@pytest.mark.parametrize("line_break", [b"\r", b"\r\n"], ids=["old-mac", "windows"])
+def test_a_bank_is_edited_in_its_own_line_breaks(
+    project: Path, runner: CliRunner, line_break: bytes
 ) -> None:
-    """Lone `\\r` line breaks (classic Mac OS), which YAML, lint and build read: a PO
+    """Lone `\r` line breaks (classic Mac OS), which YAML, lint and build read: a PO
     import into such a bank called it a YAML syntax error at a line it does not have.
-    It is edited as any bank, and keeps its line breaks."""
+    Windows' `\r\n` (git's autocrlf): the lines an import inserted ended in `\n` alone,
+    and the file had two kinds. Either is edited as any bank, and keeps its breaks."""
     po_path = translated_project(project, runner)
     de = project / "banks" / "demo" / "de.yaml"
-    de.write_bytes(de.read_bytes().replace(b"\n", b"\r"))
+    de.write_bytes(de.read_bytes().replace(b"\n", line_break))
     po = polib.pofile(str(po_path))
     po.find("mesh|question", by="msgctxt").msgstr = "Welches Netz\nverbindet alles?"
     po.save(str(po_path))
     result = invoke(runner, "import", str(po_path), "--from", "po")
     assert result.exit_code == 0, result.output
-    assert b"\n" not in de.read_bytes()
+    data = de.read_bytes()
+    assert data.count(line_break) > 10
+    assert (
+        data.replace(line_break, b"").count(b"\r")
+        == data.replace(line_break, b"").count(b"\n")
+        == 0
+    )
     bank, problems = load_bank(de)
     assert bank is not None, problems
     assert bank.items[2].question == "Welches Netz\nverbindet alles?"

@@ -38,20 +38,30 @@ class OpenBank:
 
     @property
     def text(self) -> str | None:
-        """The file's text to edit, its line breaks `\n`: an old Mac file's lone `\r`,
-        which YAML reads as line breaks, are given back by `written`."""
+        """The file's text to edit, its line breaks `\n`: a Windows file's `\r\n` and an
+        old Mac file's lone `\r`, which YAML reads as line breaks, are given back by
+        `written`, so that lines a change inserts end as the file's others do."""
         if self.before is None:
             return None
         text = self.before.decode("utf-8")
-        return text.replace("\r", "\n") if self._cr_only else text
+        return text.replace(self._line_break, "\n") if self._line_break != "\n" else text
 
     @property
-    def _cr_only(self) -> bool:
-        return self.before is not None and b"\r" in self.before and b"\n" not in self.before
+    def _line_break(self) -> str:
+        """The file's one kind of line break; `\n` for a file of mixed ones, left as it is."""
+        data = self.before or b""
+        ends, returns = data.count(b"\n"), data.count(b"\r")
+        if returns and not ends:
+            return "\r"
+        if ends and returns == ends == data.count(b"\r\n"):
+            return "\r\n"
+        return "\n"
 
     def written(self, text: str) -> bytes:
         """The bytes of the edited `text`, with the file's own line breaks."""
-        return (text.replace("\n", "\r") if self._cr_only else text).encode("utf-8")
+        if self._line_break != "\n":
+            text = text.replace("\n", self._line_break)
+        return text.encode("utf-8")
 
     def target(self, *, force: bool = False) -> Target:
         """Where the changed bank goes: replaced only while it holds what was read (a new
