@@ -380,3 +380,24 @@ def test_a_merge_never_gives_a_digest_less_entry_the_banks_digest(
     assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
     bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
     assert bank is not None and bank.items[2].question == "Frage Netz?"
+
+
+def test_a_text_translated_twice_in_the_file_keeps_both_through_a_merge(
+    project: Path, runner: CliRunner
+) -> None:
+    """Two translators' files joined (`msgcat` keeps both entries of one context): the
+    import skips the text, as which is newer the file does not say, but the merge of
+    `translate --po` kept only the last entry and the other translation was lost. Both are
+    kept: the first as the entry's text, the other in its comment, fuzzy until a
+    translator chooses."""
+    po_path = translated_project(project, runner)
+    with po_path.open("a", encoding="utf-8") as joined:
+        joined.write('\nmsgctxt "mesh|question"\nmsgid "Question mesh?"\nmsgstr "Netzfrage?"\n')
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert "'mesh|question' is translated twice in this file; skipped" in result.output
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    po = polib.pofile(str(po_path))
+    entries = [e for e in po if e.msgctxt == "mesh|question"]
+    assert len(entries) == 1
+    assert (entries[0].msgstr, entries[0].flags) == ("Frage Netz?", ["fuzzy"])
+    assert "this file translated it twice; the other: Netzfrage?" in entries[0].tcomment

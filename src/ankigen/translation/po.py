@@ -51,6 +51,7 @@ REFERENCE_HEADER = "X-Ankigen-Reference"
 CORRECT = "the correct choice"
 BANK_TEXT = "bank text: "
 BOTH_CHANGED = "the bank's translation changed since; this file had: "
+ALSO_TRANSLATED = "this file translated it twice; the other: "
 """The extracted comment that records the digest of the bank's text."""
 # header fields a translator or platform owns: kept when a PO file is merged into
 TRANSLATORS_HEADERS = ("Last-Translator", "Language-Team", "PO-Revision-Date", "Plural-Forms")
@@ -127,21 +128,16 @@ def merged(
     merges: old translations kept, fuzzy where the reference text changed since, and
     obsolete where the text is gone; the translator's header fields kept. An entry of an
     item the reference renamed since (`renamed`, old id to new) is the new id's."""
-    renamed = renamed or {}
-    # a live entry wins over an obsolete one of the same text (msgmerge leaves both)
-    before = {with_new_id(e.msgctxt or "", renamed): e for e in old if e.obsolete and e.msgstr}
-    before.update(
-        (with_new_id(e.msgctxt or "", renamed), e)
-        for e in old
-        if not e.obsolete and (e.msgstr or e.tcomment)
-    )
+    before, twins = _by_context(old, renamed or {})
     for entry in fresh:
         was = before.pop(entry.msgctxt, None)
         if was is not None and was.msgstr:
             _carry_over(entry, was)
         elif was is not None:  # only the translator's comment: theirs alone, kept
             entry.tcomment = was.tcomment
-    for was in before.values():
+        _keep_twins(entry, twins.pop(entry.msgctxt, []))
+    for context, was in before.items():
+        _keep_twins(was, twins.get(context, []))
         if was.msgstr:
             was.obsolete = True
             fresh.append(was)
@@ -149,6 +145,41 @@ def merged(
         if key in old.metadata:
             fresh.metadata[key] = old.metadata[key]
     return fresh
+
+
+def _by_context(
+    old: polib.POFile, renamed: dict[str, str]
+) -> tuple[dict[str, polib.POEntry], dict[str, list[polib.POEntry]]]:
+    """The old file's entry for each context (with the new id of a renamed item), and
+    the other live entries of a context the file has twice."""
+    # a live entry wins over an obsolete one of the same text (msgmerge leaves both)
+    before = {with_new_id(e.msgctxt or "", renamed): e for e in old if e.obsolete and e.msgstr}
+    twins: dict[str, list[polib.POEntry]] = {}
+    for entry in old:
+        if entry.obsolete or not (entry.msgstr or entry.tcomment):
+            continue
+        context = with_new_id(entry.msgctxt or "", renamed)
+        held = before.get(context)
+        # of twins, a translated one is the entry's
+        if held is None or held.obsolete or (not held.msgstr and entry.msgstr):
+            before[context] = entry
+        else:
+            twins.setdefault(context, []).append(entry)
+    return before, twins
+
+
+def _keep_twins(entry: polib.POEntry, twins: list[polib.POEntry]) -> None:
+    """Other translations of the entry's text in the same file (`msgcat` of two files
+    keeps both; which is newer the file does not say): each kept in the entry's comment,
+    the entry fuzzy until a translator chooses, where only one was kept before."""
+    others = [t.msgstr for t in twins if t.msgstr and t.msgstr != entry.msgstr]
+    if not others:
+        return
+    entry.tcomment = "\n".join(
+        filter(None, [entry.tcomment, *(ALSO_TRANSLATED + other for other in others)])
+    )
+    if "fuzzy" not in entry.flags:
+        entry.flags.append("fuzzy")
 
 
 def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
