@@ -401,3 +401,51 @@ def test_a_text_translated_twice_in_the_file_keeps_both_through_a_merge(
     assert len(entries) == 1
     assert (entries[0].msgstr, entries[0].flags) == ("Frage Netz?", ["fuzzy"])
     assert "this file translated it twice; the other: Netzfrage?" in entries[0].tcomment
+
+
+def test_a_translation_in_a_file_of_another_name_is_the_one_written(
+    project: Path, runner: CliRunner
+) -> None:
+    """`banks/<topic>/<language>.yaml` is only the convention: a team keeps German in
+    `demo/deutsch.yaml`. `translate --po` made a file with none of its translations, a
+    PO import and `translate --update` wrote a second German bank beside it."""
+    po_path = translated_project(project, runner)
+    folder = project / "banks" / "demo"
+    kept = folder / "deutsch.yaml"
+    (folder / "de.yaml").rename(kept)
+    assert invoke(runner, "import", str(po_path), "--from", "po").exit_code == 0
+    result = invoke(runner, "translate", "demo", "--to", "de", "--update")
+    assert result.exit_code == 0 and "nothing to add" in result.output, result.output
+    fresh = project / "fresh.po"
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(fresh)).exit_code == 0
+    assert sorted(p.name for p in folder.iterdir()) == ["deutsch.yaml", "en.yaml"]
+    bank, _ = load_bank(kept)
+    assert bank is not None
+    assert (bank.items[0].question, bank.items[2].question) == ("Frage Ring?", "Frage Netz?")
+    entry = polib.pofile(str(fresh)).find("mesh|question", by="msgctxt")
+    assert entry.msgstr == "Frage Netz?"
+
+
+def test_a_po_file_made_before_its_language_was_renamed_still_comes_in(
+    project: Path, runner: CliRunner
+) -> None:
+    """German became `de-DE` (`formerly: {language: de}`) while a translator held the PO
+    file of `de`, whose header a tool then rewrote in gettext's form (`de_DE` is what
+    msginit, Poedit and Weblate write). The import wrote a new `de` bank beside the
+    renamed one, and the merge refused the file as another language's."""
+    po_path = translated_project(project, runner)
+    de = project / "banks" / "demo" / "de.yaml"
+    text = de.read_text(encoding="utf-8").replace("language: de\n", "language: de-DE\n", 1)
+    de.write_text(text.replace("title:", "formerly: {language: de}\ntitle:", 1), "utf-8")
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert sorted(p.name for p in de.parent.iterdir()) == ["de.yaml", "en.yaml"]
+    bank, _ = load_bank(de)
+    assert bank is not None and bank.items[2].question == "Frage Netz?"
+    po = polib.pofile(str(po_path))
+    po.metadata["Language"] = "de_DE"
+    po.save(str(po_path))
+    result = invoke(runner, "translate", "demo", "--to", "de-DE", "--po", str(po_path))
+    assert result.exit_code == 0, result.output
+    merged = polib.pofile(str(po_path))
+    assert merged.find("star|choice 2", by="msgctxt").msgstr == "Stern Wahl 2"

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -44,6 +45,7 @@ from ankigen.translation.start import (
     new_bank_text,
     reference_bank,
     refuse_reference,
+    translation_path,
 )
 
 TOPIC_HEADER = "X-Ankigen-Topic"
@@ -109,15 +111,33 @@ def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile
     return po
 
 
-def same_translation(po: polib.POFile, reference: Bank, language: str) -> bool:
-    """Whether a PO file is a translation of the reference's topic (or of a name it had
-    before, `formerly:`) into `language`."""
-    header = po.metadata
-    topic = header.get(TOPIC_HEADER, "").strip()
-    return (
-        (topic == reference.topic or topic in reference.formerly_topics)
-        and lang.is_valid_tag(header.get("Language", "").strip())
-        and lang.canonical_tag(header.get("Language", "").strip()) == language
+# gettext's script modifiers (`sr@latin`), as BCP 47 writes them
+_MODIFIERS = {"latin": "Latn", "cyrillic": "Cyrl", "arabic": "Arab", "devanagari": "Deva"}
+
+
+def po_language(po: polib.POFile) -> str:
+    """The header's Language as a BCP 47 tag in canonical case, "" if it is none. gettext
+    and the tools on it (msginit, Poedit, Weblate) write `pt_BR` and `sr@latin`."""
+    tag, _, modifier = po.metadata.get("Language", "").strip().partition("@")
+    tag = tag.replace("_", "-")
+    script = _MODIFIERS.get(modifier.lower())
+    if script is not None:
+        language, _, region = tag.partition("-")
+        tag = "-".join(filter(None, [language, script, region]))
+    elif modifier:  # `ca@valencia`: a variant
+        tag = f"{tag}-{modifier}"
+    return lang.canonical_tag(tag) if lang.is_valid_tag(tag) else ""
+
+
+def same_translation(
+    po: polib.POFile, reference: Bank, language: str, target: Bank | None = None
+) -> bool:
+    """Whether a PO file is a translation of the reference's topic into `language` (or
+    of a topic or language they had before, `formerly:`)."""
+    topic = po.metadata.get(TOPIC_HEADER, "").strip()
+    languages = (language, *(target.formerly_languages if target is not None else ()))
+    return (topic == reference.topic or topic in reference.formerly_topics) and (
+        po_language(po) in languages
     )
 
 
@@ -245,7 +265,7 @@ def write_po(
     was_merged = False
     if before is not None and not force:
         old = parse_po(str(path), before)
-        if not same_translation(old, reference, language):
+        if not same_translation(old, reference, language, target):
             raise Refused(
                 f"{path} is not a PO file of {reference.topic!r} in {language!r} (its header "
                 f"says {old.metadata.get(TOPIC_HEADER, '')!r} in "
@@ -277,20 +297,23 @@ def import_po(
     reference: Bank,
     target_path: Path | None = None,
     force: bool = False,
+    group: Sequence[Bank] = (),
 ) -> PoImport:
     """The bank with the translations of the PO file `po` (read from `po_path`); nothing
     is written here. With `force`, the PO file's texts win over the bank's newer ones."""
-    # gettext writes ll_CC (de_DE); BCP 47 writes ll-CC
-    language = po.metadata.get("Language", "").strip().replace("_", "-")
-    if not lang.is_valid_tag(language):
-        raise PoError(f"{po_path}: the header's Language {language!r} is not a BCP 47 tag")
-    language = lang.canonical_tag(language)
+    language = po_language(po)
+    if not language:
+        raise PoError(
+            f"{po_path}: the header's Language {po.metadata.get('Language', '')!r} is not "
+            "a language tag"
+        )
     if language == reference.language:
         raise PoError(
             f"{po_path}: its Language {language!r} is the reference language of "
             f"{reference.topic!r}: a PO file translates the reference, it never rewrites it"
         )
-    target_path = target_path or banks_dir / reference.topic / f"{language}.yaml"
+    if target_path is None:
+        target_path, language = translation_path(banks_dir, group, reference.topic, language)
     opened = open_bank(
         target_path,
         reference.topic,
@@ -432,8 +455,8 @@ def import_po_file(
     po = read_po(po_path)
     topic = po.metadata.get(TOPIC_HEADER, "")
     paths = find_bank_paths(banks_dir)
-    reference, _ = reference_bank(paths, topic, po.metadata.get(REFERENCE_HEADER))
-    done = import_po(po_path, po, banks_dir, reference, out, force)
+    reference, group = reference_bank(paths, topic, po.metadata.get(REFERENCE_HEADER))
+    done = import_po(po_path, po, banks_dir, reference, out, force, group)
     return PoImported(done, write_banks([(done.bank, done.text)], force=force)[0])
 
 
@@ -447,8 +470,8 @@ def export_po(
     """`translate --po`: the PO file for `language`, merged into the one at `po_path`."""
     paths = find_bank_paths(banks_dir)
     reference_tag = require_project(banks_dir).reference or None
-    reference, _ = reference_bank(paths, topic, reference_tag)
+    reference, group = reference_bank(paths, topic, reference_tag)
     code = refuse_reference(reference, language)
-    target_path = banks_dir / topic / f"{code}.yaml"
+    target_path, code = translation_path(banks_dir, group, reference.topic, code)
     target = open_bank(target_path, reference.topic, code, source="the translation").bank
     return write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))

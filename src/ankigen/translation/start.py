@@ -96,9 +96,8 @@ def start(
     reference: str | None = None,
 ) -> Started:
     """The new or updated bank for `language`; nothing is written here."""
-    ref, _ = reference_bank(paths, topic, reference)
-    language = refuse_reference(ref, language)
-    path = banks_dir / topic / f"{language}.yaml"
+    ref, group = reference_bank(paths, topic, reference)
+    path, language = translation_path(banks_dir, group, ref.topic, refuse_reference(ref, language))
     if path.exists() and not update:
         raise TranslationError(
             f"{path} exists: --update adds the items it lacks and changes nothing else"
@@ -110,6 +109,21 @@ def start(
     new_text, added = add_missing(opened.text, str(path), ref, opened.bank)
     renamed = tuple(renames(ref, opened.bank).items())
     return Started(opened, new_text, added, ref, renamed)
+
+
+def translation_path(
+    banks_dir: Path, group: Sequence[Bank], topic: str, language: str
+) -> tuple[Path, str]:
+    """Where the topic's bank in `language` is, and the language it says: the bank whose
+    header names it, wherever its file is (`BANKS/<topic>/<language>.yaml` is only the
+    convention), or the one that had it before (`formerly: {language: ...}`: a PO file
+    made before the rename); else the conventional path, for a new bank. Without this,
+    a translation kept elsewhere got a second bank beside it."""
+    for has in (lambda b: b.language == language, lambda b: language in b.formerly_languages):
+        found = [bank for bank in group if has(bank)]
+        if len(found) == 1:
+            return Path(found[0].path), found[0].language
+    return banks_dir / topic / f"{language}.yaml", language
 
 
 def refuse_reference(ref: Bank, language: str) -> str:
