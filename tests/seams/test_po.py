@@ -449,3 +449,28 @@ def test_a_po_file_made_before_its_language_was_renamed_still_comes_in(
     assert result.exit_code == 0, result.output
     merged = polib.pofile(str(po_path))
     assert merged.find("star|choice 2", by="msgctxt").msgstr == "Stern Wahl 2"
+
+
+def test_entries_a_tool_stripped_of_their_msgctxt_are_placed_by_their_msgid(
+    project: Path, runner: CliRunner
+) -> None:
+    """A platform that drops msgctxt on export: every entry was called "'' is translated
+    twice" and skipped. An entry whose msgid is one text of the reference is that text's;
+    one whose msgid is no text (or several) is skipped, saying why."""
+    po_path = translated_project(project, runner)
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        entry.msgctxt = None
+    po.find("Question tree?").msgid = "Question of a tree?"
+    po.find("Question of a tree?").msgstr = "Frage Baum?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "--from", "po")
+    assert result.exit_code == 0, result.output
+    assert "translated twice" not in result.output
+    assert "an entry without its msgctxt (a tool dropped it?), and its msgid is no text" in (
+        result.output
+    )
+    bank, _ = load_bank(project / "banks" / "demo" / "de.yaml")
+    assert bank is not None
+    assert (bank.items[1].question, bank.items[2].question) == ("Question tree?", "Frage Netz?")
+    assert bank.items[3].choices[1] == "Stern Wahl 2"

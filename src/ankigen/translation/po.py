@@ -326,7 +326,9 @@ def import_po(
         text, _ = add_missing(opened.text, str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language, target_path)
-    wanted, warnings = _wanted(po, po_path, reference, target, force)
+    warnings = _contexts_restored(po, po_path, reference)
+    wanted, found = _wanted(po, po_path, reference, target, force)
+    warnings += found
     warnings += unaligned_choices(po, po_path, reference, target, wanted)
     text, replaced = replace_texts(text, str(target_path), wanted)
     bank, found = parse_bank(str(target_path), text.encode("utf-8"))
@@ -349,6 +351,34 @@ def import_po(
                 )
             )
     return PoImport(opened, text, replaced, tuple(warnings))
+
+
+def _contexts_restored(po: polib.POFile, po_path: Path, reference: Bank) -> list[Diagnostic]:
+    """Entries a tool stripped of their msgctxt, which names the item and field: each
+    given the one context whose reference text is its msgid; a warning for each
+    translated one whose msgid is no text, or several (a choice `True` in many items)."""
+    places: dict[str, list[str]] = {}
+    for context, text in bank_contexts(reference).items():
+        places.setdefault(text, []).append(context)
+    warnings = []
+    for entry in po:
+        if entry.msgctxt or entry.obsolete:
+            continue
+        found = places.get(entry.msgid, [])
+        if len(found) == 1:
+            entry.msgctxt = found[0]
+        elif entry.msgstr:
+            where = f"{len(found)} texts of the reference" if found else "no text of the reference"
+            warnings.append(
+                Diagnostic(
+                    str(po_path),
+                    entry.linenum or 1,
+                    "warning",
+                    f"an entry without its msgctxt (a tool dropped it?), and its msgid is "
+                    f"{where}: which text it translates is not known; skipped",
+                )
+            )
+    return warnings
 
 
 def _newer_in_bank(entry: polib.POEntry, now: str, reference_text: str) -> str | None:
@@ -426,7 +456,7 @@ def _skipped(
 ) -> str | None:
     """Why an entry (of `context`) is not imported ("" for a reason not worth a warning:
     obsolete, fuzzy or not translated), or None if it is to be."""
-    if entry.obsolete:
+    if entry.obsolete or not context:  # no msgctxt: `_contexts_restored` said why
         return ""
     if live[context] > 1 and entry.msgstr:
         # gettext keys a message by context and msgid: `msgcat` of two files keeps both;
