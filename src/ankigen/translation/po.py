@@ -19,7 +19,6 @@ other keys) stays as it was, so a round trip without edits changes nothing.
 
 from __future__ import annotations
 
-import hashlib
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -38,7 +37,15 @@ from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.core.version import __version__
 from ankigen.text import lang
 from ankigen.translation.aligned import unaligned_choices
-from ankigen.translation.poread import PoError, parse_po, read_po
+from ankigen.translation.pomerge import merged
+from ankigen.translation.poread import (
+    BANK_TEXT,
+    PoError,
+    digest,
+    parse_po,
+    read_po,
+    recorded_digest,
+)
 from ankigen.translation.renamed import new_ids, renames, with_new_id
 from ankigen.translation.start import (
     add_missing,
@@ -51,16 +58,6 @@ from ankigen.translation.start import (
 TOPIC_HEADER = "X-Ankigen-Topic"
 REFERENCE_HEADER = "X-Ankigen-Reference"
 CORRECT = "the correct choice"
-BANK_TEXT = "bank text: "
-BOTH_CHANGED = "the bank's translation changed since; this file had: "
-ALSO_TRANSLATED = "this file translated it twice; the other: "
-"""The extracted comment that records the digest of the bank's text."""
-# header fields a translator or platform owns: kept when a PO file is merged into
-TRANSLATORS_HEADERS = ("Last-Translator", "Language-Team", "PO-Revision-Date", "Plural-Forms")
-
-
-def digest(text: str) -> str:
-    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
 
 
 def bank_texts(reference: Bank, target: Bank | None) -> dict[str, str]:
@@ -72,13 +69,6 @@ def bank_texts(reference: Bank, target: Bank | None) -> dict[str, str]:
         renamed = renames(reference, target)
         known = {with_new_id(c, renamed): text for c, text in bank_contexts(target).items()}
     return {context: known.get(context, text) for context, text in bank_contexts(reference).items()}
-
-
-def recorded_digest(entry: polib.POEntry) -> str | None:
-    for line in (entry.comment or "").splitlines():
-        if line.startswith(BANK_TEXT):
-            return line.removeprefix(BANK_TEXT).strip()
-    return None
 
 
 def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile:
@@ -139,100 +129,6 @@ def same_translation(
     return (topic == reference.topic or topic in reference.formerly_topics) and (
         po_language(po) in languages
     )
-
-
-def merged(
-    fresh: polib.POFile, old: polib.POFile, renamed: dict[str, str] | None = None
-) -> polib.POFile:
-    """`fresh` (made from the banks) merged with a translator's `old` file, as msgmerge
-    merges: old translations kept, fuzzy where the reference text changed since, and
-    obsolete where the text is gone; the translator's header fields kept. An entry of an
-    item the reference renamed since (`renamed`, old id to new) is the new id's."""
-    before, twins = _by_context(old, renamed or {})
-    for entry in fresh:
-        was = before.pop(entry.msgctxt, None)
-        if was is not None and was.msgstr:
-            _carry_over(entry, was)
-        elif was is not None:  # only the translator's comment: theirs alone, kept
-            entry.tcomment = was.tcomment
-        _keep_twins(entry, twins.pop(entry.msgctxt, []))
-    for context, was in before.items():
-        _keep_twins(was, twins.get(context, []))
-        if was.msgstr:
-            was.obsolete = True
-            fresh.append(was)
-    for key in TRANSLATORS_HEADERS:
-        if key in old.metadata:
-            fresh.metadata[key] = old.metadata[key]
-    return fresh
-
-
-def _by_context(
-    old: polib.POFile, renamed: dict[str, str]
-) -> tuple[dict[str, polib.POEntry], dict[str, list[polib.POEntry]]]:
-    """The old file's entry for each context (with the new id of a renamed item), and
-    the other live entries of a context the file has twice."""
-    # a live entry wins over an obsolete one of the same text (msgmerge leaves both)
-    before = {with_new_id(e.msgctxt or "", renamed): e for e in old if e.obsolete and e.msgstr}
-    twins: dict[str, list[polib.POEntry]] = {}
-    for entry in old:
-        if entry.obsolete or not (entry.msgstr or entry.tcomment):
-            continue
-        context = with_new_id(entry.msgctxt or "", renamed)
-        held = before.get(context)
-        # of twins, a translated one is the entry's
-        if held is None or held.obsolete or (not held.msgstr and entry.msgstr):
-            before[context] = entry
-        else:
-            twins.setdefault(context, []).append(entry)
-    return before, twins
-
-
-def _keep_twins(entry: polib.POEntry, twins: list[polib.POEntry]) -> None:
-    """Other translations of the entry's text in the same file (`msgcat` of two files
-    keeps both; which is newer the file does not say): each kept in the entry's comment,
-    the entry fuzzy until a translator chooses, where only one was kept before."""
-    others = [t.msgstr for t in twins if t.msgstr and t.msgstr != entry.msgstr]
-    if not others:
-        return
-    entry.tcomment = "\n".join(
-        filter(None, [entry.tcomment, *(ALSO_TRANSLATED + other for other in others)])
-    )
-    if "fuzzy" not in entry.flags:
-        entry.flags.append("fuzzy")
-
-
-def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
-    """The translator's text and comment of `was` on the fresh `entry`, fuzzy where the
-    reference text changed since, or where the bank's translation did too."""
-    in_bank = entry.msgstr or entry.msgid
-    bank_translation, bank_digest = entry.msgstr, recorded_digest(entry)
-    entry.msgstr = was.msgstr
-    entry.tcomment = was.tcomment
-    entry.flags = [flag for flag in was.flags if flag != "fuzzy"]
-    old_digest = recorded_digest(was)
-    both_changed = False
-    if was.msgstr != in_bank:
-        # without a digest (a tool dropped it) the file's text cannot be dated either
-        if bank_translation and (old_digest is None or old_digest != bank_digest):
-            # the bank's translation changed since this entry was made (a fix pulled from
-            # Anki, an author's edit), and so may the file's: the bank's is the one to go on
-            # from, the file's kept beside it, fuzzy until a translator chooses; kept as it
-            # was, the entry could never be imported again
-            entry.msgstr = bank_translation
-            entry.tcomment = "\n".join(filter(None, [BOTH_CHANGED + was.msgstr, was.tcomment]))
-            both_changed = True
-        elif old_digest is not None:
-            # what the bank said when the translator's text was made stays the base an
-            # import compares with, so an edit made in the bank since is not overwritten
-            kept = [c for c in entry.comment.splitlines() if not c.startswith(BANK_TEXT)]
-            entry.comment = "\n".join([*kept, BANK_TEXT + old_digest])
-    if was.msgid != entry.msgid:
-        entry.flags.append("fuzzy")
-        entry.previous_msgid = was.msgid
-    elif "fuzzy" in was.flags or both_changed:
-        entry.flags.append("fuzzy")
-        entry.previous_msgid = was.previous_msgid
 
 
 @dataclass(frozen=True)

@@ -4,6 +4,7 @@ closed on its line, line breaks other than \\n kept inside strings."""
 from __future__ import annotations
 
 import codecs
+import hashlib
 import re
 from pathlib import Path
 
@@ -14,6 +15,22 @@ from ankigen.core.errors import AnkigenError
 
 class PoError(AnkigenError):
     """A PO file cannot be read or does not fit the banks."""
+
+
+BANK_TEXT = "bank text: "
+"""The extracted comment that records the digest of the bank's text when the entry was
+made: an import never writes older PO text over a newer edit made in the bank since."""
+
+
+def digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()[:12]
+
+
+def recorded_digest(entry: polib.POEntry) -> str | None:
+    for line in (entry.comment or "").splitlines():
+        if line.startswith(BANK_TEXT):
+            return line.removeprefix(BANK_TEXT).strip()
+    return None
 
 
 def parse_po(shown: str, data: bytes) -> polib.POFile:
