@@ -132,3 +132,40 @@ def test_the_command_keeps_what_it_is_given_until_it_leaves(tmp_path: Path) -> N
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout == "True True\n"
+
+
+@pytest.mark.parametrize(
+    ("module", "args"),
+    [
+        ("click", ["lint", "banks"]),  # in the entry point, before click has loaded
+        ("ankigen.cli.building", ["build"]),  # on the quick path of a plain build
+        ("ankigen.cli.commands.lint", ["lint", "banks"]),  # in a command click runs
+    ],
+)
+def test_a_ctrl_c_while_a_class_is_made_is_an_interrupt(
+    tmp_path: Path, module: str, args: list[str]
+) -> None:
+    """Python 3.11 turns a KeyboardInterrupt raised while a class is made (a frozen
+    dataclass's fields, as modules load) into a RuntimeError, which was reported as an
+    internal error of ankigen with status 1 (a random SIGINT in the fault tests found it).
+    It is an interrupt: one line, status 130, at every stage of the start."""
+    done = run_entry(
+        f"""
+        import importlib.abc, sys
+
+        class Interrupted:
+            def __set_name__(self, owner, name):
+                raise KeyboardInterrupt
+
+        class Hook(importlib.abc.MetaPathFinder):
+            def find_spec(self, name, path, target=None):
+                if name == {module!r}:
+                    type("Made", (), {{"field": Interrupted()}})
+                return None
+
+        sys.meta_path.insert(0, Hook())
+        """,
+        *args,
+        cwd=tmp_path,
+    )
+    assert (done.returncode, done.stderr.strip()) == (130, "interrupted"), done.stderr

@@ -18,6 +18,7 @@ import click.shell_completion
 
 from ankigen.cli.plain import failure_status, leave_interrupted
 from ankigen.core.errors import AnkigenError
+from ankigen.core.process import from_an_interrupt
 from ankigen.core.version import __version__
 
 COMMANDS: dict[str, tuple[str, str, str]] = {
@@ -166,7 +167,9 @@ def main() -> None:
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
     except Exception as exc:  # the system's errors, and bugs: said plainly
-        sys.exit(failure_status(exc))
+        if not from_an_interrupt(exc):
+            sys.exit(failure_status(exc))
+        interrupted = True
     if isinstance(status, int) and status:
         sys.exit(status)
     if interrupted:

@@ -10,6 +10,7 @@ import sys
 from ankigen.core.process import (
     GC_THRESHOLDS,
     ends_without_teardown,
+    from_an_interrupt,
     ignore_stops,
     stop_on_sigterm,
     stopped,
@@ -35,7 +36,9 @@ def main() -> None:
             leave(answered)
         # only when the quick path did not answer: click is most of what it loads
         from ankigen.cli.app import main as run
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, RuntimeError) as exc:
+        if not from_an_interrupt(exc):
+            raise
         # nothing was started or written yet; exit handlers are skipped so that a second
         # Ctrl-C has no traceback to print
         line, stopped_status = stopped()

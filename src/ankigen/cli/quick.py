@@ -19,6 +19,7 @@ from types import ModuleType
 
 from ankigen.builder.replay import replayed
 from ankigen.cli.streams import plain_stream, write_plain
+from ankigen.core.process import from_an_interrupt
 
 PLAIN_FORMS = {("build",): False, ("build", "--json"): True}
 """The command lines answered here, each with whether it asks for JSON: the two whose
@@ -47,8 +48,10 @@ def answer(argv: Sequence[str]) -> int | None:
     except KeyboardInterrupt:
         interrupted = True
     except Exception as exc:
-        failed: int = _plain().failure_status(exc)
-        return failed
+        if not from_an_interrupt(exc):
+            failed: int = _plain().failure_status(exc)
+            return failed
+        interrupted = True
     if interrupted:
         # outside the `except`: the interrupt's traceback no longer holds the worker pool
         _plain().leave_interrupted()

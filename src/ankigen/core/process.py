@@ -80,3 +80,18 @@ def stopped() -> tuple[str, int]:
     """The line and the exit status of a command stopped by a signal: 128 and its number,
     as a shell reports a process the signal killed."""
     return ("interrupted" if _stopped_by == signal.SIGINT else "terminated"), 128 + _stopped_by
+
+
+def from_an_interrupt(exc: BaseException) -> bool:
+    """Whether `exc` wraps a Ctrl-C (or SIGTERM): Python 3.11 turns a KeyboardInterrupt
+    raised while a class is made, as a frozen dataclass's fields are, into a RuntimeError
+    ("Error calling __set_name__"), which must stop the command as the interrupt does,
+    not be reported as a bug."""
+    seen: set[int] = set()
+    cause: BaseException | None = exc
+    while cause is not None and id(cause) not in seen:
+        if isinstance(cause, KeyboardInterrupt):
+            return True
+        seen.add(id(cause))
+        cause = cause.__cause__ or cause.__context__
+    return False
