@@ -63,7 +63,9 @@ def _replayed(as_json: bool) -> int | None:
     build must run."""
     try:
         found = replayed(str(BANKS), str(OUT), "json" if as_json else "plain")
-    except Exception:  # an error or a bug: the build meets it again and reports it
+    except Exception as exc:  # an error or a bug: the build meets it again and reports it
+        if from_an_interrupt(exc):
+            raise
         return None
     if found is None:
         return None
