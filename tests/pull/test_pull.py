@@ -207,6 +207,26 @@ def test_a_collection_package_and_bad_files(
     assert result.exit_code == 1 and "no lock file" in result.stderr
 
 
+def test_a_package_of_other_decks_says_so(
+    project: Path, runner: CliRunner, built: AnkiCollection, tmp_path: Path
+) -> None:
+    """A package a learner exported of their own deck (Anki's Basic note type), pulled by
+    mistake: "nothing to pull: 0 notes in step" left them to guess which file was wrong."""
+    other = AnkiCollection(tmp_path / "other")
+    note = other.col.new_note(other.col.models.by_name("Basic"))
+    note["Front"], note["Back"] = "Capital of France?", "Paris"
+    other.col.add_note(note, other.col.decks.id("Geography"))
+    export(other, project / "geography.apkg")
+    other.close()
+    result = invoke(runner, "pull", "geography.apkg")
+    assert result.exit_code == 0, result.output
+    assert (
+        "nothing to pull: none of its 1 note is of ankigen's note type (a package of other "
+        "decks?)" in result.output
+    )
+    assert "in step" not in result.output
+
+
 # ---- any text a bank can hold
 
 

@@ -238,8 +238,20 @@ def pull_lines(
         names = ", ".join(dict.fromkeys(items))
         lines.append(Line(f"{done} {count(len(items), 'text')} into {path} ({names})"))
     if not pulled.changes and not pulled.conflicts:
-        lines.append(Line(f"nothing to pull: {count(pulled.in_step, 'note')} in step"))
+        lines.append(Line(_nothing_to_pull(pulled)))
     return lines
+
+
+def _nothing_to_pull(pulled: Pulled) -> str:
+    """Why nothing was pulled: every note in step, or none of ankigen's at all (a package
+    of other decks, which "0 notes in step" left to guess)."""
+    ours = pulled.in_step + pulled.other_build + len(pulled.kept) + len(pulled.strangers)
+    if not ours and pulled.other_types:
+        return (
+            f"nothing to pull: none of its {count(pulled.other_types, 'note')} is of "
+            "ankigen's note type (a package of other decks?)"
+        )
+    return f"nothing to pull: {count(pulled.in_step, 'note')} in step"
 
 
 def _conflict_lines(pulled: Pulled) -> list[Line]:
