@@ -474,3 +474,54 @@ def test_entries_a_tool_stripped_of_their_msgctxt_are_placed_by_their_msgid(
     assert bank is not None
     assert (bank.items[1].question, bank.items[2].question) == ("Question tree?", "Frage Netz?")
     assert bank.items[3].choices[1] == "Stern Wahl 2"
+
+
+def test_a_po_file_in_a_former_language_of_the_reference_never_rewrites_it(
+    project: Path, runner: CliRunner
+) -> None:
+    """The reference was `en-GB` once (`formerly: {language: en-GB}`): a PO file in
+    `en-GB` was imported into the reference, its title overwritten, and `translate --to
+    en-GB` took the reference for the translation."""
+    po_path = translated_project(project, runner)
+    en = project / "banks" / "demo" / "en.yaml"
+    en.write_text(
+        en.read_text("utf-8").replace("title:", "formerly: {language: en-GB}\ntitle:", 1),
+        "utf-8",
+    )
+    before = en.read_bytes()
+    po = polib.pofile(str(po_path))
+    po.metadata["Language"] = "en_GB"
+    po.save(str(po_path))
+    for args in (["import", str(po_path), "--from", "po"], ["translate", "demo", "--to", "en-GB"]):
+        result = invoke(runner, *args)
+        assert result.exit_code == 1, result.output
+        assert "'en-GB' is a language banks/demo/en.yaml had before" in result.stderr
+    assert en.read_bytes() == before
+
+
+@pytest.mark.parametrize("why", ["two banks", "a broken bank elsewhere"])
+def test_a_translation_that_cannot_be_told_gets_no_new_bank(
+    project: Path, runner: CliRunner, why: str
+) -> None:
+    """Two banks both the topic's German (one outside the topic's folder), or the German
+    bank kept elsewhere with an error in it: `translate --update` and a PO import wrote a
+    new `demo/de.yaml` beside them. Nothing is written, and the message names the bank."""
+    po_path = translated_project(project, runner)
+    de = project / "banks" / "demo" / "de.yaml"
+    elsewhere = project / "banks" / "deutsch" / "demo.yaml"
+    elsewhere.parent.mkdir()
+    if why == "two banks":
+        elsewhere.write_bytes(de.read_bytes())
+    else:
+        de.rename(elsewhere)
+        text = elsewhere.read_text("utf-8")
+        elsewhere.write_text(text.replace("answer: 1", "answer: 9", 1), "utf-8")
+    before = {p: p.read_bytes() for p in (project / "banks").rglob("*.yaml")}
+    for args in (
+        ["import", str(po_path), "--from", "po"],
+        ["translate", "demo", "--to", "de", "--update"],
+    ):
+        result = invoke(runner, *args)
+        assert result.exit_code == 1, result.output
+        assert "banks/deutsch/demo.yaml" in result.stderr
+    assert {p: p.read_bytes() for p in (project / "banks").rglob("*.yaml")} == before

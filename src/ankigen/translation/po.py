@@ -209,7 +209,7 @@ def import_po(
             f"{reference.topic!r}: a PO file translates the reference, it never rewrites it"
         )
     if target_path is None:
-        target_path, language = translation_path(banks_dir, group, reference.topic, language)
+        target_path, language = translation_path(banks_dir, group, reference, language)
     opened = open_bank(
         target_path,
         reference.topic,
@@ -398,6 +398,6 @@ def export_po(
     reference_tag = require_project(banks_dir).reference or None
     reference, group = reference_bank(paths, topic, reference_tag)
     code = refuse_reference(reference, language)
-    target_path, code = translation_path(banks_dir, group, reference.topic, code)
+    target_path, code = translation_path(banks_dir, group, reference, code)
     target = open_bank(target_path, reference.topic, code, source="the translation").bank
     return write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))

@@ -12,6 +12,7 @@ changes: not a comment, not a quote.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -65,11 +66,14 @@ def reference_bank(
     if not group and len(renamed) == 1:
         topic = renamed.pop()
         group = [b for b in checked.banks if b.topic == topic]
-    # a broken bank of the topic could be its reference: never guess another one
+    # a broken bank of the topic could be its reference, or the translation a change is
+    # for: never guess another one. It is the topic's by its folder or by its header,
+    # wherever its file is (a bank that does not load has no header to read otherwise)
     broken = [
         d
         for d in checked.diagnostics
-        if d.severity == "error" and Path(d.path).parent.name == topic
+        if d.severity == "error"
+        and (Path(d.path).parent.name == topic or _names_topic(Path(d.path), topic))
     ]
     if broken:
         raise InvalidBanks(broken)
@@ -97,7 +101,7 @@ def start(
 ) -> Started:
     """The new or updated bank for `language`; nothing is written here."""
     ref, group = reference_bank(paths, topic, reference)
-    path, language = translation_path(banks_dir, group, ref.topic, refuse_reference(ref, language))
+    path, language = translation_path(banks_dir, group, ref, refuse_reference(ref, language))
     if path.exists() and not update:
         raise TranslationError(
             f"{path} exists: --update adds the items it lacks and changes nothing else"
@@ -112,18 +116,42 @@ def start(
 
 
 def translation_path(
-    banks_dir: Path, group: Sequence[Bank], topic: str, language: str
+    banks_dir: Path, group: Sequence[Bank], reference: Bank, language: str
 ) -> tuple[Path, str]:
     """Where the topic's bank in `language` is, and the language it says: the bank whose
     header names it, wherever its file is (`BANKS/<topic>/<language>.yaml` is only the
     convention), or the one that had it before (`formerly: {language: ...}`: a PO file
     made before the rename); else the conventional path, for a new bank. Without this,
-    a translation kept elsewhere got a second bank beside it."""
+    a translation kept elsewhere got a second bank beside it. TranslationError where that
+    is the reference (`language` its former one) or two banks claim it."""
     for has in (lambda b: b.language == language, lambda b: language in b.formerly_languages):
         found = [bank for bank in group if has(bank)]
-        if len(found) == 1:
+        if any(bank.path == reference.path for bank in found):
+            raise TranslationError(
+                f"{language!r} is a language {reference.path} had before "
+                f"(formerly:): the reference of {reference.topic!r}, which a translation "
+                "never rewrites"
+            )
+        if len(found) > 1:
+            raise TranslationError(
+                f"{' and '.join(b.path for b in found)} are both the bank of "
+                f"{reference.topic!r} in {language!r}: keep one"
+            )
+        if found:
             return Path(found[0].path), found[0].language
-    return banks_dir / topic / f"{language}.yaml", language
+    return banks_dir / reference.topic / f"{language}.yaml", language
+
+
+_TOPIC_LINE = re.compile(rb"""^topic:[ \t]*["']?([A-Za-z0-9-]+)["']?[ \t]*(?:#.*)?\r?$""", re.M)
+
+
+def _names_topic(path: Path, topic: str) -> bool:
+    """Whether the file's header says `topic: TOPIC`, read without loading it."""
+    try:
+        found = _TOPIC_LINE.search(path.read_bytes()[:65536])
+    except OSError:
+        return False
+    return found is not None and found[1].decode("ascii") == topic
 
 
 def refuse_reference(ref: Bank, language: str) -> str:
