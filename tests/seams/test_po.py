@@ -525,3 +525,21 @@ def test_a_translation_that_cannot_be_told_gets_no_new_bank(
         assert result.exit_code == 1, result.output
         assert "banks/deutsch/demo.yaml" in result.stderr
     assert {p: p.read_bytes() for p in (project / "banks").rglob("*.yaml")} == before
+
+
+def test_a_merge_into_a_file_a_tool_stripped_of_msgctxt_keeps_its_translations(
+    project: Path, runner: CliRunner
+) -> None:
+    """Every entry of a stripped file had the context "": the merge took them for one
+    text translated many times, and every translation went into a single obsolete entry.
+    They are placed by msgid first, as an import places them."""
+    po_path = translated_project(project, runner)
+    po = polib.pofile(str(po_path))
+    for entry in po:
+        entry.msgctxt = None
+    po.save(str(po_path))
+    assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
+    merged = polib.pofile(str(po_path))
+    assert merged.find("mesh|question", by="msgctxt").msgstr == "Frage Netz?"
+    assert merged.find("star|choice 2", by="msgctxt").msgstr == "Stern Wahl 2"
+    assert merged.obsolete_entries() == []

@@ -8,9 +8,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import polib
+import pytest
 from click.testing import CliRunner
 
 from ankigen.bank.reader import load_bank
+from ankigen.translation.po import po_language
 from tests.helpers import invoke, item, write_bank
 
 ITEMS = [item("ring"), item("tree")]
@@ -117,6 +119,22 @@ def test_two_translations_of_one_text_are_not_chosen_between(
     )
 
 
+def test_the_same_translation_twice_is_no_choice(project: Path, runner: CliRunner) -> None:
+    """A text's entry and a copy a tool stripped of its msgctxt, both with one
+    translation: both were skipped as "translated twice", though there is nothing to
+    choose."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    entry = po.find("ring|question", by="msgctxt")
+    entry.msgstr = "Frage Ring?"
+    po.append(polib.POEntry(msgid=entry.msgid, msgstr="Frage Ring?"))
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert "twice" not in result.output
+    assert de_bank(project)["ring"] == "Frage Ring?"
+
+
 def test_a_text_the_bank_has_no_key_for_is_said_not_dropped(
     project: Path, runner: CliRunner
 ) -> None:
@@ -131,3 +149,22 @@ def test_a_text_the_bank_has_no_key_for_is_said_not_dropped(
     assert copy.exit_code == 0
     bank, _ = load_bank(project / "copy.yaml")
     assert bank is not None and bank.description == "Ringe und Bäume."
+
+
+@pytest.mark.parametrize(
+    ("header", "tag"),
+    [
+        ("pt_BR", "pt-BR"),  # gettext's ll_CC, as msginit, Poedit and Weblate write it
+        ("sr@latin", "sr-Latn"),
+        ("sr_RS@latin", "sr-Latn-RS"),
+        ("ca_ES@valencia", "ca-ES-valencia"),
+        ("en@quot", "en"),  # gettext's English with typographic quotes: English
+        ("de_DE@euro", "de-DE"),
+        ("de@abcd", ""),  # four letters would read as a script
+        ("pt_BR.UTF-8", ""),
+    ],
+)
+def test_a_header_language_in_gettexts_form_is_read_as_bcp_47(header: str, tag: str) -> None:
+    po = polib.POFile()
+    po.metadata = {"Language": header}
+    assert po_language(po) == tag

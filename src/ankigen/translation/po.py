@@ -37,7 +37,7 @@ from ankigen.core.userfile import Refused, Target, existing, write
 from ankigen.core.version import __version__
 from ankigen.text import lang
 from ankigen.translation.aligned import unaligned_choices
-from ankigen.translation.pomerge import merged
+from ankigen.translation.pomerge import merged, placed_by_msgid
 from ankigen.translation.poread import (
     BANK_TEXT,
     PoError,
@@ -103,6 +103,8 @@ def po_file(reference: Bank, language: str, target: Bank | None) -> polib.POFile
 
 # gettext's script modifiers (`sr@latin`), as BCP 47 writes them
 _MODIFIERS = {"latin": "Latn", "cyrillic": "Cyrl", "arabic": "Arab", "devanagari": "Deva"}
+# modifiers of the same language: gettext's English with typographic quotes, the euro
+_SAME_LANGUAGE = {"quot", "boldquot", "euro"}
 
 
 def po_language(po: polib.POFile) -> str:
@@ -114,8 +116,12 @@ def po_language(po: polib.POFile) -> str:
     if script is not None:
         language, _, region = tag.partition("-")
         tag = "-".join(filter(None, [language, script, region]))
-    elif modifier:  # `ca@valencia`: a variant
+    elif modifier.lower() in _SAME_LANGUAGE:
+        pass
+    elif 5 <= len(modifier) <= 8:  # `ca@valencia`: a variant (shorter would read as a script)
         tag = f"{tag}-{modifier}"
+    elif modifier:
+        return ""
     return lang.canonical_tag(tag) if lang.is_valid_tag(tag) else ""
 
 
@@ -168,6 +174,7 @@ def write_po(
                 f"{old.metadata.get('Language', '')!r}); nothing was written: choose another "
                 "file, or --force to replace it"
             )
+        placed_by_msgid(old, bank_contexts(reference))
         po = merged(po, old, new_ids(reference))
         out = replace(out, edits=before)
         was_merged = True
@@ -250,31 +257,17 @@ def import_po(
 
 
 def _contexts_restored(po: polib.POFile, po_path: Path, reference: Bank) -> list[Diagnostic]:
-    """Entries a tool stripped of their msgctxt, which names the item and field: each
-    given the one context whose reference text is its msgid; a warning for each
-    translated one whose msgid is no text, or several (a choice `True` in many items)."""
-    places: dict[str, list[str]] = {}
-    for context, text in bank_contexts(reference).items():
-        places.setdefault(text, []).append(context)
-    warnings = []
-    for entry in po:
-        if entry.msgctxt or entry.obsolete:
-            continue
-        found = places.get(entry.msgid, [])
-        if len(found) == 1:
-            entry.msgctxt = found[0]
-        elif entry.msgstr:
-            where = f"{len(found)} texts of the reference" if found else "no text of the reference"
-            warnings.append(
-                Diagnostic(
-                    str(po_path),
-                    entry.linenum or 1,
-                    "warning",
-                    f"an entry without its msgctxt (a tool dropped it?), and its msgid is "
-                    f"{where}: which text it translates is not known; skipped",
-                )
-            )
-    return warnings
+    """`placed_by_msgid`, and a warning for each translated entry it could not place."""
+    return [
+        Diagnostic(
+            str(po_path),
+            entry.linenum or 1,
+            "warning",
+            f"an entry without its msgctxt (a tool dropped it?), and its msgid is {where}: "
+            "which text it translates is not known; skipped",
+        )
+        for entry, where in placed_by_msgid(po, bank_contexts(reference))
+    ]
 
 
 def _newer_in_bank(entry: polib.POEntry, now: str, reference_text: str) -> str | None:
@@ -309,7 +302,10 @@ def _wanted(
 
     # an entry made before the reference renamed its item is the new id's
     renamed = new_ids(reference)
-    live = Counter(with_new_id(e.msgctxt or "", renamed) for e in po if not e.obsolete and e.msgstr)
+    # the same translation twice (an entry a tool stripped of its msgctxt, and the entry
+    # itself) is no choice to make: only different ones are
+    translations = {(with_new_id(e.msgctxt or "", renamed), e.msgstr) for e in po if not e.obsolete}
+    live = Counter(context for context, msgstr in translations if msgstr)
     for entry in po:
         context = with_new_id(entry.msgctxt or "", renamed)
         skipped = _skipped(entry, context, live, known, reference.path)

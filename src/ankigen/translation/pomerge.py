@@ -46,13 +46,18 @@ def _by_context(
 ) -> tuple[dict[str, polib.POEntry], dict[str, list[polib.POEntry]]]:
     """The old file's entry for each context (with the new id of a renamed item), and
     the other live entries of a context the file has twice."""
+
+    def context_of(entry: polib.POEntry) -> str:
+        # one without msgctxt (`placed_by_msgid` could not place it) is no other's twin
+        return with_new_id(entry.msgctxt, renamed) if entry.msgctxt else f"\0{id(entry)}"
+
     # a live entry wins over an obsolete one of the same text (msgmerge leaves both)
-    before = {with_new_id(e.msgctxt or "", renamed): e for e in old if e.obsolete and e.msgstr}
+    before = {context_of(e): e for e in old if e.obsolete and e.msgstr}
     twins: dict[str, list[polib.POEntry]] = {}
     for entry in old:
         if entry.obsolete or not (entry.msgstr or entry.tcomment):
             continue
-        context = with_new_id(entry.msgctxt or "", renamed)
+        context = context_of(entry)
         held = before.get(context)
         # of twins, a translated one is the entry's
         if held is None or held.obsolete or (not held.msgstr and entry.msgstr):
@@ -107,3 +112,24 @@ def _carry_over(entry: polib.POEntry, was: polib.POEntry) -> None:
     elif "fuzzy" in was.flags or both_changed:
         entry.flags.append("fuzzy")
         entry.previous_msgid = was.previous_msgid
+
+
+def placed_by_msgid(po: polib.POFile, contexts: dict[str, str]) -> list[tuple[polib.POEntry, str]]:
+    """Live entries a tool stripped of their msgctxt, which names the item and field, each
+    given the one context (of `contexts`, context to reference text) whose text is its
+    msgid; the translated ones it cannot place, each with where its msgid is ("no text of
+    the reference", "3 texts of the reference": a choice `True` in many items)."""
+    places: dict[str, list[str]] = {}
+    for context, text in contexts.items():
+        places.setdefault(text, []).append(context)
+    unplaced = []
+    for entry in po:
+        if entry.msgctxt or entry.obsolete:
+            continue
+        found = places.get(entry.msgid, [])
+        if len(found) == 1:
+            entry.msgctxt = found[0]
+        elif entry.msgstr:
+            where = f"{len(found)} texts of the reference" if found else "no text of the reference"
+            unplaced.append((entry, where))
+    return unplaced
