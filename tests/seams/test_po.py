@@ -392,7 +392,10 @@ def test_a_text_translated_twice_in_the_file_keeps_both_through_a_merge(
     translator chooses."""
     po_path = translated_project(project, runner)
     with po_path.open("a", encoding="utf-8") as joined:
-        joined.write('\nmsgctxt "mesh|question"\nmsgid "Question mesh?"\nmsgstr "Netzfrage?"\n')
+        joined.write(
+            '\n# Anna: shorter\nmsgctxt "mesh|question"\nmsgid "Question mesh?"\n'
+            'msgstr "Netzfrage?"\n'
+        )
     result = invoke(runner, "import", str(po_path), "--from", "po")
     assert "'mesh|question' is translated twice in this file; skipped" in result.output
     assert invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path)).exit_code == 0
@@ -400,7 +403,9 @@ def test_a_text_translated_twice_in_the_file_keeps_both_through_a_merge(
     entries = [e for e in po if e.msgctxt == "mesh|question"]
     assert len(entries) == 1
     assert (entries[0].msgstr, entries[0].flags) == ("Frage Netz?", ["fuzzy"])
-    assert "this file translated it twice; the other: Netzfrage?" in entries[0].tcomment
+    assert "this file translated it twice; the other: Netzfrage?\nAnna: shorter" in (
+        entries[0].tcomment
+    )
 
 
 def test_a_translation_in_a_file_of_another_name_is_the_one_written(

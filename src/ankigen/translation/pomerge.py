@@ -71,12 +71,12 @@ def _keep_twins(entry: polib.POEntry, twins: list[polib.POEntry]) -> None:
     """Other translations of the entry's text in the same file (`msgcat` of two files
     keeps both; which is newer the file does not say): each kept in the entry's comment,
     the entry fuzzy until a translator chooses, where only one was kept before."""
-    others = [t.msgstr for t in twins if t.msgstr and t.msgstr != entry.msgstr]
+    others = [t for t in twins if t.msgstr and t.msgstr != entry.msgstr]
     if not others:
         return
-    entry.tcomment = "\n".join(
-        filter(None, [entry.tcomment, *(ALSO_TRANSLATED + other for other in others)])
-    )
+    # each with its translator's comment, which is theirs alone
+    kept = [line for t in others for line in (ALSO_TRANSLATED + t.msgstr, t.tcomment)]
+    entry.tcomment = "\n".join(filter(None, [entry.tcomment, *kept]))
     if "fuzzy" not in entry.flags:
         entry.flags.append("fuzzy")
 
