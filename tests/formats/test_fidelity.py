@@ -18,6 +18,7 @@ from ankigen.bank.model import Bank
 from ankigen.bank.reader import parse_bank
 from ankigen.core.errors import InvalidBanks
 from ankigen.formats.convert import import_file
+from ankigen.formats.htmltext import html_to_text
 from ankigen.text.html import inline_html, plain_text
 from tests.helpers import DATA, AnkiCollection, invoke
 
@@ -161,6 +162,17 @@ def test_code_lists_tables_and_indented_feedback() -> None:
         "10: warning: a list became lines starting with • or its numbers",
         "10: warning: a table became lines of text, its cells separated by ' | '",
     ]
+
+
+def test_a_break_in_a_table_cell_keeps_its_row_one_line() -> None:
+    """Moodle's editor ends cells with `<br>` (`<td>1 kg<br></td>`), which shows nothing
+    in a table; each broke its row across lines (a real Moodle XML file)."""
+    table = (
+        "<table><tr><th><br></th><th>weight<br></th><th>width</th></tr>"
+        "<tr><td>sys1</td><td>1 kg<br></td><td>0.35 m<br></td></tr>"
+        "<tr><td>a<br>b</td><td>c</tr></table>after<br>x"
+    )
+    assert html_to_text(table).text == "| weight | width\nsys1 | 1 kg | 0.35 m\na b | c\nafter\nx"
 
 
 def test_import_reports_what_build_would_refuse_at_the_source_line() -> None:

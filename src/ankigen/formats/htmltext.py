@@ -136,6 +136,7 @@ class _Reducer(HTMLParser):
         self._fence_at = -1  # the part that opens the code block, to name its language
         self._lists: list[list[int]] = []  # per open list: [next number], or [] unnumbered
         self._cells = 0  # cells begun in the current table row
+        self._in_cell = 0  # open table cells: a row is one line, so a break there is a space
         self.drawings = 0
         self._svg = 0  # depth inside an inline <svg>: its content is the picture's
 
@@ -158,7 +159,8 @@ class _Reducer(HTMLParser):
         if self._pre:
             self._open_in_code(name, tag, values)
         elif name == "br":
-            self.parts.append("\n")
+            # an editor's `<td>1 kg<br></td>` would break the row across lines
+            self.parts.append(_LAYOUT if self._in_cell else "\n")
         elif name == "img":
             self.images.append(Image(values.get("src") or "", (values.get("alt") or "").strip()))
         elif name in _PLAYED or name == "a":
@@ -211,6 +213,7 @@ class _Reducer(HTMLParser):
             if self._cells:
                 self.parts.append(" | ")
             self._cells += 1
+            self._in_cell += 1
         elif tag in _BLOCKS:
             if tag == "tr":
                 self._cells = 0
@@ -249,7 +252,11 @@ class _Reducer(HTMLParser):
             if self._lists:
                 self._lists.pop()
             self._break()
+        elif tag in ("td", "th"):
+            self._in_cell = max(0, self._in_cell - 1)
         elif tag in _BLOCKS:
+            if tag in ("tr", "table"):
+                self._in_cell = 0  # a cell left open (HTML lets `</td>` go unsaid) ends here
             self._break()
 
     def handle_data(self, data: str) -> None:
