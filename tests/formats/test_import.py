@@ -94,8 +94,9 @@ def test_gift_every_mapping_rule() -> None:
         "Which call <b>starts</b> the process group?",
         ("<code>init_process_group</code>", "<code>barrier</code>"),
     )
-    # missing-word format and $CATEGORY -> tags
-    assert got["q10"][0] == "Missing word: ZeRO _____ the optimizer state."
+    # missing-word format and $CATEGORY -> tags; an untitled question is named by its
+    # place in the file, the five other kinds skipped before it counted
+    assert got["q15"][0] == "Missing word: ZeRO _____ the optimizer state."
     assert bank.items[0].tags == ("Distributed_training::Collectives",)
     assert bank.items[-1].tags == ("Distributed_training::Other_kinds",)
     assert bank.title == "Collectives"
@@ -750,9 +751,38 @@ def test_names_without_latin_letters_and_long_repeated_names_give_usable_ids(
         encoding="utf-8",
     )
     imported = import_file(path, "t", "ru")
-    assert imported.ids == ("q6", "q2", "a" * 100, "a" * 98 + "-2")
+    # `Вопрос` has no number: its place in the file, the essay before it counted
+    assert imported.ids == ("q6", "q3", "a" * 100, "a" * 98 + "-2")
     bank, problems = parse_bank("b.yaml", fill_todos(imported.bank).encode())
     assert bank is not None, problems
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("q.txt", "Essay?\nA) a\nANSWER: A\n\nFirst?\nA) a\nB) b\nANSWER: A\n"),
+        ("q.gift", "Essay? {}\n\nFirst? {=a ~b}\n"),
+        (
+            "q.xml",
+            '<quiz><question type="essay"><name><text></text></name></question>'
+            '<question type="multichoice"><questiontext><text>First?</text></questiontext>'
+            '<answer fraction="100"><text>a</text></answer>'
+            '<answer fraction="0"><text>b</text></answer></question></quiz>',
+        ),
+        ("q.csv", "question,choice1,choice2,answer\nEssay?,a,,1\nFirst?,a,b,1\n"),
+    ],
+)
+def test_an_unnamed_question_keeps_its_id_when_one_before_it_is_skipped(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    """Unnamed questions were `q1`, `q2` ... among the questions imported: the file's
+    second question became `q1` while the first was skipped, and `q2` once the first was
+    fixed, its GUID and every learner's history with it following another question. The
+    id is the place in the file, skipped questions counted."""
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    imported = import_file(path, "t", "en", "aiken" if name == "q.txt" else None)
+    assert imported.ids == ("q2",), [str(d) for d in imported.diagnostics]
 
 
 # ---- every imported bank builds and imports into real Anki ------------------

@@ -17,6 +17,7 @@ A question that cannot become an item is skipped with a warning, not the file.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 from pathlib import Path
 
 from ankigen.formats.htmltext import tex_delimiters
@@ -63,7 +64,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         if problems.skipped_since(mark):
             skipped += 1
         elif question is not None:
-            questions.append(question)
+            questions.append(replace(question, place=len(questions) + skipped + 1))
         draft = None
 
     def skip(line: int, message: str) -> None:

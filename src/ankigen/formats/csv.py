@@ -19,6 +19,7 @@ import difflib
 import io
 import re
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
@@ -268,7 +269,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             if problems.skipped_since(mark, name):
                 skipped += 1
             elif question is not None:
-                questions.append(question)
+                questions.append(replace(question, place=len(questions) + skipped + 1))
         return True
 
     try:

@@ -16,7 +16,7 @@ warning, not the file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ankigen.formats.htmltext import (
@@ -212,7 +212,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             continue
         skipped += was_skipped
         if question is not None:
-            questions.append(question)
+            questions.append(replace(question, place=len(questions) + skipped + 1))
     if not questions and not skipped and not problems.found:
         raise problems.fail(1, "no GIFT questions found")
     return Source(

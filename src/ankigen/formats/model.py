@@ -65,6 +65,10 @@ class Question:
     guid: str = ""
     """The GUID of the Anki note it was read from (an adopted deck): the lock keeps it, so
     the bank's first build updates that note where learners have it."""
+    place: int = 0
+    """Its position among the file's questions, skipped ones counted (0: among those
+    imported): the id of a question without a name, which stays put when a question
+    before it is skipped, or converted later."""
     modified: int = 0
     """When Anki last changed that note (seconds)."""
     anki_fields: tuple[tuple[str, str], ...] = ()
@@ -338,7 +342,7 @@ def assign_ids(source: Source, problems: Problems) -> list[str]:
     for number, question in enumerate(source.questions, start=1):
         name = question.name
         wanted = name if SLUG.fullmatch(name) and len(name) <= MAX_ID else slugify(name)
-        wanted = wanted or numbered(name) or f"q{number}"
+        wanted = wanted or numbered(name) or f"q{question.place or number}"
         chosen = wanted
         suffix = next_suffix.get(wanted, 2)
         while chosen in used:

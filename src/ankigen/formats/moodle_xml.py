@@ -110,7 +110,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         elif kind in ("multichoice", "truefalse"):
             question = _one_question(node, kind, reading, tags)
             if question is not None:
-                questions.append(question)
+                questions.append(replace(question, place=len(questions) + skipped + 1))
             else:
                 skipped += 1
         else:
