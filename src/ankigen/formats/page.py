@@ -427,10 +427,11 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             Choice(literal(text), n in correct) for n, text in enumerate(item.choices, start=1)
         )
         stem = literal(item.question)
-        # named by its place on the page, skipped questions counted: two translations of a
-        # page, one with a question skipped, still give each question the same id
-        name = f"q{number + 1}"
-        questions.append(Question(item.line, stem, choices, name=name, answered=picks is not None))
+        # its place on the page, skipped questions counted, is its id: two translations of
+        # a page, one with a question skipped, still give each question the same id
+        questions.append(
+            Question(item.line, stem, choices, answered=picks is not None, place=number + 1)
+        )
     notes = tuple((n, f"dropped page text: {line}") for n, line in page.dropped)
 
     warnings = [Diagnostic(path, n, "warning", note) for n, note in page.notes]
