@@ -69,12 +69,9 @@ def reference_bank(
     # a broken bank of the topic could be its reference, or the translation a change is
     # for: never guess another one. It is the topic's by its folder or by its header,
     # wherever its file is (a bank that does not load has no header to read otherwise)
-    broken = [
-        d
-        for d in checked.diagnostics
-        if d.severity == "error"
-        and (Path(d.path).parent.name == topic or _names_topic(Path(d.path), topic))
-    ]
+    errored = {d.path for d in checked.diagnostics if d.severity == "error"}
+    topics = {p for p in errored if Path(p).parent.name == topic or _names_topic(Path(p), topic)}
+    broken = [d for d in checked.diagnostics if d.severity == "error" and d.path in topics]
     if broken:
         raise InvalidBanks(broken)
     if reference is not None:
