@@ -43,8 +43,8 @@ class OpenBank:
         `written`, so that lines a change inserts end as the file's others do."""
         if self.before is None:
             return None
-        text = self.before.decode("utf-8")
-        return text.replace(self._line_break, "\n") if self._line_break != "\n" else text
+        text, line_break = self.before.decode("utf-8"), self._line_break
+        return text.replace(line_break, "\n") if line_break != "\n" else text
 
     @property
     def _line_break(self) -> str:
@@ -59,9 +59,8 @@ class OpenBank:
 
     def written(self, text: str) -> bytes:
         """The bytes of the edited `text`, with the file's own line breaks."""
-        if self._line_break != "\n":
-            text = text.replace("\n", self._line_break)
-        return text.encode("utf-8")
+        line_break = self._line_break
+        return (text.replace("\n", line_break) if line_break != "\n" else text).encode("utf-8")
 
     def target(self, *, force: bool = False) -> Target:
         """Where the changed bank goes: replaced only while it holds what was read (a new
