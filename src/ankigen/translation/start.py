@@ -27,7 +27,7 @@ from ankigen.bank.workspace import find_bank_paths
 from ankigen.bank.yamltree import YamlProblem, compose_file
 from ankigen.checks.run import check_paths
 from ankigen.checks.translation import reference_language
-from ankigen.core.errors import AnkigenError, InvalidBanks
+from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks
 from ankigen.formats.bankyaml import bank_yaml, item_lines
 from ankigen.formats.model import from_bank
 from ankigen.text import lang
@@ -67,11 +67,8 @@ def reference_bank(
         topic = renamed.pop()
         group = [b for b in checked.banks if b.topic == topic]
     # a broken bank of the topic could be its reference, or the translation a change is
-    # for: never guess another one. It is the topic's by its folder or by its header,
-    # wherever its file is (a bank that does not load has no header to read otherwise)
-    errored = {d.path for d in checked.diagnostics if d.severity == "error"}
-    topics = {p for p in errored if Path(p).parent.name == topic or _names_topic(Path(p), topic)}
-    broken = [d for d in checked.diagnostics if d.severity == "error" and d.path in topics]
+    # for: never guess another one
+    broken = _errors_of_topic(checked.diagnostics, topic)
     if broken:
         raise InvalidBanks(broken)
     if reference is not None:
@@ -137,6 +134,15 @@ def translation_path(
         if found:
             return Path(found[0].path), found[0].language
     return banks_dir / reference.topic / f"{language}.yaml", language
+
+
+def _errors_of_topic(diagnostics: Sequence[Diagnostic], topic: str) -> list[Diagnostic]:
+    """The errors of the topic's banks: by their folder, or by their header wherever the
+    file is (a bank that does not load has no header to read otherwise); each file with
+    errors read once."""
+    errored = {d.path for d in diagnostics if d.severity == "error"}
+    theirs = {p for p in errored if Path(p).parent.name == topic or _names_topic(Path(p), topic)}
+    return [d for d in diagnostics if d.severity == "error" and d.path in theirs]
 
 
 _TOPIC_LINE = re.compile(rb"""^topic:[ \t]*["']?([A-Za-z0-9-]+)["']?[ \t]*(?:#.*)?\r?$""", re.M)
