@@ -168,3 +168,70 @@ def test_a_header_language_in_gettexts_form_is_read_as_bcp_47(header: str, tag: 
     po = polib.POFile()
     po.metadata = {"Language": header}
     assert po_language(po) == tag
+
+
+def test_a_po_file_whose_tool_added_a_region_goes_into_the_teams_bank(
+    project: Path, runner: CliRunner
+) -> None:
+    """Poedit writes the region it is set to: the team's `de` came back as `de_DE`. It
+    started a second bank, `de-DE.yaml`, and the next `translate --po` refused the
+    translator's file as another language (--force would have replaced it)."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    po.metadata["Language"] = "de_DE"
+    po.find("ring|question", by="msgctxt").msgstr = "Frage zum Ring?"
+    po.find("tree|question", by="msgctxt").msgstr = "Frage zum Baum?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert "no bank of 'demo' is in 'de-DE': its translations go into" in result.output
+    assert de_bank(project)["ring"] == "Frage zum Ring?"
+    (project / "banks" / "demo" / "de.yaml").write_text(
+        (project / "banks" / "demo" / "de.yaml").read_text("utf-8").replace("Baum", "Wald"),
+        "utf-8",
+    )
+    result = invoke(runner, "translate", "demo", "--to", "de", "--po", str(po_path))
+    assert result.exit_code == 0, result.output
+    merged = polib.pofile(str(po_path))
+    assert merged.find("tree|question", by="msgctxt").msgstr == "Frage zum Wald?"
+    assert merged.find("ring|question", by="msgctxt").msgstr == "Frage zum Ring?"
+    assert sorted(p.name for p in (project / "banks" / "demo").iterdir()) == [
+        "de.yaml",
+        "en.yaml",
+    ]
+
+
+@pytest.mark.parametrize(
+    ("banks", "header", "into"),
+    [
+        (["de", "de-AT"], "de_AT", "de-AT.yaml"),  # a bank of its own wins
+        (["pt-BR", "pt-PT"], "pt", "pt.yaml"),  # two variants: neither is chosen
+        (["pt-BR"], "pt_PT", "pt-PT.yaml"),  # another variant: a bank of its own
+        (["sr"], "sr@latin", "sr-Latn.yaml"),  # another script
+        (["zh"], "zh_TW", "zh-TW.yaml"),  # a region that stands for another script
+    ],
+)
+def test_a_region_is_not_dropped_where_it_tells_banks_apart(
+    project: Path, runner: CliRunner, banks: list[str], header: str, into: str
+) -> None:
+    bank_dir = project / "banks" / "demo"
+    write_bank(project / "banks", items=ITEMS)
+    for language in banks:
+        assert invoke(runner, "translate", "demo", "--to", language).exit_code == 0
+    po_path = project / "some.po"
+    assert (
+        invoke(runner, "translate", "demo", "--to", banks[0], "--po", str(po_path)).exit_code == 0
+    )
+    po = polib.pofile(str(po_path))
+    po.metadata["Language"] = header
+    po.find("ring|question", by="msgctxt").msgstr = "Ring?"
+    po.save(str(po_path))
+    before = {path.name: path.read_bytes() for path in bank_dir.iterdir()}
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert "go into" not in result.output
+    written = {path.name for path in bank_dir.iterdir()}
+    assert written - set(before) == ({into} - set(before))
+    assert all(
+        (bank_dir / name).read_bytes() == data for name, data in before.items() if name != into
+    )

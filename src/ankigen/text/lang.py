@@ -76,6 +76,40 @@ def canonical_tag(tag: str) -> str:
     return "-".join(out)
 
 
+# languages whose region can stand for another script (CLDR's likely subtags: zh-TW is
+# written in Han Traditional, pa-PK in Arabic, sr-ME in Latin, uz-AF in Arabic): for
+# them a region never names the same language as no region
+_SCRIPT_BY_REGION = frozenset(
+    "az bs ff ha kk ks ku ky mn ms pa sd shi sr tg tk ug uz vai yue zh".split()
+)
+
+
+def but_for_region(one: str, other: str) -> bool:
+    """Whether two well-formed tags name one language written one way, one with a region
+    and the other without: `de` and `de-DE`, `pt-BR` and `pt`; not `pt-BR` and `pt-PT`
+    (two variants), `sr` and `sr-Latn`, nor `zh` and `zh-TW` (see `_SCRIPT_BY_REGION`).
+    A translator's tool writes the region it was set to (Poedit: `de_DE`) where the
+    team's bank says `de`."""
+    first, second = _TAG.fullmatch(one.lower()), _TAG.fullmatch(other.lower())
+    if first is None or second is None:
+        return False
+    if (
+        first["language"] != second["language"]
+        or first["script"] != second["script"]
+        or (first["region"] is None) == (second["region"] is None)
+    ):
+        return False
+    if first["script"] is None and first["language"] in _SCRIPT_BY_REGION:
+        return False
+    return _without_region(first) == _without_region(second)
+
+
+def _without_region(found: re.Match[str]) -> str:
+    if found["region"] is None:
+        return found.string
+    return found.string[: found.start("region") - 1] + found.string[found.end("region") :]
+
+
 def primary_language(tag: str) -> str:
     return tag.lower().split("-")[0]
 

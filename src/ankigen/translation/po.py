@@ -20,7 +20,7 @@ other keys) stays as it was, so a round trip without edits changes nothing.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
@@ -52,6 +52,7 @@ from ankigen.translation.start import (
     new_bank_text,
     reference_bank,
     refuse_reference,
+    regional_bank,
     translation_path,
 )
 
@@ -126,14 +127,21 @@ def po_language(po: polib.POFile) -> str:
 
 
 def same_translation(
-    po: polib.POFile, reference: Bank, language: str, target: Bank | None = None
+    po: polib.POFile,
+    reference: Bank,
+    language: str,
+    target: Bank | None = None,
+    claimed: Collection[str] = (),
 ) -> bool:
     """Whether a PO file is a translation of the reference's topic into `language` (or
-    of a topic or language they had before, `formerly:`)."""
+    of a topic or language they had before, `formerly:`), or into `language` with or
+    without a region where no bank of the topic says that (`claimed`: their languages):
+    a translator's tool rewrites the header's `de` as `de_DE`."""
     topic = po.metadata.get(TOPIC_HEADER, "").strip()
     languages = (language, *(target.formerly_languages if target is not None else ()))
+    said = po_language(po)
     return (topic == reference.topic or topic in reference.formerly_topics) and (
-        po_language(po) in languages
+        said in languages or (said not in claimed and lang.but_for_region(said, language))
     )
 
 
@@ -158,16 +166,18 @@ def write_po(
     *,
     force: bool = False,
     inputs: tuple[Path, ...] = (),
+    claimed: Collection[str] = (),
 ) -> PoWritten:
     """Write the PO file for `language`, merged into the one at `path` if there is one (a
-    PO file of another topic or language is replaced only with `force`)."""
+    PO file of another topic or language is replaced only with `force`; `claimed`: the
+    languages of the topic's banks, see `same_translation`)."""
     po = po_file(reference, language, target)
     out = Target(path, "a PO file", force, inputs, check=lambda data: _reads_back(str(path), data))
     before = existing(out)
     was_merged = False
     if before is not None and not force:
         old = parse_po(str(path), before)
-        if not same_translation(old, reference, language, target):
+        if not same_translation(old, reference, language, target, claimed):
             raise Refused(
                 f"{path} is not a PO file of {reference.topic!r} in {language!r} (its header "
                 f"says {old.metadata.get(TOPIC_HEADER, '')!r} in "
@@ -215,7 +225,22 @@ def import_po(
             f"{po_path}: its Language {language!r} is the reference language of "
             f"{reference.topic!r}: a PO file translates the reference, it never rewrites it"
         )
+    warnings: list[Diagnostic] = []
     if target_path is None:
+        regional = regional_bank(group, reference, language)
+        if regional is not None:
+            warnings.append(
+                Diagnostic(
+                    str(po_path),
+                    _language_line(po_path),
+                    "warning",
+                    f"no bank of {reference.topic!r} is in {language!r}: its translations go "
+                    f"into {regional.path}, in {regional.language!r} (the PO file's tool "
+                    "may have added the region; to start a bank of its own, "
+                    f"`ankigen translate {reference.topic} --to {language}` first)",
+                )
+            )
+            language = regional.language
         target_path, language = translation_path(banks_dir, group, reference, language)
     opened = open_bank(
         target_path,
@@ -229,7 +254,7 @@ def import_po(
         text, _ = add_missing(opened.text, str(target_path), reference, target)
     else:
         text = new_bank_text(reference, language, target_path)
-    warnings = _contexts_restored(po, po_path, reference)
+    warnings += _contexts_restored(po, po_path, reference)
     wanted, found = _wanted(po, po_path, reference, target, force)
     warnings += found
     warnings += unaligned_choices(po, po_path, reference, target, wanted)
@@ -254,6 +279,15 @@ def import_po(
                 )
             )
     return PoImport(opened, text, replaced, tuple(warnings))
+
+
+def _language_line(po_path: Path) -> int:
+    """The line of the header's Language (polib keeps no lines of the header), or 1."""
+    try:
+        lines = po_path.read_bytes().splitlines()
+    except OSError:
+        return 1
+    return next((n for n, line in enumerate(lines, 1) if line.startswith(b'"Language:')), 1)
 
 
 def _contexts_restored(po: polib.POFile, po_path: Path, reference: Bank) -> list[Diagnostic]:
@@ -396,4 +430,7 @@ def export_po(
     code = refuse_reference(reference, language)
     target_path, code = translation_path(banks_dir, group, reference, code)
     target = open_bank(target_path, reference.topic, code, source="the translation").bank
-    return write_po(reference, code, target, po_path, force=force, inputs=tuple(paths))
+    claimed = {bank.language for bank in group}
+    return write_po(
+        reference, code, target, po_path, force=force, inputs=tuple(paths), claimed=claimed
+    )

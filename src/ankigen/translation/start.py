@@ -136,6 +136,21 @@ def translation_path(
     return banks_dir / reference.topic / f"{language}.yaml", language
 
 
+def regional_bank(group: Sequence[Bank], reference: Bank, language: str) -> Bank | None:
+    """The translation a PO file in `language` goes into where no bank says `language`
+    (nor had it, `formerly:`): the one bank of the topic whose language differs from it
+    in a region alone (`lang.but_for_region`: the team's `de`, the translator's tool's
+    `de_DE`); None where there is none, or more than one to choose from."""
+    if any(bank.language == language or language in bank.formerly_languages for bank in group):
+        return None
+    found = [
+        bank
+        for bank in group
+        if bank.path != reference.path and lang.but_for_region(bank.language, language)
+    ]
+    return found[0] if len(found) == 1 else None
+
+
 def _errors_of_topic(diagnostics: Sequence[Diagnostic], topic: str) -> list[Diagnostic]:
     """The errors of the topic's banks: by their folder, or by their header wherever the
     file is (a bank that does not load has no header to read otherwise); each file with
