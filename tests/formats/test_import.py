@@ -609,7 +609,7 @@ def test_csv_row_with_nine_choices_is_skipped(runner: CliRunner) -> None:
         f"reading {path} as csv (chosen by its extension .csv; --from sets it)\n"
         f"{path}:3: warning: this row has 13 cells but the header names 12 columns "
         "(a choice beyond 8, or a comma in an unquoted cell?); question 'nine' skipped\n"
-        "1 items imported, 1 skipped\n"
+        "1 item imported, 1 skipped\n"
     )
     assert re.findall(r"  - id: (.*)", result.stdout) == ["fine"]
 

@@ -105,7 +105,7 @@ def import_lines(path: Path, written: ImportWritten) -> list[Line]:
         todo = written.todo
         more = f"; fill in the {count(todo, 'place')} marked TODO" if todo else ""
         lines.append(Line(f"{_done(written.wrote)} {written.bank}{more}", True))
-    count_line = f"{len(source.questions)} items imported, {source.skipped} skipped"
+    count_line = f"{count(len(source.questions), 'item')} imported, {source.skipped} skipped"
     if written.lock is not None:
         kept = source.anki_notetype
         said = ADOPTED_KEPT.format(name=kept.name) if kept else ADOPTED
