@@ -235,3 +235,20 @@ def test_a_region_is_not_dropped_where_it_tells_banks_apart(
     assert all(
         (bank_dir / name).read_bytes() == data for name, data in before.items() if name != into
     )
+
+
+def test_fuzzy_translations_are_left_out_and_counted(project: Path, runner: CliRunner) -> None:
+    """A fuzzy entry (msgmerge's guess, Poedit's "Needs work") is not imported, as msgfmt
+    leaves it out; the translator is told how many were, where it said nothing."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    guessed = po.find("ring|question", by="msgctxt")
+    guessed.msgstr, guessed.flags = "Frage zum Ring?", ["fuzzy"]
+    po.find("tree|question", by="msgctxt").msgstr = "Frage zum Baum?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert "1 translation from" in result.output
+    assert "; 1 fuzzy translation not imported" in result.output
+    assert de_bank(project)["ring"] == "Question ring?"
+    assert de_bank(project)["tree"] == "Frage zum Baum?"

@@ -143,7 +143,14 @@ def po_import_lines(po_path: Path, imported: PoImported) -> list[Line]:
     path = done.bank.path
     if str(path) != "-":
         translations = count(done.translated, "translation")
-        lines.append(Line(f"{_done(imported.wrote)} {path}: {translations} from {po_path}"))
+        fuzzy = (
+            f"; {count(done.fuzzy, 'fuzzy translation')} not imported (marked to check: "
+            "clear the mark, Poedit's 'Needs work', once checked)"
+            if done.fuzzy
+            else ""
+        )
+        said = f"{_done(imported.wrote)} {path}: {translations} from {po_path}{fuzzy}"
+        lines.append(Line(said))
     return lines
 
 

@@ -201,6 +201,9 @@ class PoImport:
     translated: int
     """Texts the bank now holds from the PO file that it did not hold before."""
     warnings: tuple[Diagnostic, ...]
+    fuzzy: int = 0
+    """Translations marked fuzzy (to check, as gettext and Poedit's "needs work" have it)
+    that differ from the bank's text: not imported, as `msgfmt` leaves them out."""
 
 
 def import_po(
@@ -278,7 +281,16 @@ def import_po(
                     f"(add `{key}:` to the bank, then import again)",
                 )
             )
-    return PoImport(opened, text, replaced, tuple(warnings))
+    fuzzy = sum(
+        1
+        for entry in po
+        if "fuzzy" in entry.flags
+        and not entry.obsolete
+        and entry.msgstr
+        and entry.msgctxt in held
+        and held[entry.msgctxt] != entry.msgstr
+    )
+    return PoImport(opened, text, replaced, tuple(warnings), fuzzy)
 
 
 def _language_line(po_path: Path) -> int:
