@@ -230,21 +230,7 @@ def import_po(
         )
     warnings: list[Diagnostic] = []
     if target_path is None:
-        regional = regional_bank(group, reference, language)
-        if regional is not None:
-            warnings.append(
-                Diagnostic(
-                    str(po_path),
-                    _language_line(po_path),
-                    "warning",
-                    f"no bank of {reference.topic!r} is in {language!r}: its translations go "
-                    f"into {regional.path}, in {regional.language!r} (the PO file's tool "
-                    "may have added the region; to start a bank of its own, "
-                    f"`ankigen translate {reference.topic} --to {language}` first)",
-                )
-            )
-            language = regional.language
-        target_path, language = translation_path(banks_dir, group, reference, language)
+        target_path, language = _po_target(po_path, banks_dir, group, reference, language, warnings)
     opened = open_bank(
         target_path,
         reference.topic,
@@ -291,6 +277,33 @@ def import_po(
         and held[entry.msgctxt] != entry.msgstr
     )
     return PoImport(opened, text, replaced, tuple(warnings), fuzzy)
+
+
+def _po_target(
+    po_path: Path,
+    banks_dir: Path,
+    group: Sequence[Bank],
+    reference: Bank,
+    language: str,
+    warnings: list[Diagnostic],
+) -> tuple[Path, str]:
+    """`translation_path` for the PO file's language, or the bank it goes into but for a
+    region its tool added (`regional_bank`), said in `warnings`."""
+    regional = regional_bank(group, reference, language)
+    if regional is not None:
+        warnings.append(
+            Diagnostic(
+                str(po_path),
+                _language_line(po_path),
+                "warning",
+                f"no bank of {reference.topic!r} is in {language!r}: its translations go "
+                f"into {regional.path}, in {regional.language!r} (the PO file's tool "
+                "may have added the region; to start a bank of its own, "
+                f"`ankigen translate {reference.topic} --to {language}` first)",
+            )
+        )
+        language = regional.language
+    return translation_path(banks_dir, group, reference, language)
 
 
 def _language_line(po_path: Path) -> int:
