@@ -53,6 +53,30 @@ def test_gift_short_answer_first_block_skips_only_that_question(
 
 
 @pytest.mark.parametrize(
+    "blocks",
+    [
+        "After {1:MC:~a~=an~the} trip, he became {1:MC:~a~an~=the} first man.",
+        "After {=an ~a ~the} trip, he became {:MULTICHOICE_S:~a~an~=the} first man.",
+        "Name {:SA:=Paris} and {2:NUMERICAL:=3:0.1}.",
+    ],
+)
+def test_gift_holding_moodles_embedded_answers_is_a_cloze_skipped(
+    runner: CliRunner, tmp_path: Path, blocks: str
+) -> None:
+    """Teachers paste Cloze blocks into GIFT files; Moodle's GIFT reader takes the first
+    for the choices ("1:MC:" one of them) and leaves the others in the text, answers and
+    all: a card that shows its own answer. A Cloze question cannot be an item."""
+    path = tmp_path / "cloze.gift"
+    path.write_text(f"::Rev1::{blocks}\n\n::Fine::Which? {{=a ~b}}\n", "utf-8")
+    out = tmp_path / "geo.yaml"
+    status, lines = run_import(runner, path, "-o", str(out))
+    assert status == 0
+    assert f"{path}:1: warning: skipped a cloze (embedded answers) question{ONLY}" in lines
+    assert lines[-1] == "1 item imported, 1 skipped"
+    assert ids_in(out) == ["fine"]
+
+
+@pytest.mark.parametrize(
     ("text", "question", "choices", "warned_at"),
     [
         # the text ends with a '}': Moodle leaves no blank where the first block was

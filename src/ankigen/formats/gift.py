@@ -50,6 +50,11 @@ _ESCAPE_RE = re.compile(r"\\([\\:#={}~n])")
 _PLACEHOLDER = re.compile("\x00[bcheoCtn]")
 _WEIGHT = re.compile(r"^%(-?[0-9]+(?:\.[0-9]*)?)%")
 _FORMATS = ("moodle", "html", "plain", "markdown")
+# a block of Moodle's embedded answers (qtype_multianswer's ANSWER_START_REGEX)
+_CLOZE = re.compile(
+    r"\{[0-9]*:(?:NUMERICAL|NM|SHORTANSWER(?:_C)?|SAC?|MWC?|MULTICHOICE(?:_[VH]?S|_[VH])?"
+    r"|MC[VH]?S?|MULTIRESPONSE(?:_H?S|_H)?|MR[H]?S?):"
+)
 _TRUE = ("T", "TRUE")
 _FALSE = ("F", "FALSE")
 
@@ -155,6 +160,7 @@ class _Text:
 
 
 _KINDS = {
+    "cloze": "a cloze (embedded answers) question",
     "description": "a description (no answers)",
     "essay": "an essay question",
     "numerical": "a numerical question",
@@ -255,6 +261,11 @@ def _question(
         return None, 1
     answers = body[start + 1 : finish].strip()
     after = body[finish + 1 :]
+    if _CLOZE.search(body, start):
+        # Moodle's GIFT reader takes `{1:MC:~a~=b}` for a multiple choice with "1:MC:" as
+        # a choice, and leaves the other blocks in the text, their answers shown
+        problems.warn(line, f"skipped {_KINDS['cloze']}{only}")
+        return None, 1
     several = "{" in after
     # Moodle puts the blank where the answers were, with the spacing around them as
     # written, unless the text ends with a '}' (then the answers follow the question)
