@@ -152,6 +152,46 @@ def test_partial_credit_is_a_wrong_choice_that_says_its_credit() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("single", "answers"), [("False", [(1,), (1, 2)]), ("false", [(1, 2)] * 2)]
+)
+def test_single_is_read_as_moodle_reads_it_and_a_capital_false_is_said(
+    tmp_path: Path, single: str, answers: list[tuple[int, ...]]
+) -> None:
+    """Moodle's `trans_single` takes only "false" (or "0", or nothing) for false: the
+    `<single>False</single>` a script writes with `str(False)` is a single-answer
+    question in Moodle, said so here, where nothing said why a choice with part of the
+    credit became a wrong one. Two choices sharing the most credit do not "give full
+    credit"."""
+
+    def question(name: str, credits: tuple[int, int]) -> str:
+        return (
+            f'<question type="multichoice"><name><text>{name}</text></name>'
+            "<questiontext><text>Which are prime?</text></questiontext>"
+            f"<single>{single}</single>"
+            f'<answer fraction="{credits[0]}"><text>2</text></answer>'
+            f'<answer fraction="{credits[1]}"><text>3</text></answer>'
+            '<answer fraction="0"><text>4</text></answer></question>\n'
+        )
+
+    path = tmp_path / "q.xml"
+    quiz = question("three quarters", (75, 25)) + question("halves", (50, 50))
+    path.write_text(f'<?xml version="1.0"?>\n<quiz>\n{quiz}</quiz>\n', "utf-8")
+    done = import_file(path, "t", "en", None)
+    bank, _ = parse_bank("b.yaml", re.sub(r'""  # TODO.*', '"x"', done.bank).encode())
+    assert bank is not None and [item.answer for item in bank.items] == answers
+    said = [d.message for d in done.diagnostics]
+    capital = (
+        "<single>False</single> is read as true (a single-answer question), as Moodle "
+        "reads it: only 'false' is false; write that for multiple answers"
+    )
+    assert said.count(capital) == (2 if single == "False" else 0)
+    assert (
+        "2 choices give the most credit (50%) in a single-answer question, where Moodle "
+        "accepts any one of them: the bank asks for all of them" in said
+    ) == (single == "False")
+
+
 def test_code_lists_tables_and_indented_feedback() -> None:
     bank = imported("structure.gift")
     code, lists = bank.items

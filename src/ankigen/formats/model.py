@@ -267,9 +267,14 @@ def graded(
             "wrong choices in the bank, and their why says their credit",
         )
     if sum(full) > 1:
+        most = (
+            "full credit"
+            if best >= 1 - _SAME_CREDIT
+            else f"the most credit ({percent(best * 100)}%)"
+        )
         problems.warn(
             line,
-            f"{sum(full)} choices give full credit in a single-answer question, where Moodle "
+            f"{sum(full)} choices give {most} in a single-answer question, where Moodle "
             "accepts any one of them: the bank asks for all of them",
         )
     # a penalty is the teacher's choice here (a multiple-answer question's wrong choices
