@@ -204,6 +204,29 @@ def test_a_bank_with_errors_hides_no_other_problem(project: Path, runner: CliRun
     ]
 
 
+def test_an_item_left_unexplained_hides_none_of_its_own_problems(
+    project: Path, runner: CliRunner
+) -> None:
+    """An import leaves every explanation its source lacked empty (`# TODO`): the item
+    was not read, and lint said nothing of its other problems (a placeholder, another
+    item asking the same) until each had its explanation."""
+    banks = project / "banks"
+    items = [item("one", explanation=""), item("two", question="Question one?")]
+    write_bank(banks, "a", items=items)
+    text = (banks / "a" / "en.yaml").read_text("utf-8")
+    (banks / "a" / "en.yaml").write_text(text.replace("Question one?", "Value {{0}}?"), "utf-8")
+    result = invoke(runner, "lint")
+    assert result.exit_code == 1
+    found = [line.split(": ", 2)[1:] for line in result.output.splitlines()[:-1]]
+    placeholder = "question: '{{0}}' looks like a translation tool's placeholder"
+    assert found == [
+        ["warning", f"item 'one': {placeholder}"],
+        ["error", "item 'one': explanation is empty"],
+        ["warning", f"item 'two': {placeholder}"],
+        ["warning", "item 'two': the same question as item 'one' (line 6)"],
+    ]
+
+
 def translated(item_id: str, answer: Any = 1, **extra: Any) -> dict[str, Any]:
     """An item in another language than the reference's: its own question and explanation."""
     texts = {"question": f"Frage {item_id}?", "explanation": f"Weil {item_id}."}
