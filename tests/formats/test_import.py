@@ -431,6 +431,27 @@ def test_moodle_xml_bad_input(runner: CliRunner, name: str, line: int, message: 
     assert "Traceback" not in result.output and result.stdout == ""
 
 
+@pytest.mark.parametrize(
+    ("xml", "column", "said"),
+    [
+        ("<question type=multichoice>", 16, "a character XML does not allow there (an attribute's"),
+        ("<question><name><text>A & B</text></name>", 26, "a bare & or < in text"),
+        ("<question><name><text>A</name>", 26, "this closing tag is not that of the element"),
+    ],
+)
+def test_moodle_xml_not_well_formed_is_said_where_and_why(
+    runner: CliRunner, tmp_path: Path, xml: str, column: int, said: str
+) -> None:
+    """expat's "not well-formed (invalid token)" came with "is the file truncated?",
+    wrong for a file whole but for one unquoted attribute (a real file's), and no column."""
+    path = tmp_path / "bad.xml"
+    path.write_text(f'<?xml version="1.0"?>\n<quiz>\n{xml}\n</quiz>\n', "utf-8")
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert f"{path}:3: error: not well-formed XML at column {column}: " in result.stderr
+    assert said in result.stderr and "truncated" not in result.stderr
+
+
 def test_moodle_xml_image_pillow_cannot_read_skips_its_question(runner: CliRunner) -> None:
     path = FORMATS / "not_an_image.xml"
     result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")

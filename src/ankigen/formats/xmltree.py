@@ -45,6 +45,26 @@ class Node:
         return (text.content if text is not None else node.content).strip()
 
 
+# expat's words for a document that stops before its end
+_CUT_SHORT = ("no element found", "unclosed token", "unclosed CDATA section")
+
+
+def _not_well_formed(error: xml.sax.SAXParseException) -> str:
+    """What expat found, where in the line, and what usually causes it."""
+    message = error.getMessage()
+    if message in _CUT_SHORT:
+        return f"not well-formed XML ({message}); is the file truncated?"
+    at = f"not well-formed XML at column {error.getColumnNumber() + 1}"
+    if message == "not well-formed (invalid token)":
+        return (
+            f"{at}: a character XML does not allow there (an attribute's value without "
+            "quotes? a bare & or < in text, which XML writes &amp; and &lt;?)"
+        )
+    if message == "mismatched tag":
+        return f"{at}: this closing tag is not that of the element open here"
+    return f"{at} ({message})"
+
+
 class _TreeBuilder(xml.sax.handler.ContentHandler):
     def __init__(self) -> None:
         super().__init__()
@@ -98,12 +118,7 @@ def parse_xml(path: str, data: bytes) -> Node:
             "(they can read local files or expand without end)",
         ) from None
     except xml.sax.SAXParseException as error:
-        message = error.getMessage()
-        raise fatal(
-            path,
-            error.getLineNumber() or 1,
-            f"not well-formed XML ({message}); is the file truncated?",
-        ) from None
+        raise fatal(path, error.getLineNumber() or 1, _not_well_formed(error)) from None
     except (LookupError, ValueError):  # UnicodeError too: an encoding expat can't read
         declared = re.match(rb"\s*<\?xml[^>]*encoding=[\"']([^\"']*)", data)
         if declared is None:
