@@ -54,7 +54,7 @@ def _not_well_formed(error: xml.sax.SAXParseException) -> str:
     message = error.getMessage()
     if message in _CUT_SHORT:
         return f"not well-formed XML ({message}); is the file truncated?"
-    at = f"not well-formed XML at column {error.getColumnNumber() + 1}"
+    at = f"not well-formed XML at column {(error.getColumnNumber() or 0) + 1}"
     if message == "not well-formed (invalid token)":
         return (
             f"{at}: a character XML does not allow there (an attribute's value without "
