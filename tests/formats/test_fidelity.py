@@ -292,6 +292,39 @@ def test_gimkits_template_is_read_as_such(tmp_path: Path) -> None:
     ]
 
 
+def test_quizizzs_template_is_read_as_such(tmp_path: Path) -> None:
+    """Quizizz's (Wayground's) import template: a type per row, five options, the answer
+    by option number, an explanation. Before, the file was refused, twelve errors long;
+    its fill-in-the-blank and poll rows are skipped as other importers skip such kinds."""
+    path = tmp_path / "quizizz.csv"
+    path.write_text(
+        "Question Text,Question Type,Option 1,Option 2,Option 3,Option 4,Option 5,"
+        "Correct Answer,Time in seconds,Image Link,Answer explanation\n"
+        "What is 2+2?,Multiple Choice,3,4,5,6,,2,30,,Because arithmetic.\n"
+        'Which are prime?,Checkbox,2,3,4,9,10,"1,2",30,,Only 2 and 3.\n'
+        "Capital of France?,Fill-in-the-Blank,Paris,,,,,,30,,\n"
+        "Your favourite?,Poll,Red,Blue,,,,,30,,\n",
+        encoding="utf-8",
+    )
+    found = import_file(path, "t", "en", None)
+    bank, problems = parse_bank("b.yaml", found.bank.encode())
+    assert bank is not None, problems
+    assert [(i.question, i.choices, i.answer, i.explanation) for i in bank.items] == [
+        ("What is 2+2?", ("3", "4", "5", "6"), (2,), "Because arithmetic."),
+        ("Which are prime?", ("2", "3", "4", "9", "10"), (1, 2), "Only 2 and 3."),
+    ]
+    assert found.source.skipped == 2
+    assert [d.message for d in found.diagnostics] == [
+        "column 'Image Link' is not part of an item; ignored",
+        "column 'Time in seconds' is not part of an item; ignored",
+        "the header is Quizizz's quiz template's: its columns are read as such",
+        "skipped a question of type 'Fill-in-the-Blank': only multiple-choice and checkbox "
+        "questions become items",
+        "skipped a question of type 'Poll': only multiple-choice and checkbox questions "
+        "become items",
+    ]
+
+
 @pytest.mark.parametrize(
     ("header", "hint"),
     [

@@ -8,7 +8,8 @@ and optionally `explanation_image`, `explanation_image_alt`, `shuffle`, `recall`
 and `why1` ... `why8` (each choice's feedback). `answer`: choice numbers (`2`,
 `1,3`), letters (`B`, `A,C`) or a choice's text; empty, a TODO. Tags are separated
 by spaces. UTF-8 with or without a byte-order mark, quoted as RFC 4180 says; tabs or
-`;` in the header separate as they do; Kahoot's, Blooket's and Gimkit's templates are known.
+`;` in the header separate as they do; Kahoot's, Blooket's, Gimkit's and Quizizz's templates
+are known.
 A bad header refuses the file; a row that cannot become an item is skipped, warned.
 """
 
@@ -116,11 +117,30 @@ _GIMKIT = {
 _ANSWER_IS_CHOICE1 = "Gimkit's quiz template"
 
 
+# Quizizz's (now Wayground, "Import from spreadsheet"): a question type per row, up to five
+# options, the answer by option number ("1,3" for a checkbox question)
+_KIND = "question type"
+_QUIZIZZ = {
+    "question text": "question",
+    _KIND: _KIND,
+    **{f"option {n}": f"choice{n}" for n in range(1, 6)},
+    "correct answer": "answer",
+    "time in seconds": "",
+    "image link": "",
+    "answer explanation": "explanation",
+}
+# its types that are items; the others (fill-in-the-blank, open-ended, poll, draw ...)
+# are skipped as GIFT's and Moodle's other kinds are
+_QUIZIZZ_ITEMS = ("multiple choice", "checkbox")
+
+
 def _layout(cells: list[str]) -> tuple[str, dict[str, str]]:
     """A known spreadsheet layout the header is in: its name and columns, or ("", {})."""
     names = {_loose(cell) for cell in cells if cell.strip()}
     if {"question", "correct answer", "incorrect answer 1"} <= names:
         return _ANSWER_IS_CHOICE1, _GIMKIT
+    if {"question text", "option 1", "option 2", "correct answer"} <= names:
+        return "Quizizz's quiz template", _QUIZIZZ
     if not {"answer 1", "answer 2", "correct answer"} <= names:
         return "", {}
     if "question" in names:
@@ -205,7 +225,7 @@ def _header(
         if extra and int(extra[2]) > MAX_CHOICES:
             problems.add(line, f"column {cell!r}: an item has at most {MAX_CHOICES} choices")
             ok = False
-        elif name not in COLUMNS:
+        elif name not in COLUMNS and not (name == _KIND and layout):
             problems.add(line, f"unknown column {cell!r}{_suggestion(cell)}")
             ok = False
         elif name in columns:
@@ -266,9 +286,9 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             question = _row(row, columns, width, start, problems)
             at = columns.get("id")
             name = restored(row[at].strip()) if at is not None and at < len(row) else ""
-            if problems.skipped_since(mark, name):
-                skipped += 1
-            elif question is not None:
+            if problems.skipped_since(mark, name) or question is None:
+                skipped += 1  # in error, or of a kind that is no item (`_other_kind`)
+            else:
                 questions.append(replace(question, place=len(questions) + skipped + 1))
         return True
 
@@ -318,6 +338,15 @@ def _row(
 
     def cell(name: str) -> str:
         return cells.get(name, "")
+
+    kind = " ".join(cell(_KIND).lower().split())
+    if kind and kind not in _QUIZIZZ_ITEMS:
+        problems.warn(
+            line,
+            f"skipped a question of type {cell(_KIND)!r}: only multiple-choice and checkbox "
+            "questions become items",
+        )
+        return None
 
     texts = [cell(name) for name in CHOICES]
     last = _choice_count(texts, line, problems)
