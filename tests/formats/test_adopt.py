@@ -237,6 +237,9 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
         ("Pick the even numbers<div>a. 2</div><div>b. 3</div><div>c. 4</div>", "Answer: a, c"),
         ("1. What is 2 + 2?<br>1) 3<br>2) 4", "4"),
         ("What is a shard?", "A piece of the parameters."),
+        # a law deck's labels and answers (a real deck's): `a.)`, and two labels joined
+        ("Wo gilt es?<br>a.) Weltweit<br>b.) Europaweit<br>c.) Nur hier", "a.), c.) (§9 PatG)"),
+        ("Was gilt?<br>a.) X<br>b.) Y<br>c.) Z<br>d.) W", "c.)&nbsp;und d.)"),
     ]
     try:
         basic = author.col.models.by_name("Basic")
@@ -259,7 +262,41 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
         ("Which collective sums gradients?", ["Broadcast", "All-reduce", "Scatter"], 2),
         ("Pick the even numbers", ["2", "3", "4"], [1, 3]),
         ("1. What is 2 + 2?", ["3", "4"], 2),
+        ("Wo gilt es?", ["Weltweit", "Europaweit", "Nur hier"], [1, 3]),
+        ("Was gilt?", ["X", "Y", "Z", "W"], [3, 4]),
     ]
+
+
+def test_an_answer_of_one_among_numbered_answers_is_choice_one(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """A deck whose answer field holds the right choice's number (its template reads
+    `Number({{Ans}})`): a lone `1` was taken for one bit among four choices, so a quarter
+    of such a deck's notes were left as TODO, and a deck of one note refused."""
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        models = author.col.models
+        model = models.new("MCQ")
+        for name in ("Question", "A", "B", "C", "D", "Ans"):
+            models.add_field(model, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Question}}", "{{FrontSide}}<hr>{{Ans}}"
+        models.add_template(model, template)
+        models.add(model)
+        for question, answer in (("First?", "1"), ("Third?", "3"), ("Also first?", "1")):
+            note = author.col.new_note(models.by_name("MCQ"))  # type: ignore[arg-type]
+            note["Question"], note["Ans"] = question, answer
+            for letter in "ABCD":
+                note[letter] = f"{question} {letter}"
+            author.col.add_note(note, author.col.decks.id("Quiz"))
+        package = export(author, tmp_path / "numbers.apkg")
+    finally:
+        author.close()
+    said = adopt(runner, package, "--fields", "question=Question,choices=A..D,answer=Ans",
+                 "--notetype", "ankigen")  # fmt: skip
+    assert "does not say which" not in said
+    items = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
+    assert [i["answer"] for i in items] == [1, 3, 1]
 
 
 @pytest.mark.parametrize(

@@ -316,14 +316,23 @@ def _answer_by_position(
         unmarked = [n for n in filled if n > len(tokens)]
         if not unmarked and set(correct) <= set(filled):
             return "bits", correct
-        return None  # bits-shaped: not read as numbers
+        if len(tokens) > 1:
+            return None  # bits-shaped, short of the choices: not read as numbers either
+        # a lone `1` among more choices is choice 1's number, as a deck's template reads
+        # it: one bit cannot say which of several choices are correct
     if tokens and all(t.isdigit() and int(t) in filled for t in tokens):
         return "numbers", tuple(sorted({int(t) for t in tokens}))
     return None
 
 
-_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})[.)]|[-*•])\s+(\S.*?)\s*$")
-_ANSWER_WORD = re.compile(r"^\s*(?:answer|correct|réponse|respuesta|antwort)\s*[:：]\s*", re.I)
+# a label (`A)`, `(a)`, `B.`, `1.`, `a.)`) or a bullet, then the choice
+_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})(?:\.\)|[.)])|[-*•])\s+(\S.*?)\s*$")
+_ANSWER_WORD = re.compile(
+    r"^\s*(?:answer|correct|réponse|respuesta|antwort|lösung|solution)\s*[:：]\s*", re.I
+)
+# words between the labels of an answer (`A and C`, `c.) und d.)`); none of one letter,
+# which could be a label itself
+_CONNECTIVES = frozenset({"and", "und", "et", "og", "en", "&"})
 
 
 def _embedded_choices(text: str) -> tuple[str, list[str], list[str]]:
@@ -355,19 +364,24 @@ def _in_sequence(labels: Sequence[str]) -> bool:
 
 
 def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
-    """The choices an answer such as `B`, `b)`, `A, C` or `Answer: 2` names by label."""
-    words = _ANSWER_WORD.sub("", value).replace(",", " ").replace(" and ", " ").split()
+    """The choices an answer such as `B`, `b)`, `A, C`, `Answer: 2` or `a.), c.) (see
+    §59)` names by label: every word a label, or labels (each closed by `)`, `.` or `:`)
+    and then words."""
+    words = _ANSWER_WORD.sub("", value).replace(",", " ").split()
+    words = [word for word in words if word.casefold() not in _CONNECTIVES]
     names = [word.strip("().:") for word in words]
     if not names or not all(names):
         return None
     folded = [label.casefold() for label in labels]
     if all(name.casefold() in folded for name in names):
         return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
-    head = words[0]  # `B) All-reduce, as it sums`: the label, then words
-    label = head.rstrip(").:").lstrip("(").casefold()
-    if head[-1] in ").:" and label in folded:
-        return (folded.index(label) + 1,)
-    return None
+    picked: set[int] = set()
+    for word in words:
+        label = word.rstrip(").:").lstrip("(").casefold()
+        if word[-1] not in ").:" or label not in folded:
+            break
+        picked.add(folded.index(label) + 1)
+    return tuple(sorted(picked)) or None
 
 
 def _plain(markup: str) -> str:
