@@ -267,36 +267,62 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
     ]
 
 
+def mcq_deck(tmp_path: Path, notes: list[tuple[str, str, str]]) -> Path:
+    """A deck of a hand-made note type (Question, A..D, Ans, Ex), its answers by number."""
+    author = AnkiCollection(tmp_path / "author")
+    try:
+        models = author.col.models
+        model = models.new("MCQ")
+        for name in ("Question", "A", "B", "C", "D", "Ans", "Ex"):
+            models.add_field(model, models.new_field(name))
+        template = models.new_template("Card 1")
+        template["qfmt"], template["afmt"] = "{{Question}}", "{{FrontSide}}<hr>{{Ans}}{{Ex}}"
+        models.add_template(model, template)
+        models.add(model)
+        for question, answer, explanation in notes:
+            note = author.col.new_note(models.by_name("MCQ"))  # type: ignore[arg-type]
+            note["Question"], note["Ans"], note["Ex"] = question, answer, explanation
+            for letter in "ABCD":
+                note[letter] = f"{question} {letter}"
+            author.col.add_note(note, author.col.decks.id("Quiz"))
+        return export(author, tmp_path / "numbers.apkg")
+    finally:
+        author.close()
+
+
+MCQ_FIELDS = ("--fields", "question=Question,choices=A..D,answer=Ans,explanation=Ex")
+
+
 def test_an_answer_of_one_among_numbered_answers_is_choice_one(
     project: Path, runner: CliRunner, tmp_path: Path
 ) -> None:
     """A deck whose answer field holds the right choice's number (its template reads
     `Number({{Ans}})`): a lone `1` was taken for one bit among four choices, so a quarter
     of such a deck's notes were left as TODO, and a deck of one note refused."""
-    author = AnkiCollection(tmp_path / "author")
-    try:
-        models = author.col.models
-        model = models.new("MCQ")
-        for name in ("Question", "A", "B", "C", "D", "Ans"):
-            models.add_field(model, models.new_field(name))
-        template = models.new_template("Card 1")
-        template["qfmt"], template["afmt"] = "{{Question}}", "{{FrontSide}}<hr>{{Ans}}"
-        models.add_template(model, template)
-        models.add(model)
-        for question, answer in (("First?", "1"), ("Third?", "3"), ("Also first?", "1")):
-            note = author.col.new_note(models.by_name("MCQ"))  # type: ignore[arg-type]
-            note["Question"], note["Ans"] = question, answer
-            for letter in "ABCD":
-                note[letter] = f"{question} {letter}"
-            author.col.add_note(note, author.col.decks.id("Quiz"))
-        package = export(author, tmp_path / "numbers.apkg")
-    finally:
-        author.close()
-    said = adopt(runner, package, "--fields", "question=Question,choices=A..D,answer=Ans",
-                 "--notetype", "ankigen")  # fmt: skip
+    notes = [("First?", "1", "x"), ("Third?", "3", "x"), ("Also first?", "1", "x")]
+    said = adopt(runner, mcq_deck(tmp_path, notes), *MCQ_FIELDS)
     assert "does not say which" not in said
     items = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
     assert [i["answer"] for i in items] == [1, 3, 1]
+
+
+def test_formatting_learners_lose_at_the_next_build_is_said_once(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """The first build rewrites every read field as ankigen draws the bank's text: a
+    real deck's explanations lost their tables, lists, headings and the bold of a styled
+    span on learners' cards, the styles without a word."""
+    notes = [
+        ("Plain?", "2", "Because <b>bold</b> stays.<div>A line.</div>"),
+        ("Styled?", "1", 'Hb <span style="font-weight:600">&lt; 5 g/dL</span>'),
+        ("Table?", "3", "<h2>Doses</h2><table><tr><td>a</td><td>b</td></tr></table>"),
+    ]
+    said = adopt(runner, mcq_deck(tmp_path, notes), *MCQ_FIELDS)
+    assert (
+        "numbers.apkg:2: warning: 2 note(s) (2, 3) hold formatting a bank's text does not "
+        "keep (<h2>, <table>, styles): from the next build, learners see those fields as "
+        "ankigen draws the bank's text, without it"
+    ) in [line.rpartition("/")[2] for line in said.splitlines()]
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,8 @@ class _Reading:
     """The fields carried as they are: a kept note type's that the mapping does not name."""
     carried_media: dict[str, int] = field(default_factory=dict)
     """The media files the carried fields show, each with the first note that does."""
+    reformatted: dict[int, set[str]] = field(default_factory=dict)
+    """The notes whose read fields hold formatting a bank text does not keep, and which."""
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
@@ -113,6 +115,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             "is not carried",
         )
     warn_of_media(reading.carried_media, reading.problems)
+    _warn_of_formatting(reading)
     kept = _held(notetype, mapping, reading) if options.keep_notetype else None
     return Source(
         path=path,
@@ -394,6 +397,9 @@ def _text(markup: str, line: int, reading: _Reading, *, images: bool) -> tuple[s
     converted = html_to_text(markup)
     for loss in converted.losses():
         reading.problems.warn(line, loss)
+    unkept = _unkept_formatting(markup)
+    if unkept:
+        reading.reformatted.setdefault(line, set()).update(unkept)
     for link in converted.links:
         reading.problems.warn(line, link.lost())
     image, alt = "", ""
@@ -404,6 +410,37 @@ def _text(markup: str, line: int, reading: _Reading, *, images: bool) -> tuple[s
             continue
         image, alt = _store(img.src, line, reading), img.alt
     return tex_delimiters(converted.text), image, alt
+
+
+# formatting a bank's text does not keep: headings, quotes, lists, tables, rules, fonts,
+# struck or marked text, and styles that show (the bold of `<span style="font-weight:
+# 600">`, a colour, a size, an alignment)
+_UNKEPT = re.compile(
+    r"<(h[1-6]|blockquote|ul|ol|table|hr|font|s|strike|del|mark|center|big|small)\b"
+    r"|\sstyle\s*=\s*[\"'][^\"']*?(font-weight|font-style|font-size|color|background"
+    r"|text-decoration|text-align)",
+    re.IGNORECASE,
+)
+
+
+def _unkept_formatting(markup: str) -> set[str]:
+    return {f"<{tag.lower()}>" if tag else "styles" for tag, _ in _UNKEPT.findall(markup)}
+
+
+def _warn_of_formatting(reading: _Reading) -> None:
+    """Once: the notes whose fields learners will see simplified from the next build,
+    which rewrites every read field as ankigen draws the bank's text."""
+    notes = sorted(reading.reformatted)
+    if not notes:
+        return
+    kinds = sorted(set().union(*reading.reformatted.values()))
+    listed = ", ".join(map(str, notes[:8])) + (", ..." if len(notes) > 8 else "")
+    reading.problems.warn(
+        notes[0],
+        f"{len(notes)} note(s) ({listed}) hold formatting a bank's text does not keep "
+        f"({', '.join(kinds)}): from the next build, learners see those fields as ankigen "
+        "draws the bank's text, without it",
+    )
 
 
 def _store(name: str, line: int, reading: _Reading) -> str:
