@@ -240,6 +240,9 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
         # a law deck's labels and answers (a real deck's): `a.)`, and two labels joined
         ("Wo gilt es?<br>a.) Weltweit<br>b.) Europaweit<br>c.) Nur hier", "a.), c.) (§9 PatG)"),
         ("Was gilt?<br>a.) X<br>b.) Y<br>c.) Z<br>d.) W", "c.)&nbsp;und d.)"),
+        ("Welche?<br>a.) P<br>b.) Q<br>c.) R<br>d.) S", "a.), c.) (meist, nicht immer), d.)"),
+        ("Wer?<br>A) X<br>B) Y<br>C) Z", "B (§ 69a UrhG) “Ein Satz, A, C.”"),
+        ("Wie?<br>A) X<br>B) Y<br>C) Z", "A,C siehe hier."),
     ]
     try:
         basic = author.col.models.by_name("Basic")
@@ -264,6 +267,9 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
         ("1. What is 2 + 2?", ["3", "4"], 2),
         ("Wo gilt es?", ["Weltweit", "Europaweit", "Nur hier"], [1, 3]),
         ("Was gilt?", ["X", "Y", "Z", "W"], [3, 4]),
+        ("Welche?", ["P", "Q", "R", "S"], [1, 3, 4]),
+        ("Wer?", ["X", "Y", "Z"], 2),
+        ("Wie?", ["X", "Y", "Z"], [1, 3]),
     ]
 
 
@@ -340,6 +346,17 @@ def test_fields_name_choices_by_ranges_and_lists(spec: str, expected: tuple[str,
     from ankigen.formats.ankifields import parse_fields
 
     assert parse_fields(spec)["choices"] == expected
+
+
+@pytest.mark.parametrize("spec", ["choices=E..A", "choices=Q_5..Q_1"])
+def test_a_range_that_runs_backwards_is_said_to(spec: str) -> None:
+    """`choices=E..A` named no field, and the import then said the choices were written
+    in the question field."""
+    from ankigen.formats.ankifields import parse_fields
+    from ankigen.formats.model import FormatError
+
+    with pytest.raises(FormatError, match="runs backwards"):
+        parse_fields(f"question=Q,{spec},answer=R")
 
 
 def test_a_role_of_one_field_given_several_is_refused_not_cut_short() -> None:

@@ -49,11 +49,15 @@ def _expand(name: str) -> list[str]:
     ranged, letters = _RANGE.fullmatch(name), _LETTERS.fullmatch(name)
     if letters:  # A..D, ChoiceA..ChoiceD
         first, last = ord(letters[2]), ord(letters[3])
-        return [f"{letters[1]}{chr(c)}" for c in range(first, last + 1)]
-    if ranged:
+        names = [f"{letters[1]}{chr(c)}" for c in range(first, last + 1)]
+    elif ranged:
         start, end = int(ranged[2]), int(ranged[3])
-        return [f"{ranged[1]}{n}" for n in range(start, end + 1)]
-    return [name] if name else []
+        names = [f"{ranged[1]}{n}" for n in range(start, end + 1)]
+    else:
+        return [name] if name else []
+    if not names:
+        raise FormatError(f"{name!r} runs backwards: a range goes from the first field to the last")
+    return names
 
 
 def parse_fields(spec: str) -> dict[str, tuple[str, ...]]:

@@ -57,10 +57,10 @@ from ankigen.formats.model import (
     Source,
     store_image,
 )
+from ankigen.formats.noteanswers import answer_read, embedded_choices, plain
 from ankigen.images.process import ImageProblem
 
 MAX_IMAGE_BYTES = 32 << 20
-_TAG = re.compile(r"<[^>]*>")
 
 
 @dataclass
@@ -212,7 +212,7 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
     if mapping.choices:
         texts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.choices]
     else:
-        question, labels, texts = _embedded_choices(question)
+        question, labels, texts = embedded_choices(question)
         if len(texts) < 2:
             reading.problems.warn(
                 line,
@@ -220,11 +220,11 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
                 "'1. ...' or '- ...'); note skipped",
             )
             return None
-    if mapping.title and _plain(fields[mapping.title]):
+    if mapping.title and plain(fields[mapping.title]):
         title, _, _ = _text(fields[mapping.title], line, reading, images=False)
         question = f"<b>{title}</b>\n{question}"
-    kind = _plain(fields[mapping.kind]) if mapping.kind else ""
-    correct = _answer(_plain(fields[mapping.answer]), texts, line, reading, labels)
+    kind = plain(fields[mapping.kind]) if mapping.kind else ""
+    correct = _answer(plain(fields[mapping.answer]), texts, line, reading, labels)
     if kind == "0":
         reading.kprim.append(line)
     choices = tuple(
@@ -233,7 +233,7 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
     if kind == "2" and correct is not None and len(correct) != 1:
         reading.problems.warn(line, f"a single-answer note with {len(correct)} correct choices")
     parts = [_text(fields[name], line, reading, images=False)[0] for name in mapping.explanation]
-    if mapping.sources and _plain(fields[mapping.sources]):
+    if mapping.sources and plain(fields[mapping.sources]):
         parts.append(_text(fields[mapping.sources], line, reading, images=False)[0])
     explanation = "\n\n".join(part for part in parts if part) or None
     return Question(
@@ -259,8 +259,8 @@ def _answer(
     """The correct choices' numbers, from bits by position, numbers, or a choice's text;
     for choices written in the question, their labels too (`B`, `A, C`, `Answer: b)`)."""
     filled = [n for n, text in enumerate(texts, start=1) if text]
-    found = _answer_read(value, texts, filled, labels)
-    by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
+    found = answer_read(value, texts, filled, labels)
+    by_text = [n for n in filled if plain(texts[n - 1]) == value.strip()]
     if (
         found is not None
         and found[0] != "text"
@@ -287,109 +287,6 @@ def _answer(
 
 
 _HOW = {"labels": "label", "bits": "position", "numbers": "number", "letters": "letter"}
-
-
-def _answer_read(
-    value: str, texts: Sequence[str], filled: list[int], labels: Sequence[str]
-) -> tuple[str, tuple[int, ...]] | None:
-    """How the answer names the correct choices (`labels`, `bits`, `numbers`, `letters`
-    or `text`), and their numbers; None if it names none of those ways."""
-    if labels:
-        by_label = _by_labels(value, labels)
-        if by_label:
-            return "labels", by_label
-    by_position = _answer_by_position(value.replace(",", " ").split(), texts, filled)
-    if by_position is not None:
-        return by_position
-    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
-    if by_letter and set(by_letter) <= set(filled) and not labels:
-        return "letters", by_letter
-    by_text = [n for n in filled if _plain(texts[n - 1]) == value.strip()]
-    if value.strip() and len(by_text) == 1:
-        return "text", (by_text[0],)
-    return None
-
-
-def _answer_by_position(
-    tokens: list[str], texts: Sequence[str], filled: list[int]
-) -> tuple[str, tuple[int, ...]] | None:
-    """The answer as one bit per choice (`0 1 0`), or as choice numbers (`2, 3`)."""
-    if tokens and len(tokens) <= len(texts) and set(tokens) <= {"0", "1"}:
-        correct = tuple(n for n, bit in enumerate(tokens, start=1) if bit == "1")
-        unmarked = [n for n in filled if n > len(tokens)]
-        if not unmarked and set(correct) <= set(filled):
-            return "bits", correct
-        if len(tokens) > 1:
-            return None  # bits-shaped, short of the choices: not read as numbers either
-        # a lone `1` among more choices is choice 1's number, as a deck's template reads
-        # it: one bit cannot say which of several choices are correct
-    if tokens and all(t.isdigit() and int(t) in filled for t in tokens):
-        return "numbers", tuple(sorted({int(t) for t in tokens}))
-    return None
-
-
-# a label (`A)`, `(a)`, `B.`, `1.`, `a.)`) or a bullet, then the choice
-_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})(?:\.\)|[.)])|[-*•])\s+(\S.*?)\s*$")
-_ANSWER_WORD = re.compile(
-    r"^\s*(?:answer|correct|réponse|respuesta|antwort|lösung|solution)\s*[:：]\s*", re.I
-)
-# words between the labels of an answer (`A and C`, `c.) und d.)`); none of one letter,
-# which could be a label itself
-_CONNECTIVES = frozenset({"and", "und", "et", "og", "en", "&"})
-
-
-def _embedded_choices(text: str) -> tuple[str, list[str], list[str]]:
-    """The stem, labels and choices of a question whose choices are its last lines, as a
-    Basic note holds them: lettered (`A)`, `(a)`, `B.`), numbered (`1.`) or bulleted, the
-    labels in order. No choices if the lines do not read so."""
-    lines = text.rstrip().split("\n")
-    found: list[tuple[str, str, str]] = []  # label, choice, the line as written
-    while lines and (match := _EMBEDDED.match(lines[-1])) is not None:
-        found.insert(0, (match[1] or "", match[2], lines.pop()))
-    # the longest run in order: a numbered stem (`1. Which ...?`) may come before them
-    for start in range(len(found) - 1):
-        labels = [label for label, _, _ in found[start:]]
-        if set(labels) == {""} or _in_sequence(labels):
-            stem = "\n".join(lines + [line for _, _, line in found[:start]]).rstrip()
-            return stem, labels if labels[0] else [], [c for _, c, _ in found[start:]]
-    return text, [], []
-
-
-def _in_sequence(labels: Sequence[str]) -> bool:
-    """A, B, C ... or a, b, c ... or 1, 2, 3 ..., from the first."""
-    first = "1" if labels[0].isdigit() else "a" if labels[0].islower() else "A"
-    expected = (
-        [str(n) for n in range(1, len(labels) + 1)]
-        if first == "1"
-        else [chr(ord(first) + n) for n in range(len(labels))]
-    )
-    return list(labels) == expected
-
-
-def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
-    """The choices an answer such as `B`, `b)`, `A, C`, `Answer: 2` or `a.), c.) (see
-    §59)` names by label: every word a label, or labels (each closed by `)`, `.` or `:`)
-    and then words."""
-    words = _ANSWER_WORD.sub("", value).replace(",", " ").split()
-    words = [word for word in words if word.casefold() not in _CONNECTIVES]
-    names = [word.strip("().:") for word in words]
-    if not names or not all(names):
-        return None
-    folded = [label.casefold() for label in labels]
-    if all(name.casefold() in folded for name in names):
-        return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
-    picked: set[int] = set()
-    for word in words:
-        label = word.rstrip(").:").lstrip("(").casefold()
-        if word[-1] not in ").:" or label not in folded:
-            break
-        picked.add(folded.index(label) + 1)
-    return tuple(sorted(picked)) or None
-
-
-def _plain(markup: str) -> str:
-    """A field's text without tags, as the add-on's script reads `Answers` and `QType`."""
-    return " ".join(_TAG.sub(" ", markup).replace("&nbsp;", " ").split())
 
 
 def _text(markup: str, line: int, reading: _Reading, *, images: bool) -> tuple[str, str, str]:

@@ -1,0 +1,143 @@
+"""What an Anki note says of its choices where no field holds each: the choices written
+as its question's last lines (`A)`, `(a)`, `B.`, `a.)`, `1.`, bullets), and the correct
+ones as its answer field names them (bits by position, numbers, labels, letters, or a
+choice's text), never guessed where two readings disagree."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+_TAG = re.compile(r"<[^>]*>")
+
+
+def answer_read(
+    value: str, texts: Sequence[str], filled: list[int], labels: Sequence[str]
+) -> tuple[str, tuple[int, ...]] | None:
+    """How the answer names the correct choices (`labels`, `bits`, `numbers`, `letters`
+    or `text`), and their numbers; None if it names none of those ways."""
+    if labels:
+        by_label = _by_labels(value, labels)
+        if by_label:
+            return "labels", by_label
+    by_position = _answer_by_position(value.replace(",", " ").split(), texts, filled)
+    if by_position is not None:
+        return by_position
+    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
+    if by_letter and set(by_letter) <= set(filled) and not labels:
+        return "letters", by_letter
+    by_text = [n for n in filled if plain(texts[n - 1]) == value.strip()]
+    if value.strip() and len(by_text) == 1:
+        return "text", (by_text[0],)
+    return None
+
+
+def _answer_by_position(
+    tokens: list[str], texts: Sequence[str], filled: list[int]
+) -> tuple[str, tuple[int, ...]] | None:
+    """The answer as one bit per choice (`0 1 0`), or as choice numbers (`2, 3`)."""
+    if tokens and len(tokens) <= len(texts) and set(tokens) <= {"0", "1"}:
+        correct = tuple(n for n, bit in enumerate(tokens, start=1) if bit == "1")
+        unmarked = [n for n in filled if n > len(tokens)]
+        if not unmarked and set(correct) <= set(filled):
+            return "bits", correct
+        if len(tokens) > 1:
+            return None  # bits-shaped, short of the choices: not read as numbers either
+        # a lone `1` among more choices is choice 1's number, as a deck's template reads
+        # it: one bit cannot say which of several choices are correct
+    if tokens and all(t.isdigit() and int(t) in filled for t in tokens):
+        return "numbers", tuple(sorted({int(t) for t in tokens}))
+    return None
+
+
+# a label (`A)`, `(a)`, `B.`, `1.`, `a.)`) or a bullet, then the choice
+_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})(?:\.\)|[.)])|[-*•])\s+(\S.*?)\s*$")
+_ANSWER_WORD = re.compile(
+    r"^\s*(?:answer|correct|réponse|respuesta|antwort|lösung|solution)\s*[:：]\s*", re.I
+)
+# words between the labels of an answer (`A and C`, `c.) und d.)`); none of one letter,
+# which could be a label itself
+_CONNECTIVES = frozenset({"and", "und", "et", "og", "en", "&"})
+
+
+def embedded_choices(text: str) -> tuple[str, list[str], list[str]]:
+    """The stem, labels and choices of a question whose choices are its last lines, as a
+    Basic note holds them: lettered (`A)`, `(a)`, `B.`), numbered (`1.`) or bulleted, the
+    labels in order. No choices if the lines do not read so."""
+    lines = text.rstrip().split("\n")
+    found: list[tuple[str, str, str]] = []  # label, choice, the line as written
+    while lines and (match := _EMBEDDED.match(lines[-1])) is not None:
+        found.insert(0, (match[1] or "", match[2], lines.pop()))
+    # the longest run in order: a numbered stem (`1. Which ...?`) may come before them
+    for start in range(len(found) - 1):
+        labels = [label for label, _, _ in found[start:]]
+        if set(labels) == {""} or _in_sequence(labels):
+            stem = "\n".join(lines + [line for _, _, line in found[:start]]).rstrip()
+            return stem, labels if labels[0] else [], [c for _, c, _ in found[start:]]
+    return text, [], []
+
+
+def _in_sequence(labels: Sequence[str]) -> bool:
+    """A, B, C ... or a, b, c ... or 1, 2, 3 ..., from the first."""
+    first = "1" if labels[0].isdigit() else "a" if labels[0].islower() else "A"
+    expected = (
+        [str(n) for n in range(1, len(labels) + 1)]
+        if first == "1"
+        else [chr(ord(first) + n) for n in range(len(labels))]
+    )
+    return list(labels) == expected
+
+
+def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
+    """The choices an answer such as `B`, `b)`, `A, C`, `Answer: 2` names by label: every
+    word a label, or labels and then words (`a.), c.) (§59)`, `A,B see here`, `B (§ 69a
+    UrhG)`), each label closed by `)`, `.`, `:` or `,`, joined to the next by `,` or `and`,
+    or followed by a remark in brackets."""
+    words = re.findall(r"[^\s,]+,?", _without_remarks(_ANSWER_WORD.sub("", value)))
+    names = [
+        word.strip("().:,")
+        for word in words
+        if word.casefold() not in _CONNECTIVES and word.rstrip(",") != _REMARKED
+    ]
+    if not names or not all(names):
+        return None
+    folded = [label.casefold() for label in labels]
+    if all(name.casefold() in folded for name in names):
+        return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
+    picked: set[int] = set()
+    joined = False  # the label before was followed by `,` or a connective
+    for number, word in enumerate(words):
+        following = words[number + 1] if number + 1 < len(words) else ""
+        if word.casefold() in _CONNECTIVES and picked:
+            joined = True
+            continue
+        if word.rstrip(",") == _REMARKED:
+            joined = joined or word.endswith(",")
+            continue
+        label = word.strip("().:,").casefold()
+        closed = word[-1] in ").:," or following.startswith("(")
+        if label not in folded or not (closed or joined or following.casefold() in _CONNECTIVES):
+            break
+        picked.add(folded.index(label) + 1)
+        joined = word.endswith(",")
+    return tuple(sorted(picked)) or None
+
+
+# a remark in brackets, not a label such as `(b)` or `(2)`
+_REMARK = re.compile(r"\s*\((?![A-Za-z]\)|[0-9]{1,2}\)|…\))[^()]*\)")
+
+
+_REMARKED = "(…)"
+
+
+def _without_remarks(text: str) -> str:
+    """An answer with its remarks in brackets made one word, the innermost first: `a.),
+    c.) (most, but not all), d.)` is `a.), c.) (…), d.)`."""
+    while (shorter := _REMARK.sub(f" {_REMARKED}", text)) != text:
+        text = shorter
+    return text
+
+
+def plain(markup: str) -> str:
+    """A field's text without tags, as the add-on's script reads `Answers` and `QType`."""
+    return " ".join(_TAG.sub(" ", markup).replace("&nbsp;", " ").split())
