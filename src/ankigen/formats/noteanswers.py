@@ -104,6 +104,12 @@ def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
     folded = [label.casefold() for label in labels]
     if all(name.casefold() in folded for name in names):
         return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
+    return tuple(sorted(_leading_labels(words, folded))) or None
+
+
+def _leading_labels(words: list[str], folded: list[str]) -> set[int]:
+    """The choices the answer's first words name, each a label closed by `)`, `.`, `:`
+    or `,`, joined to the next by `,` or a connective, or followed by a remark."""
     picked: set[int] = set()
     joined = False  # the label before was followed by `,` or a connective
     for number, word in enumerate(words):
@@ -120,7 +126,7 @@ def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
             break
         picked.add(folded.index(label) + 1)
         joined = word.endswith(",")
-    return tuple(sorted(picked)) or None
+    return picked
 
 
 # a remark in brackets, not a label such as `(b)` or `(2)`
