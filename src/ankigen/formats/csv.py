@@ -287,7 +287,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             at = columns.get("id")
             name = restored(row[at].strip()) if at is not None and at < len(row) else ""
             if problems.skipped_since(mark, name) or question is None:
-                skipped += 1  # in error, or of a kind that is no item (`_other_kind`)
+                skipped += 1  # in error, or of a Quizizz type that is no item
             else:
                 questions.append(replace(question, place=len(questions) + skipped + 1))
         return True
