@@ -348,6 +348,16 @@ def test_fields_name_choices_by_ranges_and_lists(spec: str, expected: tuple[str,
     assert parse_fields(spec)["choices"] == expected
 
 
+def test_an_answer_that_is_a_choices_whole_text_is_kept_as_text() -> None:
+    """A real deck's answer field held choice A's whole text, `a. Tấn công lại...`: read
+    as the letter A (the same choice), the next build wrote `A` into learners' notes."""
+    from ankigen.formats.noteanswers import answer_read
+
+    texts = ["a. Tấn công lại Prednisone", "b. Ngừng thuốc", "c. Chờ"]
+    assert answer_read("a. Tấn công lại Prednisone", texts, [1, 2, 3], []) == ("text", (1,))
+    assert answer_read("A", texts, [1, 2, 3], []) == ("letters", (1,))
+
+
 @pytest.mark.parametrize("spec", ["choices=E..A", "choices=Q_5..Q_1"])
 def test_a_range_that_runs_backwards_is_said_to(spec: str) -> None:
     """`choices=E..A` named no field, and the import then said the choices were written

@@ -24,9 +24,11 @@ def answer_read(
     if by_position is not None:
         return by_position
     by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
-    if by_letter and set(by_letter) <= set(filled) and not labels:
-        return "letters", by_letter
     by_text = [n for n in filled if plain(texts[n - 1]) == value.strip()]
+    if by_letter and set(by_letter) <= set(filled) and not labels:
+        # `a. Prednisone` is choice A's whole text, which starts like its letter: written
+        # back as a letter, the field would change on learners' notes
+        return ("text" if tuple(by_text) == by_letter else "letters"), by_letter
     if value.strip() and len(by_text) == 1:
         return "text", (by_text[0],)
     return None
