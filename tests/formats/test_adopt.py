@@ -268,8 +268,9 @@ def test_basic_notes_with_the_choices_written_in_the_front_are_read(
         ("Wo gilt es?", ["Weltweit", "Europaweit", "Nur hier"], [1, 3]),
         ("Was gilt?", ["X", "Y", "Z", "W"], [3, 4]),
         ("Welche?", ["P", "Q", "R", "S"], [1, 3, 4]),
-        ("Wer?", ["X", "Y", "Z"], 2),
-        ("Wie?", ["X", "Y", "Z"], [1, 3]),
+        # words after the labels may say anything of them: left for the author to say
+        ("Wer?", ["X", "Y", "Z"], None),
+        ("Wie?", ["X", "Y", "Z"], None),
     ]
 
 
@@ -310,6 +311,33 @@ def test_an_answer_of_one_among_numbered_answers_is_choice_one(
     assert "does not say which" not in said
     items = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
     assert [i["answer"] for i in items] == [1, 3, 1]
+
+
+def test_answers_the_next_build_writes_otherwise_are_said_once(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """The build writes every answer field in the deck's one format: a note that said more
+    (`Answer: C (see § 5)`) lost it on learners' notes, unsaid. Words after labels that
+    may say anything of them (`A and B are wrong, C is right`) are not read."""
+    notes = [
+        ("One?", "A", "x"),
+        ("Two?", "Answer: C (see § 5 para 2)", "x"),
+        ("Three?", "<b>B</b>", "x"),
+        ("Four?", "A and B are wrong, C is right", "x"),
+    ]
+    said = adopt(runner, mcq_deck(tmp_path, notes), *MCQ_FIELDS[:1], MCQ_FIELDS[1])
+    lines = [line.rpartition("/")[2] for line in said.splitlines()]
+    assert (
+        "numbers.apkg:2: warning: 1 note(s) (2) write their answer otherwise than the deck's "
+        "letters do: the next build writes it so on learners' notes ('Answer: C (see § 5 "
+        "para 2)' becomes 'C')"
+    ) in lines
+    assert (
+        "numbers.apkg:4: warning: the answer 'A and B are wrong, C is right' does not say "
+        "which of the 4 choices are correct"
+    ) in lines
+    items = yaml.safe_load((project / "banks" / "physics" / "en.yaml").read_text("utf-8"))["items"]
+    assert [i["answer"] for i in items] == [1, 3, 2, None]
 
 
 def test_formatting_learners_lose_at_the_next_build_is_said_once(

@@ -48,7 +48,7 @@ def kept_fields(
     for name, (choice, why) in zip(kept.choices, choices, strict=False):
         values[name] = choice + why
     texts = tuple(choice for choice, _ in choices)
-    values[kept.answer] = _answer(kept.answer_format, texts, answer)
+    values[kept.answer] = answer_field(kept.answer_format, texts, answer)
     if kept.explanation:
         values[kept.explanation] = explanation
     if kept.kind:
@@ -56,7 +56,8 @@ def kept_fields(
     return tuple(values.values())
 
 
-def _answer(answer_format: str, choices: tuple[str, ...], answer: tuple[int, ...]) -> str:
+def answer_field(answer_format: str, choices: tuple[str, ...], answer: tuple[int, ...]) -> str:
+    """The answer field as the kept note type's format writes it."""
     if answer_format == "bits":
         return " ".join("1" if n in answer else "0" for n in range(1, len(choices) + 1))
     if answer_format == "numbers":

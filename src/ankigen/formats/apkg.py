@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ankigen.apkg.kept import answer_field
 from ankigen.bank.kept import field_name_problem
 from ankigen.bank.model import MAX_CHOICES, KeptNotetype
 from ankigen.collection.exported import (
@@ -57,7 +58,7 @@ from ankigen.formats.model import (
     Source,
     store_image,
 )
-from ankigen.formats.noteanswers import answer_read, embedded_choices, plain
+from ankigen.formats.noteanswers import answer_read, embedded_choices, named_by_text, plain
 from ankigen.images.process import ImageProblem
 
 MAX_IMAGE_BYTES = 32 << 20
@@ -82,6 +83,8 @@ class _Reading:
     """The media files the carried fields show, each with the first note that does."""
     reformatted: dict[int, set[str]] = field(default_factory=dict)
     """The notes whose read fields hold formatting a bank text does not keep, and which."""
+    answers: list[tuple[int, str, tuple[str, ...], tuple[int, ...]]] = field(default_factory=list)
+    """Each note's answer field as read (tags aside), its choices' texts, and the answer."""
 
 
 def read(path: str, data: bytes, options: ReadOptions) -> Source:
@@ -117,6 +120,8 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
     warn_of_media(reading.carried_media, reading.problems)
     _warn_of_formatting(reading)
     kept = _held(notetype, mapping, reading) if options.keep_notetype else None
+    if kept is not None:
+        _warn_of_answers(reading, kept.answer_format)
     return Source(
         path=path,
         questions=tuple(questions),
@@ -260,7 +265,7 @@ def _answer(
     for choices written in the question, their labels too (`B`, `A, C`, `Answer: b)`)."""
     filled = [n for n, text in enumerate(texts, start=1) if text]
     found = answer_read(value, texts, filled, labels)
-    by_text = [n for n in filled if plain(texts[n - 1]) == value.strip()]
+    by_text = named_by_text(value, texts, filled)
     if (
         found is not None
         and found[0] != "text"
@@ -283,6 +288,7 @@ def _answer(
         return None
     how, correct = found
     reading.answer_formats[how] += 1
+    reading.answers.append((line, value, tuple(texts), correct))
     return correct
 
 
@@ -338,6 +344,31 @@ def _warn_of_formatting(reading: _Reading) -> None:
         f"({', '.join(kinds)}): from the next build, learners see those fields as ankigen "
         "draws the bank's text, without it",
     )
+
+
+def _warn_of_answers(reading: _Reading, answer_format: str) -> None:
+    """Once: the notes whose answer field says more, or says it otherwise, than the kept
+    note type's format writes it (`Answer: C (see § 5)`, where the deck says `C`): the
+    next build writes every answer field in that format."""
+    changed = [
+        (line, value, written)
+        for line, value, texts, correct in reading.answers
+        if _words(value) != _words(written := answer_field(answer_format, texts, correct))
+    ]
+    if not changed:
+        return
+    line, value, written = changed[0]
+    listed = ", ".join(str(n) for n, _, _ in changed[:8]) + (", ..." if len(changed) > 8 else "")
+    reading.problems.warn(
+        line,
+        f"{len(changed)} note(s) ({listed}) write their answer otherwise than the deck's "
+        f"{answer_format} do: the next build writes it so on learners' notes ({value!r} "
+        f"becomes {plain(written)!r})",
+    )
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"\w+", plain(text).casefold())
 
 
 def _store(name: str, line: int, reading: _Reading) -> str:

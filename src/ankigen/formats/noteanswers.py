@@ -17,14 +17,14 @@ def answer_read(
     """How the answer names the correct choices (`labels`, `bits`, `numbers`, `letters`
     or `text`), and their numbers; None if it names none of those ways."""
     if labels:
-        by_label = _by_labels(value, labels)
+        by_label = _by_labels(value, labels, texts)
         if by_label:
             return "labels", by_label
     by_position = _answer_by_position(value.replace(",", " ").split(), texts, filled)
     if by_position is not None:
         return by_position
-    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))])
-    by_text = [n for n in filled if plain(texts[n - 1]) == value.strip()]
+    by_letter = _by_labels(value, [chr(ord("A") + n) for n in range(len(texts))], texts)
+    by_text = named_by_text(value, texts, filled)
     if by_letter and set(by_letter) <= set(filled) and not labels:
         # `a. Prednisone` is choice A's whole text, which starts like its letter: written
         # back as a letter, the field would change on learners' notes
@@ -32,6 +32,16 @@ def answer_read(
     if value.strip() and len(by_text) == 1:
         return "text", (by_text[0],)
     return None
+
+
+def named_by_text(value: str, texts: Sequence[str], filled: list[int]) -> list[int]:
+    """The choices whose text the answer is, case and spacing aside (`d. melanogaster`)."""
+    wanted = _folded(value)
+    return [n for n in filled if wanted and _folded(plain(texts[n - 1])) == wanted]
+
+
+def _folded(text: str) -> str:
+    return " ".join(text.split()).casefold()
 
 
 def _answer_by_position(
@@ -90,12 +100,13 @@ def _in_sequence(labels: Sequence[str]) -> bool:
     return list(labels) == expected
 
 
-def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
-    """The choices an answer such as `B`, `b)`, `A, C`, `Answer: 2` names by label: every
-    word a label, or labels and then words (`a.), c.) (§59)`, `A,B see here`, `B (§ 69a
-    UrhG)`), each label closed by `)`, `.`, `:` or `,`, joined to the next by `,` or `and`,
-    or followed by a remark in brackets."""
-    words = re.findall(r"[^\s,]+,?", _without_remarks(_ANSWER_WORD.sub("", value)))
+def _by_labels(value: str, labels: Sequence[str], texts: Sequence[str]) -> tuple[int, ...] | None:
+    """The choices an answer such as `B`, `b)`, `A, C`, `A and C`, `Answer: 2` or `a.), c.)
+    (see §59), d.)` names by label: its words all labels, remarks in brackets aside. A
+    label followed by other words is read only where they are its choice's own text
+    (`B) All-reduce`): other words may say anything of the labels (`A and B are wrong`)."""
+    folded = [label.casefold() for label in labels]
+    words = re.findall(r"[^\s,]+,?", _without_remarks(_ANSWER_WORD.sub("", value), folded))
     names = [
         word.strip("().:,")
         for word in words
@@ -103,16 +114,22 @@ def _by_labels(value: str, labels: Sequence[str]) -> tuple[int, ...] | None:
     ]
     if not names or not all(names):
         return None
-    folded = [label.casefold() for label in labels]
     if all(name.casefold() in folded for name in names):
         return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
-    return tuple(sorted(_leading_labels(words, folded))) or None
+    picked, after = _leading_labels(words, folded)
+    rest = " ".join(word for word in words[after:] if word.rstrip(",") != _REMARKED)
+    if len(picked) == 1 and len(texts) >= picked[0]:
+        own = _folded(plain(texts[picked[0] - 1]))
+        if own and _folded(rest).startswith(own):
+            return (picked[0],)
+    return None
 
 
-def _leading_labels(words: list[str], folded: list[str]) -> set[int]:
+def _leading_labels(words: list[str], folded: list[str]) -> tuple[list[int], int]:
     """The choices the answer's first words name, each a label closed by `)`, `.`, `:`
-    or `,`, joined to the next by `,` or a connective, or followed by a remark."""
-    picked: set[int] = set()
+    or `,`, joined to the next by `,` or a connective, or followed by a remark; and the
+    index of the first word after them."""
+    picked: list[int] = []
     joined = False  # the label before was followed by `,` or a connective
     for number, word in enumerate(words):
         following = words[number + 1] if number + 1 < len(words) else ""
@@ -123,25 +140,27 @@ def _leading_labels(words: list[str], folded: list[str]) -> set[int]:
             joined = joined or word.endswith(",")
             continue
         label = word.strip("().:,").casefold()
-        closed = word[-1] in ").:," or following.startswith("(")
+        closed = word[-1] in ").:," or following.rstrip(",") == _REMARKED
         if label not in folded or not (closed or joined or following.casefold() in _CONNECTIVES):
-            break
-        picked.add(folded.index(label) + 1)
+            return picked, number
+        picked.append(folded.index(label) + 1)
         joined = word.endswith(",")
-    return picked
+    return picked, len(words)
 
 
-# a remark in brackets, not a label such as `(b)` or `(2)`
-_REMARK = re.compile(r"\s*\((?![A-Za-z]\)|[0-9]{1,2}\)|…\))[^()]*\)")
+_BRACKETS = re.compile(r"\s*\(([^()]*)\)")
+_REMARKED = "⟦…⟧"
+"""A remark in brackets, as one word."""
 
 
-_REMARKED = "(…)"
+def _without_remarks(text: str, folded: Sequence[str]) -> str:
+    """An answer with each remark in brackets made one word, the innermost first: `a.),
+    c.) (most, not all), d.)` is `a.), c.) ⟦…⟧, d.)`; a label in brackets, `(b)`, stays."""
 
+    def remark(found: re.Match[str]) -> str:
+        return found[0] if found[1].strip().casefold() in folded else f" {_REMARKED}"
 
-def _without_remarks(text: str) -> str:
-    """An answer with its remarks in brackets made one word, the innermost first: `a.),
-    c.) (most, but not all), d.)` is `a.), c.) (…), d.)`."""
-    while (shorter := _REMARK.sub(f" {_REMARKED}", text)) != text:
+    while (shorter := _BRACKETS.sub(remark, text)) != text:
         text = shorter
     return text
 
