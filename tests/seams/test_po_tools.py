@@ -252,3 +252,23 @@ def test_fuzzy_translations_are_left_out_and_counted(project: Path, runner: CliR
     assert "; 1 fuzzy translation not imported" in result.output
     assert de_bank(project)["ring"] == "Question ring?"
     assert de_bank(project)["tree"] == "Frage zum Baum?"
+
+
+def test_fuzzy_translations_of_a_renamed_item_are_counted_too(
+    project: Path, runner: CliRunner
+) -> None:
+    """A PO file made before the reference renamed an item (`formerly:`): its entries
+    still name the old id, and the count of fuzzy ones left them out."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    for context in ("ring|question", "tree|question"):
+        entry = po.find(context, by="msgctxt")
+        entry.msgstr, entry.flags = f"Frage {context}?", ["fuzzy"]
+    po.save(str(po_path))
+    ring = item("ring", question="Question ring?")
+    write_bank(
+        project / "banks", items=[{**ring, "id": "band", "formerly": ["ring"]}, item("tree")]
+    )
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 0, result.output
+    assert "; 2 fuzzy translations not imported" in result.output

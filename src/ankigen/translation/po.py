@@ -267,14 +267,14 @@ def import_po(
                     f"(add `{key}:` to the bank, then import again)",
                 )
             )
+    renamed = new_ids(reference)  # an entry made before its item was renamed counts too
     fuzzy = sum(
         1
         for entry in po
         if "fuzzy" in entry.flags
         and not entry.obsolete
         and entry.msgstr
-        and entry.msgctxt in held
-        and held[entry.msgctxt] != entry.msgstr
+        and held.get(with_new_id(entry.msgctxt or "", renamed), entry.msgstr) != entry.msgstr
     )
     return PoImport(opened, text, replaced, tuple(warnings), fuzzy)
 
