@@ -272,3 +272,46 @@ def test_fuzzy_translations_of_a_renamed_item_are_counted_too(
     result = invoke(runner, "import", str(po_path))
     assert result.exit_code == 0, result.output
     assert "; 2 fuzzy translations not imported" in result.output
+
+
+def test_a_region_dropped_where_o_names_the_bank_and_never_into_the_reference(
+    project: Path, runner: CliRunner
+) -> None:
+    """`-o` naming the team's `de` bank refused a `de_DE` file (then `-o new.yaml` made
+    the second bank the region rule prevents); an `en_US` file for the reference `en`
+    silently started an `en-US` translation of English."""
+    po_path = po_of(project, runner)
+    po = polib.pofile(str(po_path))
+    po.metadata["Language"] = "de_DE"
+    po.find("ring|question", by="msgctxt").msgstr = "Frage zum Ring?"
+    po.save(str(po_path))
+    result = invoke(runner, "import", str(po_path), "-o", "banks/demo/de.yaml")
+    assert result.exit_code == 0, result.output
+    assert "is in 'de', the PO file's 'de-DE' but for the region" in result.output
+    assert de_bank(project)["ring"] == "Frage zum Ring?"
+    po.metadata["Language"] = "en_US"
+    po.save(str(po_path))
+    before = {p.name: p.read_bytes() for p in (project / "banks" / "demo").iterdir()}
+    result = invoke(runner, "import", str(po_path))
+    assert result.exit_code == 1
+    assert "is the reference language of 'demo' ('en') but for the region" in result.output
+    assert {p.name: p.read_bytes() for p in (project / "banks" / "demo").iterdir()} == before
+
+
+def test_a_file_without_a_region_is_merged_only_where_an_import_would_place_it(
+    project: Path, runner: CliRunner
+) -> None:
+    """Banks `de-AT` and `de-CH`, a file saying `de`: an import starts a `de` bank (it
+    is either's), so `translate --po` into either must not take it for its own."""
+    write_bank(project / "banks", items=ITEMS)
+    for language in ("de-AT", "de-CH"):
+        assert invoke(runner, "translate", "demo", "--to", language).exit_code == 0
+    po_path = project / "de.po"
+    assert invoke(runner, "translate", "demo", "--to", "de-AT", "--po", str(po_path)).exit_code == 0
+    po = polib.pofile(str(po_path))
+    po.metadata["Language"] = "de"
+    po.save(str(po_path))
+    before = po_path.read_bytes()
+    result = invoke(runner, "translate", "demo", "--to", "de-AT", "--po", str(po_path))
+    assert result.exit_code == 1 and "is not a PO file of 'demo' in 'de-AT'" in result.output
+    assert po_path.read_bytes() == before

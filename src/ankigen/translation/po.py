@@ -46,13 +46,13 @@ from ankigen.translation.poread import (
     read_po,
     recorded_digest,
 )
+from ankigen.translation.potarget import named_bank_language, po_target
 from ankigen.translation.renamed import new_ids, renames, with_new_id
 from ankigen.translation.start import (
     add_missing,
     new_bank_text,
     reference_bank,
     refuse_reference,
-    regional_bank,
     translation_path,
 )
 
@@ -140,8 +140,15 @@ def same_translation(
     topic = po.metadata.get(TOPIC_HEADER, "").strip()
     languages = (language, *(target.formerly_languages if target is not None else ()))
     said = po_language(po)
+    # as an import would place it (`potarget`): the one bank it is but for a region
+    regional = [known for known in claimed if lang.but_for_region(known, said)]
     return (topic == reference.topic or topic in reference.formerly_topics) and (
-        said in languages or (said not in claimed and lang.but_for_region(said, language))
+        said in languages
+        or (
+            said not in claimed
+            and lang.but_for_region(said, language)
+            and regional in ([], [language])
+        )
     )
 
 
@@ -230,7 +237,9 @@ def import_po(
         )
     warnings: list[Diagnostic] = []
     if target_path is None:
-        target_path, language = _po_target(po_path, banks_dir, group, reference, language, warnings)
+        target_path, language = po_target(po_path, banks_dir, group, reference, language, warnings)
+    else:
+        language = named_bank_language(po_path, group, target_path, language, warnings)
     opened = open_bank(
         target_path,
         reference.topic,
@@ -277,42 +286,6 @@ def import_po(
         and held.get(with_new_id(entry.msgctxt or "", renamed), entry.msgstr) != entry.msgstr
     )
     return PoImport(opened, text, replaced, tuple(warnings), fuzzy)
-
-
-def _po_target(
-    po_path: Path,
-    banks_dir: Path,
-    group: Sequence[Bank],
-    reference: Bank,
-    language: str,
-    warnings: list[Diagnostic],
-) -> tuple[Path, str]:
-    """`translation_path` for the PO file's language, or the bank it goes into but for a
-    region its tool added (`regional_bank`), said in `warnings`."""
-    regional = regional_bank(group, reference, language)
-    if regional is not None:
-        warnings.append(
-            Diagnostic(
-                str(po_path),
-                _language_line(po_path),
-                "warning",
-                f"no bank of {reference.topic!r} is in {language!r}: its translations go "
-                f"into {regional.path}, in {regional.language!r} (the PO file's tool "
-                "may have added the region; to start a bank of its own, "
-                f"`ankigen translate {reference.topic} --to {language}` first)",
-            )
-        )
-        language = regional.language
-    return translation_path(banks_dir, group, reference, language)
-
-
-def _language_line(po_path: Path) -> int:
-    """The line of the header's Language (polib keeps no lines of the header), or 1."""
-    try:
-        lines = po_path.read_bytes().splitlines()
-    except OSError:
-        return 1
-    return next((n for n, line in enumerate(lines, 1) if line.startswith(b'"Language:')), 1)
 
 
 def _contexts_restored(po: polib.POFile, po_path: Path, reference: Bank) -> list[Diagnostic]:
