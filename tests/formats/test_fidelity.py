@@ -183,7 +183,7 @@ def test_single_is_read_as_moodle_reads_it_and_a_capital_false_is_said(
     said = [d.message for d in done.diagnostics]
     capital = (
         "<single>False</single> is read as true (a single-answer question), as Moodle "
-        "reads it: only 'false' is false; write that for multiple answers"
+        "reads it: only 'false', '0' or nothing is false; write 'false' for multiple answers"
     )
     assert said.count(capital) == (2 if single == "False" else 0)
     assert (
@@ -303,7 +303,8 @@ def test_quizizzs_template_is_read_as_such(tmp_path: Path) -> None:
         "What is 2+2?,Multiple Choice,3,4,5,6,,2,30,,Because arithmetic.\n"
         'Which are prime?,Checkbox,2,3,4,9,10,"1,2",30,,Only 2 and 3.\n'
         "Capital of France?,Fill-in-the-Blank,Paris,,,,,,30,,\n"
-        "Your favourite?,Poll,Red,Blue,,,,,30,,\n",
+        "Your favourite?,Poll,Red,Blue,,,,,30,,\n"
+        "Hyphenated?,Multiple-Choice,yes,no,,,,1,30,,Yes.\n",
         encoding="utf-8",
     )
     found = import_file(path, "t", "en", None)
@@ -312,6 +313,7 @@ def test_quizizzs_template_is_read_as_such(tmp_path: Path) -> None:
     assert [(i.question, i.choices, i.answer, i.explanation) for i in bank.items] == [
         ("What is 2+2?", ("3", "4", "5", "6"), (2,), "Because arithmetic."),
         ("Which are prime?", ("2", "3", "4", "9", "10"), (1, 2), "Only 2 and 3."),
+        ("Hyphenated?", ("yes", "no"), (1,), "Yes."),
     ]
     assert found.source.skipped == 2
     assert [d.message for d in found.diagnostics] == [

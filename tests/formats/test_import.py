@@ -452,6 +452,23 @@ def test_moodle_xml_not_well_formed_is_said_where_and_why(
     assert said in result.stderr and "truncated" not in result.stderr
 
 
+def test_moodle_xml_cdata_not_closed_is_said_where_it_opens(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """expat says "unclosed CDATA section" at the file's end: the line was the last one,
+    and the file, whole but for a `]]>` mistyped, was asked whether it was truncated."""
+    path = tmp_path / "bad.xml"
+    path.write_text(
+        '<?xml version="1.0"?>\n<quiz>\n<question type="multichoice"><name><text>'
+        "<![CDATA[Q1]]></text></name>\n<questiontext><text><![CDATA[<p>Which?</p>]]</text>"
+        "\n</questiontext></question>\n</quiz>\n",
+        "utf-8",
+    )
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 1
+    assert f"{path}:4: error: a CDATA section is not closed: no ']]>' after this" in result.stderr
+
+
 def test_moodle_xml_image_pillow_cannot_read_skips_its_question(runner: CliRunner) -> None:
     path = FORMATS / "not_an_image.xml"
     result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")

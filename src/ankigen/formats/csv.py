@@ -339,7 +339,7 @@ def _row(
     def cell(name: str) -> str:
         return cells.get(name, "")
 
-    kind = " ".join(cell(_KIND).lower().split())
+    kind = " ".join(re.sub(r"[-_]", " ", cell(_KIND).lower()).split())  # `Multiple-Choice` too
     if kind and kind not in _QUIZIZZ_ITEMS:
         problems.warn(
             line,

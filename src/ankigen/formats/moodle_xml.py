@@ -155,7 +155,8 @@ def _question(
             problems.warn(
                 node.line,
                 f"<single>{single}</single> is read as true (a single-answer question), as "
-                "Moodle reads it: only 'false' is false; write that for multiple answers",
+                "Moodle reads it: only 'false', '0' or nothing is false; write 'false' for "
+                "multiple answers",
             )
         language = reading.options.language
         choices = list(

@@ -49,16 +49,33 @@ class Node:
 _CUT_SHORT = ("no element found", "unclosed token", "unclosed CDATA section")
 
 
+def _unclosed_cdata_line(data: bytes) -> int | None:
+    """The line of the `<![CDATA[` that no `]]>` closes, read as XML reads them."""
+    start = data.find(b"<![CDATA[")
+    while start >= 0:
+        end = data.find(b"]]>", start + 9)
+        if end < 0:
+            return data[:start].count(b"\n") + 1
+        start = data.find(b"<![CDATA[", end + 3)
+    return None
+
+
 def _not_well_formed(error: xml.sax.SAXParseException) -> str:
     """What expat found, where in the line, and what usually causes it."""
     message = error.getMessage()
+    if message == "unclosed CDATA section":
+        return (
+            "a CDATA section is not closed: no ']]>' after this '<![CDATA[' (or the file is "
+            "cut short)"
+        )
     if message in _CUT_SHORT:
         return f"not well-formed XML ({message}); is the file truncated?"
     at = f"not well-formed XML at column {(error.getColumnNumber() or 0) + 1}"
     if message == "not well-formed (invalid token)":
         return (
             f"{at}: a character XML does not allow there (an attribute's value without "
-            "quotes? a bare & or < in text, which XML writes &amp; and &lt;?)"
+            "quotes, or one not closed? a bare & or < in text, which XML writes &amp; and "
+            "&lt;?)"
         )
     if message == "mismatched tag":
         return f"{at}: this closing tag is not that of the element open here"
@@ -118,7 +135,10 @@ def parse_xml(path: str, data: bytes) -> Node:
             "(they can read local files or expand without end)",
         ) from None
     except xml.sax.SAXParseException as error:
-        raise fatal(path, error.getLineNumber() or 1, _not_well_formed(error)) from None
+        line = error.getLineNumber() or 1
+        if error.getMessage() == "unclosed CDATA section":  # expat says so at the end
+            line = _unclosed_cdata_line(data) or line
+        raise fatal(path, line, _not_well_formed(error)) from None
     except (LookupError, ValueError):  # UnicodeError too: an encoding expat can't read
         declared = re.match(rb"\s*<\?xml[^>]*encoding=[\"']([^\"']*)", data)
         if declared is None:
