@@ -296,6 +296,10 @@ def test_a_region_dropped_where_o_names_the_bank_and_never_into_the_reference(
     assert result.exit_code == 1
     assert "is the reference language of 'demo' ('en') but for the region" in result.output
     assert {p.name: p.read_bytes() for p in (project / "banks" / "demo").iterdir()} == before
+    # nor where `-o` names the reference itself (it rewrote every text of it)
+    result = invoke(runner, "import", str(po_path), "-o", "banks/demo/en.yaml")
+    assert result.exit_code == 1
+    assert {p.name: p.read_bytes() for p in (project / "banks" / "demo").iterdir()} == before
 
 
 def test_a_file_without_a_region_is_merged_only_where_an_import_would_place_it(

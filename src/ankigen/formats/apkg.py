@@ -229,7 +229,7 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
         title, _, _ = _text(fields[mapping.title], line, reading, images=False)
         question = f"<b>{title}</b>\n{question}"
     kind = plain(fields[mapping.kind]) if mapping.kind else ""
-    correct = _answer(plain(fields[mapping.answer]), texts, line, reading, labels)
+    correct = _answer(fields[mapping.answer], texts, line, reading, labels)
     if kind == "0":
         reading.kprim.append(line)
     choices = tuple(
@@ -259,25 +259,29 @@ def _question(note: AnkiNote, line: int, mapping: FieldMap, reading: _Reading) -
 
 
 def _answer(
-    value: str, texts: Sequence[str], line: int, reading: _Reading, labels: Sequence[str] = ()
+    markup: str, texts: Sequence[str], line: int, reading: _Reading, labels: Sequence[str] = ()
 ) -> tuple[int, ...] | None:
     """The correct choices' numbers, from bits by position, numbers, or a choice's text;
     for choices written in the question, their labels too (`B`, `A, C`, `Answer: b)`)."""
+    if _STRUCK.search(markup):
+        reading.problems.warn(
+            line,
+            f"the answer {plain(markup)!r} strikes some of its text out (<s>, <del>): "
+            "which choices it names is left for you to say",
+        )
+        return None
+    value = plain(markup)
     filled = [n for n, text in enumerate(texts, start=1) if text]
     found = answer_read(value, texts, filled, labels)
     by_text = named_by_text(value, texts, filled)
-    if (
-        found is not None
-        and found[0] != "text"
-        and len(by_text) == 1
-        and found[1] != tuple(by_text)
-    ):
-        # an exam deck's "B" among the choices G, X, Y, B, or "4" among 2, 4, 5, 6: which
-        # is meant is not guessed
+    if found is not None and found[0] != "text" and by_text and found[1] != tuple(by_text):
+        # an exam deck's "B" among the choices G, X, Y, B, or "4" among 2, 4, 5, 6 (or
+        # among 4, 5, 4, 6): which is meant is not guessed
         reading.problems.warn(
             line,
             f"the answer {value!r} names choice {', '.join(map(str, found[1]))} by its "
-            f"{_HOW[found[0]]} and choice {by_text[0]} by its text; left for you to say",
+            f"{_HOW[found[0]]} and choice {' or '.join(map(str, by_text))} by its text; "
+            "left for you to say",
         )
         return None
     if found is None:
@@ -292,6 +296,7 @@ def _answer(
     return correct
 
 
+_STRUCK = re.compile(r"<(?:s|del|strike)\b", re.IGNORECASE)
 _HOW = {"labels": "label", "bits": "position", "numbers": "number", "letters": "letter"}
 
 

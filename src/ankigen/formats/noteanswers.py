@@ -63,7 +63,7 @@ def _answer_by_position(
 
 
 # a label (`A)`, `(a)`, `B.`, `1.`, `a.)`) or a bullet, then the choice
-_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})(?:\.\)|[.)])|[-*•])\s+(\S.*?)\s*$")
+_EMBEDDED = re.compile(r"^\s*(?:\(?([A-Za-z]|\d{1,2})(?:\.\)|[.)])|[-*•])\s+(\S(?:.*\S)?)\s*$")
 _ANSWER_WORD = re.compile(
     r"^\s*(?:answer|correct|réponse|respuesta|antwort|lösung|solution)\s*[:：]\s*", re.I
 )
@@ -78,7 +78,9 @@ def embedded_choices(text: str) -> tuple[str, list[str], list[str]]:
     labels in order. No choices if the lines do not read so."""
     lines = text.rstrip().split("\n")
     found: list[tuple[str, str, str]] = []  # label, choice, the line as written
-    while lines and (match := _EMBEDDED.match(lines[-1])) is not None:
+    # at most the last 30 lines: no run of choices is longer (a hostile note's thousands
+    # of lines made the search for the longest run in order quadratic)
+    while lines and len(found) < 30 and (match := _EMBEDDED.match(lines[-1])) is not None:
         found.insert(0, (match[1] or "", match[2], lines.pop()))
     # the longest run in order: a numbered stem (`1. Which ...?`) may come before them
     for start in range(len(found) - 1):
@@ -104,9 +106,14 @@ def _by_labels(value: str, labels: Sequence[str], texts: Sequence[str]) -> tuple
     """The choices an answer such as `B`, `b)`, `A, C`, `A and C`, `Answer: 2` or `a.), c.)
     (see §59), d.)` names by label: its words all labels, remarks in brackets aside. A
     label followed by other words is read only where they are its choice's own text
-    (`B) All-reduce`): other words may say anything of the labels (`A and B are wrong`)."""
+    (`B) All-reduce`): other words may say anything of the labels (`A and B are wrong`,
+    `A) Paris, C) Berlin`), and so may a remark that judges (`A (wrong), C`)."""
     folded = [label.casefold() for label in labels]
-    words = re.findall(r"[^\s,]+,?", _without_remarks(_ANSWER_WORD.sub("", value), folded))
+    remarks: list[str] = []
+    bare = _without_remarks(_ANSWER_WORD.sub("", value), folded, remarks)
+    if any(_JUDGING & set(re.findall(r"\w+", remark.casefold())) for remark in remarks):
+        return None  # `A (wrong), C`: a remark may take a label back
+    words = re.findall(r"[^\s,]+,?", bare)
     names = [
         word.strip("().:,")
         for word in words
@@ -120,7 +127,7 @@ def _by_labels(value: str, labels: Sequence[str], texts: Sequence[str]) -> tuple
     rest = " ".join(word for word in words[after:] if word.rstrip(",") != _REMARKED)
     if len(picked) == 1 and len(texts) >= picked[0]:
         own = _folded(plain(texts[picked[0] - 1]))
-        if own and _folded(rest).startswith(own):
+        if own and _folded(rest).rstrip(" .;") == own:
             return (picked[0],)
     return None
 
@@ -148,17 +155,30 @@ def _leading_labels(words: list[str], folded: list[str]) -> tuple[list[int], int
     return picked, len(words)
 
 
-_BRACKETS = re.compile(r"\s*\(([^()]*)\)")
+_BRACKETS = re.compile(r"\(([^()]*)\)")
 _REMARKED = "⟦…⟧"
 """A remark in brackets, as one word."""
 
 
-def _without_remarks(text: str, folded: Sequence[str]) -> str:
+# words by which a remark judges a label (`A (wrong), C`), in the languages of the decks
+# seen; a remark holding one leaves the answer for the author to say
+_JUDGING = frozenset(
+    "wrong false incorrect not no never none falsch nicht kein keine unrichtig faux fausse "
+    "incorrecte pas non incorrecto incorrecta falso falsa errado errada sbagliato fout niet "
+    "sai không".split()
+)
+
+
+def _without_remarks(text: str, folded: Sequence[str], remarks: list[str]) -> str:
     """An answer with each remark in brackets made one word, the innermost first: `a.),
-    c.) (most, not all), d.)` is `a.), c.) ⟦…⟧, d.)`; a label in brackets, `(b)`, stays."""
+    c.) (most, not all), d.)` is `a.), c.) ⟦…⟧, d.)`; a label in brackets, `(b)`, stays.
+    The remarks' texts are put in `remarks`."""
 
     def remark(found: re.Match[str]) -> str:
-        return found[0] if found[1].strip().casefold() in folded else f" {_REMARKED}"
+        if found[1].strip().casefold() in folded:
+            return found[0]
+        remarks.append(found[1])
+        return f" {_REMARKED}"
 
     while (shorter := _BRACKETS.sub(remark, text)) != text:
         text = shorter

@@ -239,7 +239,7 @@ def import_po(
     if target_path is None:
         target_path, language = po_target(po_path, banks_dir, group, reference, language, warnings)
     else:
-        language = named_bank_language(po_path, group, target_path, language, warnings)
+        language = named_bank_language(po_path, group, reference, target_path, language, warnings)
     opened = open_bank(
         target_path,
         reference.topic,

@@ -41,8 +41,8 @@ def po_target(
                 _language_line(po_path),
                 "warning",
                 f"no bank of {reference.topic!r} is in {language!r}: its translations go "
-                f"into {regional.path}, in {regional.language!r} (the PO file's tool "
-                "may have added the region; to start a bank of its own, "
+                f"into {regional.path}, in {regional.language!r}, the same language but "
+                "for the region (to start a bank of its own, "
                 f"`ankigen translate {reference.topic} --to {language}` first)",
             )
         )
@@ -51,24 +51,36 @@ def po_target(
 
 
 def named_bank_language(
-    po_path: Path, group: Sequence[Bank], target: Path, language: str, warnings: list[Diagnostic]
+    po_path: Path,
+    group: Sequence[Bank],
+    reference: Bank,
+    target: Path,
+    language: str,
+    warnings: list[Diagnostic],
 ) -> str:
-    """The language of the bank `-o` names, where it is the PO file's but for a region
-    its tool added and no bank says the file's (said in `warnings`); else the file's."""
+    """The language of the translation `-o` names, where it is the PO file's by a
+    former name (`formerly: {language: ...}`), or but for a region its tool added where
+    no bank says the file's (said in `warnings`); else the file's. Never the reference's:
+    a PO file never rewrites it."""
     named = [bank for bank in group if Path(bank.path).resolve() == target.resolve()]
+    if len(named) != 1 or Path(named[0].path).resolve() == Path(reference.path).resolve():
+        return language
+    bank = named[0]
+    if language in bank.formerly_languages:
+        return bank.language
     claimed = any(b.language == language or language in b.formerly_languages for b in group)
-    if len(named) != 1 or claimed or not lang.but_for_region(named[0].language, language):
+    if claimed or not lang.but_for_region(bank.language, language):
         return language
     warnings.append(
         Diagnostic(
             str(po_path),
             _language_line(po_path),
             "warning",
-            f"{named[0].path} is in {named[0].language!r}, the PO file's {language!r} but "
-            "for the region (its tool may have added it): its translations go there, as asked",
+            f"{bank.path} is in {bank.language!r}, the PO file's {language!r} but for the "
+            "region: its translations go there, as asked",
         )
     )
-    return named[0].language
+    return bank.language
 
 
 def _language_line(po_path: Path) -> int:
