@@ -363,6 +363,13 @@ def test_answers_the_next_build_writes_otherwise_are_said_once(
         ("a.), c.) (generally, but with exceptions), d.)", ["p", "q", "r", "s"], list("abcd"),
          (1, 3, 4)),
         ("Answer: C (see § 5 para 2)", ["x", "y", "z"], [], (3,)),
+        # the labels, then the same choices said again, each with its own text (a real deck)
+        ("b.), d.) (§1) b.) Vorschläge d.) Erfindungen", ["Design", "Vorschläge", "Code",
+         "Erfindungen"], list("abcd"), (2, 4)),
+        ("b.), d.) b.) Vorschläge d.) Design", ["Design", "Vorschläge", "Code",
+         "Erfindungen"], list("abcd"), None),
+        ("b.) d.) c.) Code", ["Design", "Vorschläge", "Code", "Erfindungen"], list("abcd"),
+         None),
         ("d. melanogaster", ["A. thaliana", "C. elegans", "D. melanogaster"], [], (3,)),
     ],
 )  # fmt: skip

@@ -124,12 +124,38 @@ def _by_labels(value: str, labels: Sequence[str], texts: Sequence[str]) -> tuple
     if all(name.casefold() in folded for name in names):
         return tuple(sorted({folded.index(name.casefold()) + 1 for name in names}))
     picked, after = _leading_labels(words, folded)
+    if picked and _restated(words[after:], picked, folded, texts):
+        return tuple(sorted(set(picked)))
     rest = " ".join(word for word in words[after:] if word.rstrip(",") != _REMARKED)
     if len(picked) == 1 and len(texts) >= picked[0]:
         own = _folded(plain(texts[picked[0] - 1]))
         if own and _folded(rest).rstrip(" .;") == own:
             return (picked[0],)
     return None
+
+
+def _restated(rest: list[str], picked: list[int], folded: list[str], texts: Sequence[str]) -> bool:
+    """Whether the words after an answer's labels only say those choices again, each its
+    label and then its own text (`a.), c.) (§ 5) a.) Paris c.) Berlin`), as a deck's back
+    often does."""
+    said: list[tuple[int, list[str]]] = []
+    for word in rest:
+        if word.rstrip(",") == _REMARKED:
+            continue
+        label = word.strip("().:,").casefold()
+        if word[-1] in ").:" and label in folded:
+            said.append((folded.index(label) + 1, []))
+        elif not said:
+            return False
+        else:
+            said[-1][1].append(word)
+    return bool(said) and all(
+        number in picked
+        and number <= len(texts)
+        and _folded(" ".join(words)).rstrip(" .;,")
+        == _folded(plain(texts[number - 1])).rstrip(" .;,")
+        for number, words in said
+    )
 
 
 def _leading_labels(words: list[str], folded: list[str]) -> tuple[list[int], int]:
@@ -150,6 +176,8 @@ def _leading_labels(words: list[str], folded: list[str]) -> tuple[list[int], int
         closed = word[-1] in ").:," or following.rstrip(",") == _REMARKED
         if label not in folded or not (closed or joined or following.casefold() in _CONNECTIVES):
             return picked, number
+        if folded.index(label) + 1 in picked:
+            return picked, number  # said again: the choices' texts follow (`_restated`)
         picked.append(folded.index(label) + 1)
         joined = word.endswith(",")
     return picked, len(words)
