@@ -11,7 +11,7 @@ from ankigen.bank.model import Bank
 from ankigen.core.errors import Diagnostic
 from ankigen.text import lang
 from ankigen.translation.poread import PoError
-from ankigen.translation.start import regional_bank, translation_path
+from ankigen.translation.start import claims, regional_bank, translation_path
 
 
 def po_target(
@@ -25,7 +25,7 @@ def po_target(
     """`translation_path` for the PO file's language, or the bank it goes into but for a
     region its tool added (`regional_bank`), said in `warnings`; a PoError where that is
     the reference's language (`en_US` for the reference `en`)."""
-    claimed = any(b.language == language or language in b.formerly_languages for b in group)
+    claimed = any(claims(bank, language) for bank in group)
     if not claimed and lang.but_for_region(reference.language, language):
         raise PoError(
             f"{po_path}: its Language {language!r} is the reference language of "
@@ -68,7 +68,7 @@ def named_bank_language(
     bank = named[0]
     if language in bank.formerly_languages:
         return bank.language
-    claimed = any(b.language == language or language in b.formerly_languages for b in group)
+    claimed = any(claims(bank, language) for bank in group)
     if claimed or not lang.but_for_region(bank.language, language):
         return language
     warnings.append(

@@ -136,12 +136,17 @@ def translation_path(
     return banks_dir / reference.topic / f"{language}.yaml", language
 
 
+def claims(bank: Bank, language: str) -> bool:
+    """Whether `bank` is the topic's bank in `language`: it says so, or did (`formerly:`)."""
+    return bank.language == language or language in bank.formerly_languages
+
+
 def regional_bank(group: Sequence[Bank], reference: Bank, language: str) -> Bank | None:
     """The translation a PO file in `language` goes into where no bank says `language`
     (nor had it, `formerly:`): the one bank of the topic whose language differs from it
     in a region alone (`lang.but_for_region`: the team's `de`, the translator's tool's
     `de_DE`); None where there is none, or more than one to choose from."""
-    if any(bank.language == language or language in bank.formerly_languages for bank in group):
+    if any(claims(bank, language) for bank in group):
         return None
     found = [
         bank
