@@ -342,10 +342,9 @@ def _warn_of_formatting(reading: _Reading) -> None:
     if not notes:
         return
     kinds = sorted(set().union(*reading.reformatted.values()))
-    listed = ", ".join(map(str, notes[:8])) + (", ..." if len(notes) > 8 else "")
     reading.problems.warn(
         notes[0],
-        f"{len(notes)} note(s) ({listed}) hold formatting a bank's text does not keep "
+        f"{len(notes)} note(s) ({_listed(notes)}) hold formatting a bank's text does not keep "
         f"({', '.join(kinds)}): from the next build, learners see those fields as ankigen "
         "draws the bank's text, without it",
     )
@@ -363,13 +362,17 @@ def _warn_of_answers(reading: _Reading, answer_format: str) -> None:
     if not changed:
         return
     line, value, written = changed[0]
-    listed = ", ".join(str(n) for n, _, _ in changed[:8]) + (", ..." if len(changed) > 8 else "")
     reading.problems.warn(
         line,
-        f"{len(changed)} note(s) ({listed}) write their answer otherwise than the deck's "
-        f"{answer_format} do: the next build writes it so on learners' notes ({value!r} "
-        f"becomes {plain(written)!r})",
+        f"{len(changed)} note(s) ({_listed([n for n, _, _ in changed])}) write their "
+        f"answer otherwise than the deck's {answer_format} do: the next build writes it so "
+        f"on learners' notes ({value!r} becomes {plain(written)!r})",
     )
+
+
+def _listed(notes: list[int]) -> str:
+    """The notes' numbers, the first eight of them."""
+    return ", ".join(map(str, notes[:8])) + (", ..." if len(notes) > 8 else "")
 
 
 def _words(text: str) -> list[str]:

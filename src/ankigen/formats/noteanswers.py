@@ -117,7 +117,7 @@ def _by_labels(value: str, labels: Sequence[str], texts: Sequence[str]) -> tuple
     names = [
         word.strip("().:,")
         for word in words
-        if word.casefold() not in _CONNECTIVES and word.rstrip(",") != _REMARKED
+        if word.casefold() not in _CONNECTIVES and not _is_remark(word)
     ]
     if not names or not all(names):
         return None
@@ -126,7 +126,7 @@ def _by_labels(value: str, labels: Sequence[str], texts: Sequence[str]) -> tuple
     picked, after = _leading_labels(words, folded)
     if picked and _restated(words[after:], picked, folded, texts):
         return tuple(sorted(set(picked)))
-    rest = " ".join(word for word in words[after:] if word.rstrip(",") != _REMARKED)
+    rest = " ".join(word for word in words[after:] if not _is_remark(word))
     if len(picked) == 1 and len(texts) >= picked[0]:
         own = _folded(plain(texts[picked[0] - 1]))
         if own and _folded(rest).rstrip(" .;") == own:
@@ -140,7 +140,7 @@ def _restated(rest: list[str], picked: list[int], folded: list[str], texts: Sequ
     often does."""
     said: list[tuple[int, list[str]]] = []
     for word in rest:
-        if word.rstrip(",") == _REMARKED:
+        if _is_remark(word):
             continue
         label = word.strip("().:,").casefold()
         if word[-1] in ").:" and label in folded:
@@ -169,11 +169,11 @@ def _leading_labels(words: list[str], folded: list[str]) -> tuple[list[int], int
         if word.casefold() in _CONNECTIVES and picked:
             joined = True
             continue
-        if word.rstrip(",") == _REMARKED:
+        if _is_remark(word):
             joined = joined or word.endswith(",")
             continue
         label = word.strip("().:,").casefold()
-        closed = word[-1] in ").:," or following.rstrip(",") == _REMARKED
+        closed = word[-1] in ").:," or _is_remark(following)
         if label not in folded or not (closed or joined or following.casefold() in _CONNECTIVES):
             return picked, number
         if folded.index(label) + 1 in picked:
@@ -186,6 +186,10 @@ def _leading_labels(words: list[str], folded: list[str]) -> tuple[list[int], int
 _BRACKETS = re.compile(r"\(([^()]*)\)")
 _REMARKED = "⟦…⟧"
 """A remark in brackets, as one word."""
+
+
+def _is_remark(word: str) -> bool:
+    return word.rstrip(",") == _REMARKED
 
 
 # words by which a remark judges a label (`A (wrong), C`), in the languages of the decks
