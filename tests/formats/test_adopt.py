@@ -14,7 +14,7 @@ from click.testing import CliRunner
 
 from ankigen.apkg.notetype import NOTETYPE_NAME, TEMPLATE_NAME
 from tests.helpers import AnkiCollection, export, invoke
-from tests.support.adopt import ADDON, FIELDS, NOTES, addon_deck, adopt
+from tests.support.adopt import ADDON, FIELDS, NOTES, addon_deck, adopt, note_type
 
 
 def test_the_addons_deck_becomes_a_bank_with_its_guids_in_the_lock(
@@ -88,15 +88,11 @@ def test_other_note_types_are_read_by_the_fields_named(
 ) -> None:
     author = AnkiCollection(tmp_path / "author")
     try:
-        models = author.col.models
-        model = models.new("genanki quiz")
-        for name in ("Front", "A", "B", "C", "Correct", "Back"):
-            models.add_field(model, models.new_field(name))
-        template = models.new_template("Card 1")
-        template["qfmt"], template["afmt"] = "{{Front}}{{A}}{{B}}{{C}}", "{{Correct}}{{Back}}"
-        models.add_template(model, template)
-        models.add(model)
-        note = author.col.new_note(models.by_name("genanki quiz"))
+        fields = ("Front", "A", "B", "C", "Correct", "Back")
+        model = note_type(
+            author, "genanki quiz", fields, "{{Front}}{{A}}{{B}}{{C}}", "{{Correct}}{{Back}}"
+        )
+        note = author.col.new_note(model)
         note["Front"], note["A"], note["B"], note["C"] = "2 + 2?", "3", "<b>4</b>", "5"
         note["Correct"], note["Back"] = "2", "Count&nbsp;them."
         author.col.add_note(note, author.col.decks.id("Maths"))
@@ -131,21 +127,15 @@ def test_an_answer_that_is_a_choices_text_and_another_choices_letter_is_not_gues
     answers went wrong with no warning; each is now left for the author to say."""
     author = AnkiCollection(tmp_path / "author")
     try:
-        models = author.col.models
-        model = models.new("exam")
-        for name in ("Number", "Question", "A", "B", "C", "D", "Full"):
-            models.add_field(model, models.new_field(name))
-        template = models.new_template("Card 1")
-        template["qfmt"], template["afmt"] = "{{Question}}{{A}}{{B}}{{C}}{{D}}", "{{Full}}"
-        models.add_template(model, template)
-        models.add(model)
+        fields = ("Number", "Question", "A", "B", "C", "D", "Full")
+        model = note_type(author, "exam", fields, "{{Question}}{{A}}{{B}}{{C}}{{D}}", "{{Full}}")
         rows = [
             ("Which symbol is the field?", ("G", "X", "Y", "B"), "B"),
             ("How many?", ("2", "4", "5", "6"), "4"),
             ("Which colour?", ("red", "blue", "green", "pink"), "blue"),
         ]
         for number, (question, choices, full) in enumerate(rows, start=1):
-            note = author.col.new_note(models.by_name("exam"))
+            note = author.col.new_note(model)
             note["Number"], note["Question"], note["Full"] = f"E{number}", question, full
             for name, choice in zip("ABCD", choices, strict=True):
                 note[name] = choice
@@ -279,16 +269,10 @@ def mcq_deck(tmp_path: Path, notes: list[tuple[str, ...]]) -> Path:
     answer field, explanation, and maybe its choices (else made up from the question)."""
     author = AnkiCollection(tmp_path / "author")
     try:
-        models = author.col.models
-        model = models.new("MCQ")
-        for name in ("Question", "A", "B", "C", "D", "Ans", "Ex"):
-            models.add_field(model, models.new_field(name))
-        template = models.new_template("Card 1")
-        template["qfmt"], template["afmt"] = "{{Question}}", "{{FrontSide}}<hr>{{Ans}}{{Ex}}"
-        models.add_template(model, template)
-        models.add(model)
+        fields = ("Question", "A", "B", "C", "D", "Ans", "Ex")
+        model = note_type(author, "MCQ", fields, "{{Question}}", "{{FrontSide}}<hr>{{Ans}}{{Ex}}")
         for question, answer, explanation, *choices in notes:
-            note = author.col.new_note(models.by_name("MCQ"))  # type: ignore[arg-type]
+            note = author.col.new_note(model)
             note["Question"], note["Ans"], note["Ex"] = question, answer, explanation
             for number, letter in enumerate("ABCD"):
                 note[letter] = choices[number] if choices else f"{question} {letter}"

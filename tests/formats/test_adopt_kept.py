@@ -17,7 +17,7 @@ from click.testing import CliRunner
 
 from ankigen.apkg.kept import NAME_SUFFIX
 from tests.helpers import AnkiCollection, export, invoke, item, write_bank
-from tests.support.adopt import ADDON, GENANKI_KEPT, NOTES, adopt, build
+from tests.support.adopt import ADDON, GENANKI_KEPT, NOTES, adopt, build, note_type
 from tests.support.browser import Client, serve_cards
 
 
@@ -427,16 +427,10 @@ def test_a_kept_note_type_without_an_explanation_field_asks_no_explanation(
     item read where none was asked is not reused where one is."""
     author = AnkiCollection(tmp_path / "author")
     try:
-        models = author.col.models
-        model = models.new("exam")
-        for name in ("Question", "A", "B", "C", "Answer"):
-            models.add_field(model, models.new_field(name))
-        template = models.new_template("Card 1")
-        template["qfmt"], template["afmt"] = "{{Question}}{{A}}{{B}}{{C}}", "{{Answer}}"
-        models.add_template(model, template)
-        models.add(model)
+        fields = ("Question", "A", "B", "C", "Answer")
+        model = note_type(author, "exam", fields, "{{Question}}{{A}}{{B}}{{C}}", "{{Answer}}")
         for number, answer in enumerate(("A", "C"), start=1):
-            note = author.col.new_note(models.by_name("exam"))
+            note = author.col.new_note(model)
             note["Question"], note["Answer"] = f"Question {number}?", answer
             note["A"], note["B"], note["C"] = f"a{number}", f"b{number}", f"c{number}"
             author.col.add_note(note, author.col.decks.id("Exam"))

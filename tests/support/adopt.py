@@ -4,7 +4,9 @@ bank keeps it (`anki_notetype:`)."""
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from click.testing import CliRunner
 
@@ -25,6 +27,22 @@ NOTES = [
     ("Judge each one", "0", ["light is a wave", "sound in vacuum", "g ~ 9.8", "ice sinks"],
      "1 0 1 0", "Sound needs a medium."),
 ]  # fmt: skip
+
+
+def note_type(
+    collection: AnkiCollection, name: str, fields: Sequence[str], front: str, back: str
+) -> Any:
+    """A hand-made note type of one card, `Card 1`, added to the collection, as a deck's
+    author makes one in Anki's note type editor."""
+    models = collection.col.models
+    model = models.new(name)
+    for field in fields:
+        models.add_field(model, models.new_field(field))
+    template = models.new_template("Card 1")
+    template["qfmt"], template["afmt"] = front, back
+    models.add_template(model, template)
+    models.add(model)
+    return models.by_name(name)
 
 
 def addon_deck(collection: AnkiCollection, path: Path, deck: str = "Physics") -> Path:
