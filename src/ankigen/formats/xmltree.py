@@ -45,8 +45,10 @@ class Node:
         return (text.content if text is not None else node.content).strip()
 
 
-# expat's words for a document that stops before its end
-_CUT_SHORT = ("no element found", "unclosed token", "unclosed CDATA section")
+# expat's words for a document that stops before its end; and for a CDATA section no
+# `]]>` closes, said at the end too, though it is mostly a `]]>` mistyped
+_CUT_SHORT = ("no element found", "unclosed token")
+_UNCLOSED_CDATA = "unclosed CDATA section"
 
 
 def _unclosed_cdata_line(data: bytes) -> int | None:
@@ -63,7 +65,7 @@ def _unclosed_cdata_line(data: bytes) -> int | None:
 def _not_well_formed(error: xml.sax.SAXParseException) -> str:
     """What expat found, where in the line, and what usually causes it."""
     message = error.getMessage()
-    if message == "unclosed CDATA section":
+    if message == _UNCLOSED_CDATA:
         return (
             "a CDATA section is not closed: no ']]>' after this '<![CDATA[' (or the file is "
             "cut short)"
@@ -136,7 +138,7 @@ def parse_xml(path: str, data: bytes) -> Node:
         ) from None
     except xml.sax.SAXParseException as error:
         line = error.getLineNumber() or 1
-        if error.getMessage() == "unclosed CDATA section":  # expat says so at the end
+        if error.getMessage() == _UNCLOSED_CDATA:  # expat says so at the end
             line = _unclosed_cdata_line(data) or line
         raise fatal(path, line, _not_well_formed(error)) from None
     except (LookupError, ValueError):  # UnicodeError too: an encoding expat can't read
