@@ -144,8 +144,15 @@ def test_no_worker_outlives_a_build_killed_with_sigkill(tmp_path: Path, spawn: b
             others = [command_line(pid) for pid in marked(mark) if pid != running.pid]
             return [line for line in others if "resource_tracker" not in line]
 
-        worked = wait_for(lambda: workers() != [], 120)
-        kinds = workers()
+        # a spawned worker shows the command's own command line between its fork and its
+        # exec: wait until the ones seen are what they will stay (forked ones never exec)
+        kinds: list[str] = []
+
+        def settled() -> bool:
+            kinds[:] = workers()
+            return kinds != [] and (not spawn or all("spawn_main" in line for line in kinds))
+
+        worked = wait_for(settled, 120)
         os.kill(running.pid, signal.SIGKILL)
         # not `communicate`: a worker left running would hold its output open
         running.wait(60)
