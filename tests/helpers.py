@@ -7,7 +7,9 @@ import os
 import re
 import subprocess
 import sys
+import time
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -246,3 +248,11 @@ def edit(collection: AnkiCollection, item: str, **fields: str) -> None:
     for name, value in fields.items():
         note[name] = value
     collection.col.update_note(note)
+
+
+def until(condition: Callable[[], object], what: str, seconds: float = 15) -> None:
+    """Wait for `condition` to hold, failing with `what` after `seconds`."""
+    deadline = time.monotonic() + seconds
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
+        time.sleep(0.02)

@@ -12,16 +12,15 @@ import socket
 import subprocess
 import sys
 import threading
-import time
 import urllib.parse
 import urllib.request
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.helpers import item, write_bank
+from tests.helpers import item, until, write_bank
 
 
 @pytest.fixture
@@ -255,14 +254,6 @@ def test_a_save_identifies_the_language_of_the_changed_texts_only(
     assert asked, "the edited question is judged again"
     # the edited item's texts (its verdict is its texts' together), no other item's
     assert all("worker 3 hold" in text or "q3" in text for text in asked), asked
-
-
-def until(condition: Callable[[], object], what: str, seconds: float = 15) -> None:
-    """Wait for `condition` to hold, failing with `what` after `seconds`."""
-    deadline = time.monotonic() + seconds
-    while not condition():
-        assert time.monotonic() < deadline, f"not within {seconds} s: {what}"
-        time.sleep(0.02)
 
 
 def test_the_watch_survives_the_banks_folder_going_away(
