@@ -12,6 +12,10 @@ import time
 import zipfile
 from pathlib import Path
 
+import pytest
+
+from ankigen.checks.incremental import LONE_BANK_FOR_A_WORKER
+from ankigen.core.parallel import MIN_PARALLEL_BYTES, workers
 from tests.helpers import item, write_bank
 
 TOPICS = [f"t{n}" for n in range(4)]
@@ -113,3 +117,38 @@ def test_without_a_place_to_keep_the_cache_key_builds_still_work(tmp_path: Path)
     assert run_build(project, env).wait(timeout=WAIT) == 0
     assert digests(project / "out") == packages
     assert not (not_a_folder.parent / "cache").exists()
+
+
+def test_an_edit_finishes_when_no_bank_cache_entry_can_be_used(tmp_path: Path) -> None:
+    """Entries a build cannot vouch for (emptied by a power cut, or signed with another
+    key where the home is read-only) are checked again, after the edited bank, in the
+    one worker forked for it. Each bank and each result is larger than a pipe holds: the
+    build hung there for ever, its threads waiting for each other (`core.forked`)."""
+    if workers() < 2:
+        pytest.skip("a build starts workers only with two cores or more")
+    project = tmp_path / "p"
+    long = " ".join(["a longer explanation"] * 8)
+
+    def bank(topic: str, version: str = "v") -> None:
+        write_bank(
+            project / "banks",
+            topic,
+            items=[item(f"i{n}", explanation=f"{version} {long} {n}.") for n in range(1200)],
+        )
+
+    for topic in TOPICS:
+        bank(topic)
+    sizes = [path.stat().st_size for path in (project / "banks").rglob("*.yaml")]
+    # the build's own thresholds: a worker of its own for the edited bank, workers at all
+    assert min(sizes) >= LONE_BANK_FOR_A_WORKER and sum(sizes) >= MIN_PARALLEL_BYTES
+    assert run_build(project).wait(timeout=WAIT) == 0
+    for entry in (project / "out" / ".ankigen-banks").glob("*.json"):
+        entry.write_bytes(b"")
+    bank(TOPICS[0], "edited")
+    build = run_build(project)
+    try:
+        assert build.wait(timeout=120) == 0
+    finally:
+        build.kill()  # with its workers: a hung build is not left behind
+    with zipfile.ZipFile(project / "out" / f"{TOPICS[0]}.en.apkg") as package:
+        assert b"edited a longer explanation" in package.read("collection.anki2")

@@ -4,13 +4,18 @@ nothing is printed twice and no process is left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
+import threading
 from collections.abc import Iterator
+from concurrent.futures import Future
+from pathlib import Path
 
 import pytest
 
 from ankigen.core.forked import ForkedWorker, WorkerDied, after_result
-from tests.helpers import run_probe
+from tests.helpers import run_probe, until
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="forks only where it can")
 
@@ -140,3 +145,50 @@ def test_work_after_a_result_runs_once_it_has_left_and_before_the_next_task() ->
         os.close(read_end)
         os.close(write_end)
         _signal.clear()
+
+
+def released_by(gate: int) -> str:
+    os.read(gate, 1)
+    return "first"
+
+
+def large(size: int) -> bytes:
+    return b"r" * size
+
+
+def writing_to_a_pipe(thread_id: int) -> bool:
+    """Whether the thread is blocked writing to a full pipe, as the kernel says."""
+    return "pipe_write" in Path(f"/proc/self/task/{thread_id}/wchan").read_text()
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a thread's state in /proc")
+def test_a_large_task_sent_while_a_large_result_comes_back_does_not_deadlock() -> None:
+    """A task larger than the pipe holds is written while the worker is still busy; the
+    worker then finishes one task and writes a result larger than the pipe holds. The
+    result must be read while the task is still being written: a build whose bank cache
+    held no usable entry hung for ever there (the results' reader waited for the lock
+    the task's sender held, the sender for the worker, the worker for the reader)."""
+    gate_out, gate_in = os.pipe()
+    worker = ForkedWorker(_started, released_by, gate_out)
+    try:
+        second = worker.submit(large, 1 << 20)
+        sender: list[int] = []
+        third: list[Future[int]] = []
+
+        def send() -> None:
+            sender.append(threading.get_native_id())
+            third.append(worker.submit(len, b"t" * (4 << 20)))
+
+        threading.Thread(target=send, daemon=True).start()
+        until(lambda: sender and writing_to_a_pipe(sender[0]), "the large task is being written")
+        os.write(gate_in, b"go")
+        assert worker.first_result.result(timeout=30) == "first"
+        assert second.result(timeout=30) == b"r" * (1 << 20)
+        until(lambda: third, "the large task is sent", seconds=30)
+        assert third[0].result(timeout=30) == 4 << 20
+    finally:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(worker.pid, signal.SIGKILL)  # a deadlocked worker is not left behind
+        worker.shutdown(wait=False, cancel_futures=True)
+        os.close(gate_in)
+        os.close(gate_out)

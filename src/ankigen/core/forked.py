@@ -96,6 +96,9 @@ class ForkedWorker:
         self.first_result: Future[Any] = Future()
         self._pending: deque[Future[Any]] = deque([self.first_result])
         self._lock = threading.Lock()
+        """Held while the futures waiting for results change."""
+        self._sending = threading.Lock()
+        """Held while a task is written, and while the tasks' pipe is closed."""
         self._closed = False
         self._reader = threading.Thread(target=self._read, name="ankigen-results", daemon=True)
         self._reader.start()
@@ -105,15 +108,24 @@ class ForkedWorker:
 
         future: Future[R] = Future()
         message = pickle.dumps((fn, args), protocol=pickle.HIGHEST_PROTOCOL)
-        with self._lock:
-            if self._closed:
-                raise RuntimeError("cannot schedule new futures after shutdown")
+        # the tasks leave in the order their futures are queued; a task is written
+        # without the lock the reader takes for each result: a task larger than the pipe
+        # holds waits for the worker to read it, and the worker may be writing a result
+        # larger than the pipe holds first (the three waited for each other for ever)
+        with self._sending:
+            with self._lock:
+                if self._closed:
+                    raise RuntimeError("cannot schedule new futures after shutdown")
+                self._pending.append(future)  # before its task: its result cannot come first
             try:
                 _write_message(self._tasks, message)
-            except OSError:  # the worker is gone
-                future.set_exception(WorkerDied("the worker process has ended"))
-            else:  # here, where the reader takes it: the result cannot come before
-                self._pending.append(future)
+            except OSError:  # the worker is gone; the results it gave are still read
+                with self._lock:
+                    ours = future in self._pending  # else the reader has failed it
+                    if ours:
+                        self._pending.remove(future)
+                if ours and future.set_running_or_notify_cancel():
+                    future.set_exception(WorkerDied("the worker process has ended"))
         return future
 
     def _read(self) -> None:
@@ -147,11 +159,11 @@ class ForkedWorker:
         """No more tasks: the worker ends once it has given the results of those sent. With
         `cancel_futures`, the results not in yet are not waited for by anyone."""
         with self._lock:
-            if not self._closed:
-                self._closed = True
-                with contextlib.suppress(OSError):
-                    self._tasks.close()
+            closing, self._closed = not self._closed, True
             pending = list(self._pending) if cancel_futures else []
+        if closing:
+            with self._sending, contextlib.suppress(OSError):
+                self._tasks.close()
         for future in pending:
             future.cancel()
         if wait:
