@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import sys
 import threading
 import time
+import traceback
 
 import pytest
 
@@ -23,6 +25,15 @@ def with_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(ankigen.checks.incremental, "LONE_BANK_FOR_A_WORKER", 0)
     deadline = time.monotonic() + 60
     while threading.active_count() > 1:
-        others = [t.name for t in threading.enumerate() if t is not threading.current_thread()]
-        assert time.monotonic() < deadline, f"threads of an earlier build still run: {others}"
+        assert time.monotonic() < deadline, f"threads of an earlier build still run:\n{_stacks()}"
         time.sleep(0.01)
+
+
+def _stacks() -> str:
+    """Where each other thread is: a thread that never ends is found where it waits."""
+    frames = sys._current_frames()
+    return "".join(
+        f"--- {thread.name}\n" + "".join(traceback.format_stack(frames[thread.ident]))
+        for thread in threading.enumerate()
+        if thread is not threading.current_thread() and thread.ident in frames
+    )
