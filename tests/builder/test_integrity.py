@@ -594,3 +594,34 @@ def test_a_build_cache_made_elsewhere_cannot_pass_a_package_for_up_to_date(
     )
     write_build_cache(cache_path, cache)
     assert invoke(runner, "build").stdout.startswith("up to date out/demo.en.apkg")
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="reads a file by its descriptor")
+def test_a_build_syncs_what_it_ships_and_not_its_caches(
+    project: Path, runner: CliRunner, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/safety.md: the packages, the lock and the record of issued times are on disk
+    before they take their places; the caches, checked whenever read, are not waited for."""
+    synced: set[bytes] = set()
+    fsync = os.fsync
+
+    def noting(fd: int) -> None:
+        opened = Path(f"/proc/self/fd/{fd}")
+        if opened.resolve().is_file():
+            synced.add(opened.read_bytes())
+        fsync(fd)
+
+    monkeypatch.setattr(os, "fsync", noting)
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    assert invoke(runner, "build").exit_code == 0
+    out = project / "out"
+    shipped = [
+        out / "demo.en.apkg",
+        project / "banks" / "ankigen.lock",
+        out / ".ankigen-issued.json",
+    ]
+    caches = [out / ".ankigen-cache.json", out / ".ankigen-replay.json"]
+    caches += list((out / ".ankigen-banks").iterdir())
+    assert len(caches) >= 3
+    assert [path.name for path in shipped if path.read_bytes() not in synced] == []
+    assert [path.name for path in caches if path.read_bytes() in synced] == []

@@ -56,7 +56,7 @@ from ankigen.builder.result import (
 )
 from ankigen.checks import cache_entry
 from ankigen.checks.bankcache import BankCache
-from ankigen.core.atomic import Commit, remove_stale_temporaries, write_atomic
+from ankigen.core.atomic import Commit, remove_stale_temporaries, write_cache
 from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.core.parallel import Pool, parallel_map
 from ankigen.identity.issued import Issued
@@ -430,7 +430,7 @@ def _commit(build: _Build) -> BuildResult:
     # only a cache, written once the packages and the lock are in place: if it cannot be
     # (a folder where it should be), the next build is a real one
     with contextlib.suppress(OutputError):
-        write_atomic(cache.path, cache.to_bytes())
+        write_cache(cache.path, cache.to_bytes())
     unchanged = cache.last_result() if inputs.whole_folder else None
     if unchanged is None:
         return result

@@ -33,7 +33,7 @@ from ankigen.builder.result import BANK_CACHE, CACHE_NAME, BuildResult, Progress
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.incremental import check_outlines
 from ankigen.checks.translation import sources_for
-from ankigen.core.atomic import write_atomic
+from ankigen.core.atomic import write_cache
 from ankigen.core.errors import Diagnostic, InvalidBanks, OutputError
 from ankigen.core.folderlock import exclusive
 from ankigen.core.parallel import worker_pool
@@ -213,7 +213,7 @@ def _last_result(
         if by_status != cache.banks:
             cache.banks = by_status
             with contextlib.suppress(OutputError):
-                write_atomic(cache.path, cache.to_bytes())
+                write_cache(cache.path, cache.to_bytes())
         if not read.whole_folder:
             return result
         files = (

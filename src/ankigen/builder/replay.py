@@ -123,8 +123,8 @@ def _checked(entry: list[object], taken: int) -> list[object] | None:
 
 def _write(out_dir: str, body: dict[str, object]) -> None:
     # here, not above: only a build that recorded, or a status that settled, writes
-    from ankigen.core.atomic import write_atomic
+    from ankigen.core.atomic import write_cache
     from ankigen.core.errors import OutputError
 
     with contextlib.suppress(OutputError):  # only saves time: the next build records again
-        write_atomic(Path(out_dir, REPLAY_NAME), signed_record(body))
+        write_cache(Path(out_dir, REPLAY_NAME), signed_record(body))

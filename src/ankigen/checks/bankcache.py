@@ -42,7 +42,7 @@ from ankigen.checks.parity import parity
 from ankigen.checks.rules import load_and_check
 from ankigen.checks.verdicts import NAME as VERDICTS_NAME
 from ankigen.checks.verdicts import Verdicts
-from ankigen.core.atomic import write_atomic
+from ankigen.core.atomic import write_cache
 from ankigen.core.errors import Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
 from ankigen.core.secret import cache_key, json_mac
@@ -304,7 +304,7 @@ class BankCache:
             self.entry(source)  # come by now, or made here
         for name, data in self.pending.items():
             with contextlib.suppress(OutputError):
-                write_atomic(self.folder / name, data)
+                write_cache(self.folder / name, data)
         self.pending.clear()
         self.verdicts.save()
         self.used.add(ACROSS_NAME)
@@ -312,7 +312,7 @@ class BankCache:
             pairs = {key: _dump_diagnostics(found) for key, found in self.across_used.items()}
             kept = {"version": [__version__, FORMAT], "pairs": pairs, "mac": json_mac(pairs)}
             with contextlib.suppress(OutputError):
-                write_atomic(self.folder / ACROSS_NAME, json.dumps(kept).encode())
+                write_cache(self.folder / ACROSS_NAME, json.dumps(kept).encode())
         if self.folder.is_dir():
             for entry in self.folder.glob("*.json"):
                 if entry.name not in self.used and not entry.is_dir():

@@ -18,7 +18,7 @@ import os
 from collections.abc import Mapping
 from pathlib import Path
 
-from ankigen.core.atomic import write_atomic
+from ankigen.core.atomic import write_cache
 from ankigen.core.errors import OutputError
 from ankigen.core.secret import signed_record, verified_record
 from ankigen.text import langid
@@ -86,5 +86,5 @@ class Verdicts:
         kept.update(self.learned)
         newest = [list(pair) for pair in list(kept.items())[-MAX_KEPT:]]
         with contextlib.suppress(OutputError):
-            write_atomic(self.path, signed_record({"verdicts": newest}))
+            write_cache(self.path, signed_record({"verdicts": newest}))
         self.learned = {}

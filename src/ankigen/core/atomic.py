@@ -17,8 +17,22 @@ TEMP_PREFIX = ".ankigen-tmp-"
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace `path` with `data`: a reader sees the old file or the new one, never a part."""
+    _replace_one(path, data, synced=True)
+
+
+def write_cache(path: Path, data: bytes) -> None:
+    """Replace a cache's file with `data`, as `write_atomic` does, without waiting for the
+    disk: a cache only saves time, and its reader refuses what it cannot vouch for (a
+    file a power cut left empty, or old), so the next build does the work again. Each
+    file synced costs a build two waits for the disk, for a file and its folder (eight
+    a build after one edit, as many as its packages, lock and record of issued times
+    need)."""
+    _replace_one(path, data, synced=False)
+
+
+def _replace_one(path: Path, data: bytes, synced: bool) -> None:
     try:
-        replace_files([(path, data, 0o644, None)])
+        replace_files([(path, data, 0o644, None)], synced)
     except OSError as exc:
         raise OutputError(f"{exc.filename or path}: cannot write: {exc.strerror or exc}") from None
 
@@ -27,19 +41,19 @@ NewFile = tuple[Path, bytes, int, tuple[int, int] | None]
 """A file for `replace_files`: its path, content, mode and owner (None: the process's)."""
 
 
-def replace_files(files: Sequence[NewFile]) -> None:
+def replace_files(files: Sequence[NewFile], synced: bool = True) -> None:
     """Several files replaced as one step, as `Commit` does for a build, raising OSError
-    whose `filename` is the target's: each is written and synced beside its target, with
-    its mode (and owner, where the process may give it away: a user's file keeps its
-    own, `userfile`) set before it takes the file's place; then all are renamed into
-    place with Ctrl-C held back. A Ctrl-C, or a rename that fails, leaves all of them as
-    they were or all new, and no temporary file; SIGKILL between two renames leaves
-    each one old or new."""
+    whose `filename` is the target's: each is written beside its target, and synced
+    unless a cache's (`write_cache`), with its mode (and owner, where the process may
+    give it away: a user's file keeps its own, `userfile`) set before it takes the
+    file's place; then all are renamed into place with Ctrl-C held back. A Ctrl-C, or
+    a rename that fails, leaves all of them as they were or all new, and no temporary
+    file; SIGKILL between two renames leaves each one old or new."""
     staged: list[str] = []
     current = Path()
     try:
         for current, data, mode, owner in files:
-            tmp_name = _stage(current, data, mode, staged.append)
+            tmp_name = _stage(current, data, mode, staged.append, synced)
             if owner is not None:
                 with contextlib.suppress(OSError):  # only root may give a file away
                     os.chown(tmp_name, *owner)
@@ -57,8 +71,9 @@ def replace_files(files: Sequence[NewFile]) -> None:
         for tmp_name in staged:
             with contextlib.suppress(OSError):
                 os.unlink(tmp_name)
-    for directory in {path.parent for path, *_ in files}:
-        _fsync_dir(directory)
+    if synced:
+        for directory in {path.parent for path, *_ in files}:
+            _fsync_dir(directory)
 
 
 class Commit:
@@ -184,10 +199,12 @@ def _put_back(target: Path, old: str | None) -> bool:
     return True
 
 
-def _stage(path: Path, data: bytes, mode: int, keep: Callable[[str], None]) -> str:
-    """A temporary file beside `path` holding `data`, synced. `keep` is told its name as
-    soon as it exists, with Ctrl-C held back until it knows: the caller deletes it,
-    whatever happens next, and no interrupt can fall between the two."""
+def _stage(
+    path: Path, data: bytes, mode: int, keep: Callable[[str], None], synced: bool = True
+) -> str:
+    """A temporary file beside `path` holding `data`, synced if `synced`. `keep` is told
+    its name as soon as it exists, with Ctrl-C held back until it knows: the caller
+    deletes it, whatever happens next, and no interrupt can fall between the two."""
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile
 
@@ -196,8 +213,9 @@ def _stage(path: Path, data: bytes, mode: int, keep: Callable[[str], None]) -> s
         keep(tmp_name)
     with os.fdopen(fd, "wb") as handle:
         handle.write(data)
-        handle.flush()
-        os.fsync(handle.fileno())
+        if synced:
+            handle.flush()
+            os.fsync(handle.fileno())
     os.chmod(tmp_name, mode)
     return tmp_name
 

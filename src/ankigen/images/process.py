@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from ankigen.bank.folder import settled
 from ankigen.bank.model import IMAGE_FIELDS
-from ankigen.core.atomic import write_atomic
+from ankigen.core.atomic import write_cache
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
 from ankigen.images.settings import Settings
@@ -262,7 +262,7 @@ class ImageCache:
     def put(self, key: str, processed: Processed) -> None:
 
         if self.folder is not None:
-            write_atomic(self.folder / f"{key}--{processed.name}", processed.data)
+            write_cache(self.folder / f"{key}--{processed.name}", processed.data)
 
 
 @dataclass(frozen=True)
