@@ -52,6 +52,38 @@ def test_errors_fail_and_are_sorted_with_a_summary(project: Path, runner: CliRun
     )
 
 
+@pytest.mark.parametrize(
+    ("lock", "said"),
+    [
+        (
+            '{\n<<<<<<< HEAD\n "version": 2\n=======\n>>>>>>> theirs\n}\n',
+            "banks/ankigen.lock:2: error: the lock file holds git merge conflict markers",
+        ),
+        ("{", "banks/ankigen.lock: error: the lock file is damaged"),
+        ('{"version": 99}', "banks/ankigen.lock: error: lock file version 99 is not one"),
+        (
+            '{"version": 2, "decks": {"demo.en": {"name": "d", "path": "demo/en.yaml", '
+            '"created": 1700000000, "items": {"one": ["h", 1700000000, "not a guid!"]}}}}',
+            "banks/ankigen.lock:1: error: item 'one': 'not a guid!' is not a GUID",
+        ),
+    ],
+)
+def test_a_lock_that_build_refuses_is_an_error_of_lint(
+    project: Path, runner: CliRunner, lock: str, said: str
+) -> None:
+    """A commit hook or CI running `lint` learns what `build` would stop at: a lock
+    left with merge conflict markers after a merge of two branches' builds."""
+    write_bank(project / "banks")
+    (project / "banks" / "ankigen.lock").write_text(lock, encoding="utf-8")
+    built = invoke(runner, "build")
+    linted = invoke(runner, "lint")
+    assert (built.exit_code, linted.exit_code) == (1, 1)
+    assert linted.output.startswith(said), linted.output
+    assert linted.output.endswith("1 error, 0 warnings in 1 bank\n")
+    message = said.split(": error: ")[1]
+    assert message in built.output
+
+
 def test_warnings_pass_unless_strict(project: Path, runner: CliRunner) -> None:
     write_bank(
         project / "banks",

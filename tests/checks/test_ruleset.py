@@ -124,6 +124,10 @@ CASES: dict[str, dict[str, str | bytes]] = {
         "demo/en.yaml": bank(items(1)),
         "ankigen.toml": 'media = "/elsewhere"\n',
     },
+    "ankigen/lock-file": {
+        "demo/en.yaml": bank(items(1)),
+        "ankigen.lock": '{\n<<<<<<< HEAD\n "version": 2\n=======\n>>>>>>> theirs\n}\n',
+    },
     "ankigen/image-alt": {"demo/en.yaml": bank(items(1, image="nothere.png"))},
     "ankigen/file-unreadable": {"demo/en.yaml": bank(items(1)), "demo/de.yaml/x": ""},
     "ankigen/kept-notetype": {"demo/en.yaml": bank(items(1), head="anki_notetype: {}\n")},

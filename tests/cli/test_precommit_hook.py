@@ -76,3 +76,15 @@ def test_a_bad_bank_fails_the_hook_and_a_good_one_passes(tmp_path: Path) -> None
     skipped = hook()
     assert skipped.returncode == 0, skipped.stdout + skipped.stderr
     assert "Skipped" in skipped.stdout
+
+    # a lock left with git's merge conflict markers, staged alone, fails it as the build would
+    git(project, "checkout", "--", "banks")
+    (project / "banks" / "ankigen.lock").write_text(
+        '{\n<<<<<<< HEAD\n "version": 2\n=======\n "version": 2\n>>>>>>> theirs\n}\n', "utf-8"
+    )
+    git(project, "add", "banks/ankigen.lock")
+    conflicted = hook()
+    assert conflicted.returncode == 1, conflicted.stdout + conflicted.stderr
+    assert "banks/ankigen.lock:2: error: the lock file holds git merge conflict markers" in (
+        conflicted.stdout
+    )

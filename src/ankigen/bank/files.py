@@ -271,7 +271,9 @@ def read_lock_bytes(path: Path) -> bytes | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        raise LockError(f"{path}: cannot read the lock file: {exc.strerror}") from None
+        raise LockError.at(
+            shown_path(path), 0, f"cannot read the lock file: {exc.strerror}"
+        ) from None
 
 
 def read_project_bytes(banks_dir: Path) -> bytes | None:

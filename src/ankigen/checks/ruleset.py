@@ -208,6 +208,12 @@ RULES: tuple[Rule, ...] = (
         r"^(media|topics|tags|reference) ",
     ),
     Rule(
+        "ankigen/lock-file",
+        "a lock file build refuses: damaged, with merge conflict markers, another version's, "
+        "or holding an impossible time",
+        r"the lock file|^lock file version",
+    ),
+    Rule(
         "ankigen/image-alt",
         "an image without alternative text for screen readers",
         r"describe it for screen readers",

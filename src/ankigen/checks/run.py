@@ -7,7 +7,15 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ankigen.bank.files import Source, find_banks, read_files, read_sources
+from ankigen.bank.files import (
+    Source,
+    find_banks,
+    read_files,
+    read_lock_bytes,
+    read_sources,
+    shown_path,
+)
+from ankigen.bank.folder import LOCK_NAME
 from ankigen.bank.model import Bank, Outline
 from ankigen.bank.project import load_project
 from ankigen.bank.workspace import default_media_dir
@@ -19,8 +27,9 @@ from ankigen.checks.incremental import (
     _Result,
     broken_parts,
 )
-from ankigen.core.errors import Diagnostic, InvalidBanks
+from ankigen.core.errors import Diagnostic, InvalidBanks, LockError
 from ankigen.core.parallel import Pool
+from ankigen.identity.lockfile import lock_problems
 from ankigen.images.process import check, image_refs
 
 
@@ -138,9 +147,10 @@ class Linted:
 
 def lint(banks_dir: Path, media: Path | None = None) -> Linted:
     """Every bank of the folder checked, images included; unusable files and problems
-    with the project file count as errors."""
+    with the project file or the lock count as errors: `build` refuses to run with any."""
     paths, unusable = find_banks(banks_dir)
     project, problems = load_project(banks_dir)
+    problems = [*problems, *_lock_problems(banks_dir / LOCK_NAME)]
     checked = check_paths(
         paths,
         media or default_media_dir(banks_dir, project),
@@ -150,3 +160,13 @@ def lint(banks_dir: Path, media: Path | None = None) -> Linted:
     diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
     errors = checked.errors + len(unusable) + len(problems)
     return Linted(tuple(diagnostics), errors, checked.warnings, len(paths))
+
+
+def _lock_problems(path: Path) -> list[Diagnostic]:
+    """What `build` refuses in the lock (damaged, merge conflict markers left in it,
+    another version's, an impossible time), for a commit hook or CI to see before."""
+    try:
+        raw = read_lock_bytes(path)
+    except LockError as exc:
+        return [exc.problem] if exc.problem else []
+    return lock_problems(shown_path(path), raw)

@@ -66,6 +66,18 @@ class InvalidBanks(AnkigenError):
 class LockError(AnkigenError):
     """The lock file is unreadable, damaged or from an unknown version."""
 
+    def __init__(self, message: str, problem: Diagnostic | None = None) -> None:
+        super().__init__(message)
+        self.problem = problem
+        """The same as a problem at a line of the lock, as `lint` reports it, where it
+        was made so (`at`)."""
+
+    @classmethod
+    def at(cls, path: str, line: int, message: str) -> LockError:
+        """The error `message` at `line` of the lock at `path` (0: the whole file)."""
+        problem = Diagnostic(path, line, "error", message)
+        return cls(f"{path}:{line}: {message}" if line else f"{path}: {message}", problem)
+
 
 class OutputError(AnkigenError):
     """A package or the lock file could not be written."""

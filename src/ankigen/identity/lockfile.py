@@ -151,17 +151,29 @@ CONFLICT_MARKERS = (b"<<<<<<< ", b"=======", b">>>>>>> ")
 def _damaged(shown: str, raw: bytes = b"") -> LockError:
     for number, line in enumerate(raw.splitlines(), start=1):
         if line.startswith(CONFLICT_MARKERS):
-            return LockError(
-                f"{shown}:{number}: the lock file holds git merge conflict markers "
+            return LockError.at(
+                shown,
+                number,
+                "the lock file holds git merge conflict markers "
                 "(<<<<<<<, =======, >>>>>>>). Either fix is safe: take one side whole "
                 f"(git checkout --ours {shown}, or --theirs) or delete the lock, then build "
                 "again: the build takes every time ever issued from git history and the "
-                "output folder, so no learner's note goes back in time"
+                "output folder, so no learner's note goes back in time",
             )
-    return LockError(
-        f"{shown}: the lock file is damaged; restore it from version control, or delete it "
-        "and build again (times already issued are found in git history and the output folder)"
+    return LockError.at(
+        shown,
+        0,
+        "the lock file is damaged; restore it from version control, or delete it and build "
+        "again (times already issued are found in git history and the output folder)",
     )
+
+
+def lock_problems(shown: str, raw: bytes | None) -> list[Diagnostic]:
+    """What a build refuses in the lock read from `shown`, as `lint` reports problems."""
+    try:
+        return parse_lock(shown, raw)[1]
+    except LockError as exc:
+        return [exc.problem or Diagnostic(shown, 0, "error", str(exc))]
 
 
 def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
@@ -176,9 +188,11 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         raise _damaged(shown, raw)
     # `type(...) is int`: JSON's true would otherwise pass as version 1
     if type(data.get("version")) is not int or data["version"] not in READABLE_VERSIONS:
-        raise LockError(
-            f"{shown}: lock file version {data.get('version')!r} is not one this ankigen "
-            f"reads ({', '.join(map(str, READABLE_VERSIONS))}); it was written by another ankigen"
+        raise LockError.at(
+            shown,
+            0,
+            f"lock file version {data.get('version')!r} is not one this ankigen reads "
+            f"({', '.join(map(str, READABLE_VERSIONS))}); it was written by another ankigen",
         )
     reader = _LockReader(shown, raw)
     try:
@@ -233,7 +247,12 @@ class _LockReader:
             entry.items[item_id] = Stamp(_text(value[0]), mtime)
             guid = value[2] if len(value) == 3 else note_guid(topic, language, item_id)
             if not isinstance(guid, str) or not GUID.fullmatch(guid):
-                self.problem(item_id, key, f"item {item_id!r}: {guid!r} is not a GUID")
+                self.problem(
+                    item_id,
+                    key,
+                    f"item {item_id!r}: {guid!r} is not a GUID; restore the lock file from "
+                    "version control",
+                )
             entry.guids[item_id] = str(guid)
         return entry
 
