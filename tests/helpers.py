@@ -32,11 +32,18 @@ DATA = TESTS / "data"
 SHARED = REPO.parent / "shared"
 
 
-def run_probe(code: str) -> subprocess.CompletedProcess[str]:
-    """`python -c code` with this checkout's ankigen, its output captured as text."""
+def run_probe(code: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`python -c code` with this checkout's ankigen, its output captured as text; a
+    probe that hangs (or whose worker processes keep its output open) fails after
+    `timeout` seconds instead of holding up the suite."""
     env = {**os.environ, "PYTHONPATH": str(SRC)}
     return subprocess.run(
-        [sys.executable, "-c", code], env=env, capture_output=True, text=True, check=False
+        [sys.executable, "-c", code],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
     )
 
 
