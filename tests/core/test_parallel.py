@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from ankigen.core.parallel import Pool, parallel_map
+from tests.helpers import run_probe
 
 WAIT = 60  # seconds before a test gives up on a file another process should write
 
@@ -412,3 +413,100 @@ def test_fed_is_set_when_the_map_fails_or_runs_here(pool: Pool) -> None:
         list(results)
     here = threading.Event()
     assert list(parallel_map(abs, [-1], None, fed=here)) == [1] and here.is_set()
+
+
+STOP_WHILE_SENDING = """
+import os, signal, threading
+from pathlib import Path
+from ankigen.core.parallel import Pool, parallel_map
+
+class Stopped(Exception):
+    pass
+
+def stop(number, frame):
+    raise Stopped()
+
+gate_out, gate_in = os.pipe()
+
+def held(number):
+    if number == 0:  # in the worker: busy until the probe lets it go, or has ended
+        os.close(gate_in)
+        os.read(gate_out, 1)
+    return number
+
+def sending_blocked(thread_id):
+    return "pipe_write" in Path(f"/proc/self/task/{thread_id}/wchan").read_text()
+
+def stop_then_release(main_id):
+    while not sending_blocked(main_id):
+        pass
+    os.kill(os.getpid(), signal.SIGTERM)
+    os.write(gate_in, b"go")
+
+signal.signal(signal.SIGTERM, stop)
+pool = Pool(1, fork=True)
+busy = parallel_map(held, [0, 1], pool)  # the worker takes 0 and waits
+threading.Thread(target=stop_then_release, args=(threading.get_native_id(),)).start()
+try:
+    list(parallel_map(len, [b"x" * (4 << 20), b"y"], pool))  # more than a pipe holds
+    print("not stopped")
+except Stopped:
+    print("stopped")
+os._exit(0)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self/task").is_dir(), reason="reads a thread's state in /proc")
+def test_a_stop_while_a_task_waits_for_a_busy_worker_is_not_lost() -> None:
+    """Ctrl-C and SIGTERM are ignored while a map starts the workers (they start ignoring
+    them), not while it sends a task to workers already started: a build whose second
+    round of checks waited there for its busy worker ran to its end after a SIGTERM."""
+    probe = run_probe(STOP_WHILE_SENDING)
+    assert probe.stdout.strip() == "stopped", probe.stderr
+
+
+HELD_THEN_TAKEN = """
+import os, signal
+from ankigen.core.process import ignore_stops, stops_held
+
+taken = []
+signal.signal(signal.SIGTERM, lambda number, frame: taken.append(number))
+with stops_held():
+    child = os.fork()
+    if child == 0:  # a worker started meanwhile: it holds them too, until it ignores them
+        os.kill(os.getpid(), signal.SIGTERM)
+        ignore_stops()
+        os._exit(0)
+    os.kill(os.getpid(), signal.SIGTERM)
+    print("inside", taken)
+print("after", taken)
+print("child", os.waitpid(child, 0)[1])
+"""
+
+
+def test_a_stop_while_workers_start_is_held_back_and_then_taken() -> None:
+    """What a map does while it starts its workers: a Ctrl-C or SIGTERM that comes then
+    is taken once they are started (it used to be ignored, and lost), and the workers,
+    started with it held, ignore it."""
+    probe = run_probe(HELD_THEN_TAKEN)
+    assert probe.stdout.splitlines() == ["inside []", "after [15]", "child 0"], probe.stderr
+
+
+HELD_THROUGH_THE_TRACKER = """
+import signal
+from ankigen.core import parallel
+from ankigen.core.process import stops_held
+
+with stops_held():
+    parallel._start_quiet_resource_tracker()
+    held = signal.pthread_sigmask(signal.SIG_BLOCK, set())
+print(sorted(int(number) for number in held & {signal.SIGINT, signal.SIGTERM}))
+"""
+
+
+def test_stops_stay_held_while_the_resource_tracker_starts() -> None:
+    """multiprocessing's `resource_tracker.ensure_running` ends by unblocking Ctrl-C and
+    SIGTERM: a spawned pool's workers, started after it, printed a traceback each on a
+    Ctrl-C to the process group."""
+    probe = run_probe(HELD_THROUGH_THE_TRACKER)
+    assert probe.stdout.strip() == "[2, 15]", probe.stderr

@@ -5,12 +5,11 @@ from __future__ import annotations
 
 import contextlib
 import os
-import signal
-import threading
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 from ankigen.core.errors import OutputError
+from ankigen.core.process import stops_held
 
 TEMP_PREFIX = ".ankigen-tmp-"
 
@@ -58,7 +57,7 @@ def replace_files(files: Sequence[NewFile], synced: bool = True) -> None:
                 with contextlib.suppress(OSError):  # only root may give a file away
                     os.chown(tmp_name, *owner)
         moves = [(tmp_name, path) for tmp_name, (path, *_) in zip(staged, files, strict=True)]
-        with _signals_deferred():
+        with stops_held():
             failed = _replace_all(moves)
             if failed is None:
                 staged.clear()
@@ -106,7 +105,7 @@ class Commit:
 
     def done(self, removals: Sequence[Path] = ()) -> None:
         staged = sorted(self.staged)
-        with _signals_deferred():
+        with stops_held():
             failed = _replace_all([(tmp_name, path) for _, _, tmp_name, path in staged])
             if failed is None:
                 self.staged.clear()
@@ -208,7 +207,7 @@ def _stage(
     path.parent.mkdir(parents=True, exist_ok=True)
     import tempfile
 
-    with _signals_deferred():
+    with stops_held():
         fd, tmp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
         keep(tmp_name)
     with os.fdopen(fd, "wb") as handle:
@@ -218,23 +217,6 @@ def _stage(
             os.fsync(handle.fileno())
     os.chmod(tmp_name, mode)
     return tmp_name
-
-
-@contextlib.contextmanager
-def _signals_deferred() -> Iterator[None]:
-    """Ctrl-C waits until the block is done: the renames (a half-committed build is worse
-    than a late stop), or a temporary file's making and noting (`_stage`)."""
-    if threading.current_thread() is not threading.main_thread() or not hasattr(
-        signal, "pthread_sigmask"
-    ):
-        yield
-        return
-    blocked = {signal.SIGINT, signal.SIGTERM}
-    previous = signal.pthread_sigmask(signal.SIG_BLOCK, blocked)
-    try:
-        yield
-    finally:
-        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _fsync_dir(directory: Path) -> None:

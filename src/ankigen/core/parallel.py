@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Generic, Protocol, TypeVar, cast
 
 from ankigen.core.forked import ForkedWorker, after_result
-from ankigen.core.process import GC_THRESHOLDS, ignore_stops, restore_stops
+from ankigen.core.process import GC_THRESHOLDS, ignore_stops, stops_held
 
 if TYPE_CHECKING:  # concurrent.futures is imported with the first worker (see `Pool`)
     from concurrent.futures import Executor, Future
@@ -84,21 +84,6 @@ def _start_forked_worker(prepare: Callable[[], object] | None) -> None:
         after_result(prepare)
 
 
-@contextlib.contextmanager
-def _interrupts_ignored() -> Iterator[None]:
-    """While workers start: a process started with SIGINT and SIGTERM ignored keeps
-    ignoring them, so Ctrl-C or SIGTERM sent to the process group reaches only this
-    process, which stops them cleanly and says one line."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    previous = ignore_stops()
-    try:
-        yield
-    finally:
-        restore_stops(previous)
-
-
 def _start_quiet_resource_tracker() -> None:
     """multiprocessing's resource tracker unlinks the semaphores of a pool whose process
     left at once (Ctrl-C) and reports each on standard error: that is its job, not news
@@ -109,7 +94,10 @@ def _start_quiet_resource_tracker() -> None:
     devnull = os.open(os.devnull, os.O_WRONLY)
     try:
         os.dup2(devnull, 2)
-        resource_tracker.ensure_running()
+        # held again after it, as they were: it ends by letting Ctrl-C and SIGTERM in,
+        # and the workers started next would start hearing them (a traceback each)
+        with stops_held():
+            resource_tracker.ensure_running()
     finally:
         os.dup2(saved, 2)
         os.close(saved)
@@ -180,6 +168,11 @@ class Pool:
             future = self.pool.submit(_call_inherited, fn, token)
         future.add_done_callback(lambda _: _inherited.pop(token, None))
         return future
+
+    @property
+    def started(self) -> bool:
+        """Whether the workers were started (by the first task)."""
+        return self.pool is not None
 
     def close(self) -> None:
         """No more work: the workers exit while this process goes on."""
@@ -268,8 +261,13 @@ def parallel_map(
         return map(func, items)
     order = range(len(items))
     handout = _Handout(sorted(order, key=lambda i: -size(items[i])) if size else list(order))
-    with _interrupts_ignored():
-        # the first tasks start the worker processes, which start with SIGINT ignored
+    # the first tasks start the worker processes: meanwhile Ctrl-C and SIGTERM are held
+    # back, and a worker starts with them held and ignores them from its first line, so
+    # one sent to the process group reaches only this process, which takes it once they
+    # are started and stops them cleanly (ignored here meanwhile, one was lost, and the
+    # build ran to its end). A task for workers already started waits for none of that
+    # but may wait for a busy worker: sent with them heard
+    with stops_held() if not pool.started else contextlib.nullcontext():
         running: dict[Future[object], int] = {
             pool.submit(func, items[index]): index for index in handout.take_some(pool)
         }

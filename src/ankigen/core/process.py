@@ -9,12 +9,13 @@ tuned, never a program that imports ankigen."""
 
 from __future__ import annotations
 
+import contextlib
 import signal
 
 TYPE_CHECKING = False  # not typing's: on the replay's path, as `core.jsondata` explains
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from types import FrameType
-    from typing import Any
 
 GC_THRESHOLDS = (100_000, 50, 100)
 
@@ -66,14 +67,28 @@ def stop_on_sigterm() -> None:
     signal.signal(signal.SIGTERM, as_interrupt)
 
 
-def ignore_stops() -> tuple[Any, ...]:
-    """Ctrl-C and SIGTERM ignored from now on; what each did before, for `restore_stops`."""
-    return tuple(signal.signal(number, signal.SIG_IGN) for number in _STOPS)
+def ignore_stops() -> None:
+    """Ctrl-C and SIGTERM ignored from now on, and no longer held back if they were (a
+    worker started while its command held them, `stops_held`)."""
+    for number in _STOPS:
+        signal.signal(number, signal.SIG_IGN)
+    if hasattr(signal, "pthread_sigmask"):
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, _STOPS)
 
 
-def restore_stops(previous: tuple[Any, ...]) -> None:
-    for number, handler in zip(_STOPS, previous, strict=True):
-        signal.signal(number, handler)
+@contextlib.contextmanager
+def stops_held() -> Iterator[None]:
+    """Ctrl-C and SIGTERM held back in this thread while the block runs, and taken as
+    soon as it ends: blocked, not ignored, so none is lost. A process started in the
+    block starts with them held back, until it ignores them (`ignore_stops`)."""
+    if not hasattr(signal, "pthread_sigmask"):
+        yield
+        return
+    previous = signal.pthread_sigmask(signal.SIG_BLOCK, _STOPS)
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def stopped() -> tuple[str, int]:
