@@ -625,3 +625,41 @@ def test_a_build_syncs_what_it_ships_and_not_its_caches(
     assert len(caches) >= 3
     assert [path.name for path in shipped if path.read_bytes() not in synced] == []
     assert [path.name for path in caches if path.read_bytes() in synced] == []
+
+
+@pytest.mark.parametrize(
+    ("place", "said"),
+    [
+        ("banks/ankigen.lock", "a FIFO (named pipe), not a regular file"),
+        ("banks/ankigen.toml", "a FIFO (named pipe), not a regular file"),
+        ("out/.ankigen-cache.json", ""),
+        ("out/.ankigen-replay.json", ""),
+        ("out/.ankigen-issued.json", ""),
+        ("out/.ankigen-banks/verdicts.v1", ""),
+    ],
+)
+def test_a_fifo_in_place_of_one_of_ankigens_files_never_blocks(
+    project: Path, place: str, said: str
+) -> None:
+    """A FIFO blocks whoever opens it until a writer comes: ankigen's own files are read
+    only if regular. One where the lock or the project file should be is an error of
+    `build` and `lint`; one in a cache's place is a cache there is not."""
+    write_bank(project / "banks", items=[item("one"), item("two")])
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).parents[2] / "src"))
+    command = [sys.executable, "-m", "ankigen"]
+    assert subprocess.run([*command, "build"], env=env, capture_output=True).returncode == 0
+    write_bank(project / "banks", items=[item("one", question="Edited?"), item("two")])
+    (project / place).unlink(missing_ok=True)
+    os.mkfifo(project / place)
+    for name in ("build", "lint"):
+        done = subprocess.run([*command, name], env=env, capture_output=True, text=True, timeout=60)
+        assert "Traceback" not in done.stderr
+        if said:
+            assert done.returncode == 1
+            assert place in done.stdout + done.stderr
+            assert f"cannot read{' the lock file' if 'lock' in place else ''}: {said}" in (
+                done.stdout + done.stderr
+            )
+        elif name == "build":
+            assert done.returncode == 0, done.stderr
+            assert b"Edited?" in package_text(project / "out" / "demo.en.apkg")

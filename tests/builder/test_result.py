@@ -255,6 +255,7 @@ def test_a_build_with_nothing_changed_imports_only_what_it_reads(
         "ankigen.core",
         "ankigen.core.jsondata",
         "ankigen.core.process",
+        "ankigen.core.reading",
         "ankigen.core.secret",
         "ankigen.core.version",
     }

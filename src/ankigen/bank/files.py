@@ -23,6 +23,7 @@ from pathlib import Path
 
 from ankigen.bank.folder import PROJECT_NAME, bank_candidates, settled
 from ankigen.core.errors import AnkigenError, Diagnostic, InvalidBanks, LockError
+from ankigen.core.reading import read_regular
 
 
 class NoBanks(AnkigenError):
@@ -267,7 +268,7 @@ def record_of(known: Known) -> dict[str, list[object]]:
 def read_lock_bytes(path: Path) -> bytes | None:
     """The lock file's bytes; None when there is none yet."""
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -280,7 +281,7 @@ def read_project_bytes(banks_dir: Path) -> bytes | None:
     """The project file's bytes; None when there is none."""
     path = banks_dir / PROJECT_NAME
     try:
-        return path.read_bytes()
+        return read_regular(path)
     except FileNotFoundError:
         return None
     except OSError as exc:

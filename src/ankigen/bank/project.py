@@ -29,6 +29,7 @@ from ankigen.bank.folder import PROJECT_NAME
 from ankigen.bank.keys import PLACEHOLDERS, PROJECT_KEYS_TABLE, names
 from ankigen.bank.model import MAX_DECK_PART, SLUG
 from ankigen.core.errors import Diagnostic, InvalidBanks
+from ankigen.core.reading import read_regular
 from ankigen.text import lang
 
 if TYPE_CHECKING:
@@ -94,7 +95,7 @@ def load_project(banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
     path = project_path(banks_dir)
     shown = str(path)
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except FileNotFoundError:
         return Project(), []
     except OSError as exc:

@@ -37,6 +37,7 @@ from ankigen.builder.result import (
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
 from ankigen.core.jsondata import parse_json
+from ankigen.core.reading import read_regular
 from ankigen.core.secret import signed_record, verified_record
 from ankigen.core.version import __version__
 from ankigen.identity.versions import is_version
@@ -61,7 +62,7 @@ class BuildCache:
     def __init__(self, out_dir: Path) -> None:
         self.path = out_dir / CACHE_NAME
         try:
-            self.read_bytes = self.path.read_bytes()
+            self.read_bytes = read_regular(self.path)
         except OSError:
             self.read_bytes = b""
         loaded = verified_record(self.read_bytes)
@@ -79,7 +80,7 @@ class BuildCache:
     def current(self) -> BuildCache:
         """This cache, or the file as it is now if another build has written it since."""
         try:
-            same = self.path.read_bytes() == self.read_bytes
+            same = read_regular(self.path) == self.read_bytes
         except OSError:
             same = not self.read_bytes
         return self if same else BuildCache(self.path.parent)

@@ -26,6 +26,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from ankigen.bank.folder import bank_candidates, settled, status_of
+from ankigen.core.reading import read_regular
 from ankigen.core.secret import signed_record, verified_record
 from ankigen.core.version import __version__
 
@@ -54,8 +55,7 @@ def replayed(banks_dir: str, out_dir: str, form: str) -> tuple[int, list[list[ob
     in this form (`plain` or `json`), if the record the last build left still holds;
     None otherwise, and the build must run."""
     try:
-        with open(os.path.join(out_dir, REPLAY_NAME), "rb") as handle:
-            record = verified_record(handle.read())
+        record = verified_record(read_regular(os.path.join(out_dir, REPLAY_NAME)))
         if record.get("key") != replay_key(banks_dir, out_dir):
             return None
         outputs, status = record["outputs"][form], record["status"]  # type: ignore[index]

@@ -45,6 +45,7 @@ from ankigen.checks.verdicts import Verdicts
 from ankigen.core.atomic import write_cache
 from ankigen.core.errors import Diagnostic, OutputError
 from ankigen.core.jsondata import parse_json
+from ankigen.core.reading import read_regular
 from ankigen.core.secret import cache_key, json_mac
 from ankigen.core.version import __version__
 
@@ -100,8 +101,7 @@ class BankCache:
     def _read_across(self) -> dict[str, list[Diagnostic]]:
         path = self.folder / ACROSS_NAME
         try:
-            # a FIFO would block the build on opening it
-            data = parse_json(path.read_bytes()) if path.is_file() else None
+            data = parse_json(read_regular(path))
         except (OSError, ValueError, RecursionError):
             return {}
         if not isinstance(data, dict) or data.get("version") != [__version__, FORMAT]:
@@ -127,9 +127,7 @@ class BankCache:
         name = entry_name(source, self.languages)
         path = self.folder / name
         try:
-            if not path.is_file():
-                return None  # none yet; and a FIFO would block the build on opening it
-            raw = path.read_bytes()
+            raw = read_regular(path)
             loaded = load_outline(source, raw, self.languages)
         except (OSError, BadEntry, RecursionError):
             return None
@@ -220,7 +218,7 @@ class BankCache:
             return None
         _, old, path = max(found, key=lambda entry: entry[0])
         try:
-            return old, path.read_bytes()
+            return old, read_regular(path)
         except OSError:
             return None
 

@@ -20,6 +20,7 @@ from pathlib import Path
 
 from ankigen.core.atomic import write_cache
 from ankigen.core.errors import OutputError
+from ankigen.core.reading import read_regular
 from ankigen.core.secret import signed_record, verified_record
 from ankigen.text import langid
 
@@ -34,7 +35,7 @@ had to judge are here (most are decided without it), so this is many projects' w
 def read(path: Path) -> dict[str, str]:
     """The verdicts in the file, if this version wrote it with this user's key."""
     try:
-        data = path.read_bytes()
+        data = read_regular(path)
     except OSError:
         return {}
     found = verified_record(data).get("verdicts")

@@ -29,6 +29,7 @@ from pathlib import Path
 
 from ankigen.core.atomic import NewFile, replace_files
 from ankigen.core.errors import AnkigenError
+from ankigen.core.reading import not_a_file
 
 STDOUT = "-"
 
@@ -74,20 +75,6 @@ def _same_file(a: Path, b: Path) -> bool:
     return real_path(a) == real_path(b)
 
 
-def _not_a_file(mode: int) -> str | None:
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a FIFO (named pipe)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    if not stat.S_ISREG(mode):
-        return "not a regular file"
-    return None
-
-
 def existing(target: Target) -> bytes | None:
     """What the target holds now, None if it does not exist; Refused where it may not be
     written at all. Commands that merge into the file (a PO file) read it with this."""
@@ -107,7 +94,7 @@ def existing(target: Target) -> bytes | None:
         return None
     except OSError as exc:
         raise Refused(f"{shown}: cannot write: {exc.strerror}") from None
-    what = _not_a_file(info.st_mode)
+    what = not_a_file(info.st_mode)
     if what is not None:
         raise Refused(
             f"{shown} is {what}: ankigen writes only regular files; use -o - for standard output"

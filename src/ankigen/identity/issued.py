@@ -12,6 +12,7 @@ from collections.abc import Iterable
 from pathlib import Path
 
 from ankigen.core.jsondata import parse_json
+from ankigen.core.reading import read_regular
 from ankigen.core.times import clock, time_problem
 from ankigen.identity.guid import (
     GUID,
@@ -51,7 +52,7 @@ class Issued:
         self.read_as: bytes | None = None
         """The SHA-256 of the file as read, None if there was none."""
         try:
-            raw = path.read_bytes()
+            raw = read_regular(path)
         except OSError:
             return
         self.read_as = hashlib.sha256(raw).digest()
@@ -79,7 +80,7 @@ class Issued:
         """Whether the file is as it was read: read before the output folder was locked,
         another build may have written it since."""
         try:
-            raw = self.path.read_bytes()
+            raw = read_regular(self.path)
         except OSError:
             return self.read_as is None
         return hashlib.sha256(raw).digest() == self.read_as
