@@ -152,3 +152,42 @@ def test_an_edit_finishes_when_no_bank_cache_entry_can_be_used(tmp_path: Path) -
         build.kill()  # with its workers: a hung build is not left behind
     with zipfile.ZipFile(project / "out" / f"{TOPICS[0]}.en.apkg") as package:
         assert b"edited a longer explanation" in package.read("collection.anki2")
+
+
+def test_a_worker_killed_mid_build_is_said_plainly_and_changes_nothing(tmp_path: Path) -> None:
+    """The worker forked for an edit, killed (by the out-of-memory killer, say) while it
+    checks the banks: the build stops with a plain message, not as a bug of ankigen, and
+    leaves the packages and the lock as they were."""
+    if workers() < 2:
+        pytest.skip("a build starts workers only with two cores or more")
+    project = tmp_path / "p"
+    long = " ".join(["a longer explanation"] * 8)
+    for topic in TOPICS:
+        items = [item(f"i{n}", explanation=f"{long} {n}.") for n in range(1200)]
+        write_bank(project / "banks", topic, items=items)
+    assert run_build(project).wait(timeout=WAIT) == 0
+    for entry in (project / "out" / ".ankigen-banks").glob("*.json"):
+        entry.write_bytes(b"")  # the other banks are checked in the worker too: it lives longer
+    edited = [item(f"i{n}", explanation=f"edited {long} {n}.") for n in range(1200)]
+    write_bank(project / "banks", TOPICS[0], items=edited)
+    before = digests(project / "out"), (project / "banks" / "ankigen.lock").read_bytes()
+    build = subprocess.Popen(
+        [sys.executable, "-m", "ankigen", "build"],
+        cwd=project,
+        env=dict(os.environ, SOURCE_DATE_EPOCH="1700000000"),
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    children = Path(f"/proc/{build.pid}/task/{build.pid}/children")
+    deadline = time.monotonic() + WAIT
+    while not (worker := children.read_text().split()) and build.poll() is None:
+        assert time.monotonic() < deadline, "no worker was started"
+        time.sleep(0.001)
+    assert worker, "the build ended before its worker was seen"
+    os.kill(int(worker[0]), signal.SIGKILL)
+    _, said = build.communicate(timeout=WAIT)
+    assert build.returncode == 1, said
+    assert said.strip().splitlines()[-1] == (
+        "error: a worker process ended before it gave its results (killed, or out of memory?)"
+    )
+    assert (digests(project / "out"), (project / "banks" / "ankigen.lock").read_bytes()) == before

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from ankigen.cli.output import Line, progress_text
 from ankigen.cli.streams import plain_stream, write_plain
-from ankigen.core.errors import AnkigenError
+from ankigen.core.errors import AnkigenError, WorkerDied
 from ankigen.core.process import ignore_stops, stopped
 
 
@@ -42,6 +42,10 @@ def terminal_progress() -> Callable[[int, int], None] | None:
 def failure_status(exc: Exception) -> int:
     """Report a command's failure on standard error and return its exit status: the
     library's errors with their message, the system's with its words, a bug as one."""
+    # a spawned pool's worker that ended: its module is loaded if a pool was made
+    broken = getattr(sys.modules.get("concurrent.futures.process"), "BrokenProcessPool", ())
+    if isinstance(exc, broken):
+        exc = WorkerDied()
     if isinstance(exc, AnkigenError):
         message, status = exc.format_message(), exc.exit_code
     elif isinstance(exc, OSError):

@@ -79,5 +79,16 @@ class LockError(AnkigenError):
         return cls(f"{path}:{line}: {message}" if line else f"{path}: {message}", problem)
 
 
+WORKER_DIED = "a worker process ended before it gave its results (killed, or out of memory?)"
+
+
+class WorkerDied(AnkigenError):
+    """A worker process ended before it gave a task's result (killed, or out of memory):
+    the command stops before it writes anything."""
+
+    def __init__(self, message: str = WORKER_DIED) -> None:
+        super().__init__(message)
+
+
 class OutputError(AnkigenError):
     """A package or the lock file could not be written."""

@@ -20,6 +20,8 @@ from collections import deque
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, TypeVar
 
+from ankigen.core.errors import WorkerDied
+
 if TYPE_CHECKING:
     from concurrent.futures import Future
 
@@ -45,10 +47,6 @@ def after_result(work: Callable[[], object]) -> bool:
         return False
     _after_result.append(work)
     return True
-
-
-class WorkerDied(RuntimeError):
-    """The worker process ended before it gave a task's result (killed, or out of memory)."""
 
 
 class ForkedWorker:
@@ -125,7 +123,7 @@ class ForkedWorker:
                     if ours:
                         self._pending.remove(future)
                 if ours and future.set_running_or_notify_cancel():
-                    future.set_exception(WorkerDied("the worker process has ended"))
+                    future.set_exception(WorkerDied())
         return future
 
     def _read(self) -> None:
@@ -143,7 +141,7 @@ class ForkedWorker:
             self._fail(exc)
         finally:
             self._results.close()
-            self._fail(WorkerDied("the worker process ended before it gave its results"))
+            self._fail(WorkerDied())
             with contextlib.suppress(ChildProcessError):
                 os.waitpid(self.pid, 0)
 
