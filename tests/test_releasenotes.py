@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 from pathlib import Path
 
@@ -200,3 +201,41 @@ def test_a_bank_name_that_is_not_utf8_at_the_revision_is_an_error(
         result.output
     )
     assert "internal error" not in result.output
+
+
+@pytest.mark.parametrize(
+    ("script", "said"),
+    [
+        ("exec sleep 30", "error: git rev-parse --show-toplevel: no answer within 1 s"),
+        (
+            "echo \"fatal: detected dubious ownership in repository at '/r'\" >&2; "
+            "printf 'To add an exception, call:\\n\\n\\tgit config --global --add "
+            "safe.directory /r\\n' >&2; exit 128",
+            "error: git rev-parse --show-toplevel: fatal: detected dubious ownership in "
+            "repository at '/r' To add an exception, call: git config --global --add "
+            "safe.directory /r",
+        ),
+    ],
+)
+def test_a_git_that_hangs_or_refuses_is_said_plainly(
+    project: Path,
+    runner: CliRunner,
+    monkeypatch: pytest.MonkeyPatch,
+    tmp_path: Path,
+    script: str,
+    said: str,
+) -> None:
+    """A git that does not answer (a hung network share) was reported as a bug of
+    ankigen; one that refuses kept only its last line, the command that helps without
+    the problem it helps with."""
+    import ankigen.releasenotes
+
+    monkeypatch.setattr(ankigen.releasenotes, "GIT_WAIT", 1)
+    fake = tmp_path / "bin" / "git"
+    fake.parent.mkdir()
+    fake.write_text(f"#!/bin/sh\n{script}\n", encoding="utf-8")
+    fake.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{fake.parent}:{os.environ['PATH']}")
+    write_bank(project / "banks")
+    result = invoke(runner, "release-notes", "--since", "HEAD")
+    assert (result.exit_code, result.output.strip()) == (1, said)

@@ -42,16 +42,24 @@ class Snapshot:
     project: Project
 
 
+GIT_WAIT = 120
+"""Seconds git may take to answer (a repository on a network share that hangs)."""
+
+
 def _git(root: Path, *args: str) -> bytes:
     try:
         done = subprocess.run(
-            ["git", "-C", str(root), *args], capture_output=True, check=False, timeout=120
+            ["git", "-C", str(root), *args], capture_output=True, check=False, timeout=GIT_WAIT
         )
     except FileNotFoundError:
         raise ReleaseNotesError("git is not installed") from None
+    except subprocess.TimeoutExpired:
+        raise ReleaseNotesError(f"git {' '.join(args)}: no answer within {GIT_WAIT} s") from None
     if done.returncode != 0:
-        message = done.stderr.decode("utf-8", "replace").strip().splitlines()
-        raise ReleaseNotesError(f"git {' '.join(args)}: {message[-1] if message else 'failed'}")
+        # git's whole message, on one line: its last line alone may be only the command
+        # that helps ("git config --global --add safe.directory ...") without the problem
+        said = done.stderr.decode("utf-8", "replace").split()
+        raise ReleaseNotesError(f"git {' '.join(args)}: {' '.join(said) or 'failed'}")
     return done.stdout
 
 
