@@ -60,6 +60,12 @@ def test_errors_fail_and_are_sorted_with_a_summary(project: Path, runner: CliRun
             "banks/ankigen.lock:2: error: the lock file holds git merge conflict markers",
         ),
         ("{", "banks/ankigen.lock: error: the lock file is damaged"),
+        # a surrogate alone, which JSON reads but is no text: the build stopped as on a bug
+        (
+            '{"version": 2, "decks": {"demo.en": {"name": "d \\ud800", "path": "demo/en.yaml", '
+            '"created": 1700000000, "items": {}}}}',
+            "banks/ankigen.lock: error: the lock file is damaged",
+        ),
         ('{"version": 99}', "banks/ankigen.lock: error: lock file version 99 is not one"),
         (
             '{"version": 2, "decks": {"demo.en": {"name": "d", "path": "demo/en.yaml", '

@@ -176,6 +176,20 @@ def lock_problems(shown: str, raw: bytes | None) -> list[Diagnostic]:
         return [exc.problem or Diagnostic(shown, 0, "error", str(exc))]
 
 
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+"""A surrogate written as an escape, which JSON reads; the lock's hashes and files are
+made from its texts as UTF-8, and a surrogate alone is no text (the build stopped as on
+a bug of its own)."""
+
+
+def _is_unicode(data: object) -> bool:
+    try:
+        json.dumps(data, ensure_ascii=False).encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     """The lock and the problems with its times, each at its line."""
     if raw is None:
@@ -184,7 +198,7 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         data = parse_json(raw)
     except ValueError:
         raise _damaged(shown, raw) from None
-    if not isinstance(data, dict):
+    if not isinstance(data, dict) or (_SURROGATE.search(raw) and not _is_unicode(data)):
         raise _damaged(shown, raw)
     # `type(...) is int`: JSON's true would otherwise pass as version 1
     if type(data.get("version")) is not int or data["version"] not in READABLE_VERSIONS:
