@@ -52,3 +52,29 @@ def test_without_a_place_to_keep_it_a_process_hands_its_own_to_its_workers(
     mine, child = keys(not_a_folder / "cache")
     assert mine == child  # a worker's entries are its process's
     assert keys(not_a_folder / "cache")[0] != mine  # and last only as long as it does
+
+
+def test_a_key_left_short_is_made_again_once(tmp_path: Path) -> None:
+    """A full disk, or a kill, while the key was written left it empty or short: it
+    authenticates nothing, and every later build found its caches unusable, silently.
+    It is replaced by a whole key, in one step, which the next command keeps."""
+    key_file = tmp_path / "cache" / "ankigen" / "cache-key"
+    key_file.parent.mkdir(parents=True)
+    for short in (b"", b"\x01" * 7):
+        key_file.write_bytes(short)
+        first = keys(tmp_path / "cache")
+        assert key_file.read_bytes().hex() == first[0] == first[1]
+        assert stat.S_IMODE(key_file.stat().st_mode) == 0o600
+        assert keys(tmp_path / "cache") == first
+        assert [p.name for p in key_file.parent.iterdir()] == ["cache-key"]  # no part left
+
+
+def test_a_relative_cache_home_is_ignored_as_the_xdg_spec_says(tmp_path: Path) -> None:
+    """XDG_CACHE_HOME=relcache made a key in whatever folder a command ran in."""
+    env = {k: v for k, v in os.environ.items() if k != "ANKIGEN_PROCESS_CACHE_KEY"}
+    env |= {"XDG_CACHE_HOME": "relcache", "HOME": str(tmp_path / "home")}
+    probe = "from ankigen.core.secret import key_path; print(key_path())"
+    done = subprocess.run(
+        [sys.executable, "-c", probe], env=env, cwd=tmp_path, capture_output=True, text=True
+    )
+    assert done.stdout.strip() == str(tmp_path / "home" / ".cache" / "ankigen" / "cache-key")

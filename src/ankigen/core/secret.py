@@ -19,13 +19,16 @@ import os
 from pathlib import Path
 
 from ankigen.core.jsondata import parse_json
+from ankigen.core.reading import read_regular
 from ankigen.core.version import __version__
 
 KEY_BYTES = 32
 
 
 def key_path() -> Path:
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    base = os.environ.get("XDG_CACHE_HOME", "")
+    if not os.path.isabs(base):  # unset, or relative, which the XDG spec says to ignore
+        base = os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "ankigen" / "cache-key"
 
 
@@ -49,28 +52,39 @@ def cache_key() -> bytes:
 
 def _kept_key() -> bytes | None:
     """The key kept in the user's cache folder, made if there is none; None where none
-    can be kept (a read-only home)."""
+    can be kept (a read-only home, a full disk)."""
     path = key_path()
-    for _ in range(2):
-        try:
-            key = path.read_bytes()
-            if len(key) == KEY_BYTES:
-                return key
-        except OSError:
-            pass
-        key = os.urandom(KEY_BYTES)
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-            # O_EXCL: of two processes making it at once, one key wins and both read it
-            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-        except FileExistsError:
-            continue
-        except OSError:
-            return None
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(key)
+    try:
+        key: bytes | None = read_regular(path)
+    except FileNotFoundError:
+        key = None
+    except OSError:
+        return None
+    if key is not None and len(key) == KEY_BYTES:
         return key
-    return None
+    # none yet, or one a full disk or a kill left short (it authenticates nothing): a
+    # whole key takes its place in one step, never a part of one (a short key stayed,
+    # and every later build found its caches unusable without a word)
+    made = path.with_name(f".{path.name}-{os.getpid()}-{os.urandom(6).hex()}")
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        fd = os.open(made, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        try:
+            with os.fdopen(fd, "wb") as handle:
+                handle.write(os.urandom(KEY_BYTES))
+            if key is not None:
+                os.replace(made, path)
+            else:
+                # of two processes making it at once, one key wins and both read it
+                with contextlib.suppress(FileExistsError):
+                    os.link(made, path)
+        finally:
+            with contextlib.suppress(OSError):
+                os.unlink(made)
+        kept = read_regular(path)
+    except OSError:
+        return None
+    return kept if len(kept) == KEY_BYTES else None
 
 
 def mac(*parts: bytes) -> str:
