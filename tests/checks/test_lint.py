@@ -90,6 +90,20 @@ def test_a_lock_that_build_refuses_is_an_error_of_lint(
     assert message in built.output
 
 
+def test_a_file_name_with_a_line_break_is_one_line_per_problem(
+    project: Path, runner: CliRunner
+) -> None:
+    """A crafted name printed as it is made two lines of one problem, the first a
+    line that reads as no problem at all (or as one of its own)."""
+    (project / "banks" / "topic\none.yaml").write_text(
+        "topic: x\nlanguage: de\nitems: [\n", encoding="utf-8"
+    )
+    for command in ("lint", "build"):
+        result = invoke(runner, command)
+        assert result.exit_code == 1
+        assert "banks/topic\\none.yaml:4: error: YAML syntax" in result.output.splitlines()[0]
+
+
 def test_warnings_pass_unless_strict(project: Path, runner: CliRunner) -> None:
     write_bank(
         project / "banks",

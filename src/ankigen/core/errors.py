@@ -5,6 +5,7 @@ with their status, and a build with nothing to do never loads click at all (`qui
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from typing import Literal, NamedTuple
 
@@ -28,9 +29,19 @@ class Diagnostic(NamedTuple):
     and read as `PATH:LINE: severity: message`."""
 
     def __str__(self) -> str:
+        # a control character of a file's name shown escaped: a name with a line break
+        # printed as two lines, the first of them no problem at all
+        path = _CONTROL.sub(_escaped, self.path)
         # line 0: a problem with the file itself (its name, its type), not a line in it
-        where = f"{self.path}:{self.line}" if self.line else self.path
+        where = f"{path}:{self.line}" if self.line else path
         return f"{where}: {self.severity}: {self.message}"
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+
+
+def _escaped(found: re.Match[str]) -> str:
+    return repr(found.group())[1:-1]
 
 
 class AnkigenError(Exception):
