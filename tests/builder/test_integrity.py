@@ -20,6 +20,7 @@ from tests.helpers import (
     item,
     read_build_cache,
     rewrite_entry,
+    run_probe,
     write_bank,
     write_build_cache,
 )
@@ -663,3 +664,31 @@ def test_a_fifo_in_place_of_one_of_ankigens_files_never_blocks(
         elif name == "build":
             assert done.returncode == 0, done.stderr
             assert b"Edited?" in package_text(project / "out" / "demo.en.apkg")
+
+
+def test_a_lock_linked_to_a_huge_file_is_refused_before_it_is_read(
+    project: Path, runner: CliRunner, tmp_path: Path
+) -> None:
+    """A link to a file of gigabytes was read whole (out of memory, or half a minute)."""
+    write_bank(project / "banks")
+    huge = tmp_path / "huge"
+    with huge.open("wb") as sparse:
+        sparse.truncate(3 << 30)  # no disk used
+    (project / "banks" / "ankigen.lock").symlink_to(huge)
+    for command in ("build", "lint"):
+        result = invoke(runner, command)
+        assert result.exit_code == 1
+        assert "cannot read the lock file: 3,221,225,472 bytes, over the" in result.output
+
+
+def test_the_preview_s_watch_never_blocks_on_a_fifo_project_file(tmp_path: Path) -> None:
+    """`serve` looks at the project file after each save: a FIFO there froze its watch
+    for good, the pages going stale without a word."""
+    banks = tmp_path / "banks"
+    write_bank(banks)
+    os.mkfifo(banks / "ankigen.toml")
+    probe = (
+        "import sys\nfrom pathlib import Path\nfrom ankigen.preview.pages import Memo\n"
+        f"Memo().under(Path({str(banks)!r}))\nprint('looked')\n"
+    )
+    assert run_probe(probe, timeout=60).stdout.strip() == "looked"

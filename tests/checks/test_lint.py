@@ -60,6 +60,12 @@ def test_errors_fail_and_are_sorted_with_a_summary(project: Path, runner: CliRun
             "banks/ankigen.lock:2: error: the lock file holds git merge conflict markers",
         ),
         ("{", "banks/ankigen.lock: error: the lock file is damaged"),
+        # the same surrogate as UTF-8 bytes, which JSON's own decoding lets in
+        (
+            b'{"version": 2, "decks": {"demo.en": {"name": "d \xed\xa0\x80", '
+            b'"path": "demo/en.yaml", "created": 1700000000, "items": {}}}}',
+            "banks/ankigen.lock: error: the lock file is damaged",
+        ),
         # a surrogate alone, which JSON reads but is no text: the build stopped as on a bug
         (
             '{"version": 2, "decks": {"demo.en": {"name": "d \\ud800", "path": "demo/en.yaml", '
@@ -75,12 +81,13 @@ def test_errors_fail_and_are_sorted_with_a_summary(project: Path, runner: CliRun
     ],
 )
 def test_a_lock_that_build_refuses_is_an_error_of_lint(
-    project: Path, runner: CliRunner, lock: str, said: str
+    project: Path, runner: CliRunner, lock: str | bytes, said: str
 ) -> None:
     """A commit hook or CI running `lint` learns what `build` would stop at: a lock
     left with merge conflict markers after a merge of two branches' builds."""
     write_bank(project / "banks")
-    (project / "banks" / "ankigen.lock").write_text(lock, encoding="utf-8")
+    raw = lock if isinstance(lock, bytes) else lock.encode()
+    (project / "banks" / "ankigen.lock").write_bytes(raw)
     built = invoke(runner, "build")
     linted = invoke(runner, "lint")
     assert (built.exit_code, linted.exit_code) == (1, 1)
@@ -102,6 +109,24 @@ def test_a_file_name_with_a_line_break_is_one_line_per_problem(
         result = invoke(runner, command)
         assert result.exit_code == 1
         assert "banks/topic\\none.yaml:4: error: YAML syntax" in result.output.splitlines()[0]
+
+
+def test_a_name_quoted_in_a_message_cannot_reach_the_terminal(
+    project: Path, runner: CliRunner
+) -> None:
+    """A folder named with an escape sequence (here one that sets a terminal's title),
+    quoted in another bank's problem, and a C1 control: printed escaped, in text and in
+    GitHub's workflow commands alike."""
+    write_bank(project / "banks")
+    hostile = project / "banks" / "t\x1b]0;PWNED\x07\u009b"
+    hostile.mkdir()
+    (project / "banks" / "demo" / "en.yaml").rename(hostile / "en.yaml")
+    write_bank(project / "banks")  # the same topic and language again: quotes the other
+    for args in (("lint",), ("lint", "--format", "github"), ("build",)):
+        result = invoke(runner, *args)
+        assert result.exit_code == 1
+        assert not {"\x1b", "\x07", "\u009b"} & set(result.output), result.output
+        assert "t\\x1b]0;PWNED\\x07\\x9b" in result.output
 
 
 def test_warnings_pass_unless_strict(project: Path, runner: CliRunner) -> None:

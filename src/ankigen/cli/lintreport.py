@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from ankigen.checks.ruleset import OTHER, RULES, rule_of
 from ankigen.cli.output import Line
+from ankigen.core.errors import printable
 from ankigen.core.version import __version__
 
 if TYPE_CHECKING:
@@ -56,13 +57,14 @@ def github_lines(linted: Linted) -> list[Line]:
     GitHub turns each into an annotation on the file and line."""
     lines = []
     for d in linted.diagnostics:
-        properties = [f"file={_escape_property(d.path)}"]
+        properties = [f"file={_escape_property(printable(d.path))}"]
         if d.line:
             properties.append(f"line={d.line}")
             if d.column:
                 properties.append(f"col={d.column}")
         properties.append(f"title={_escape_property(rule_of(d).id)}")
-        lines.append(Line(f"::{d.severity} {','.join(properties)}::{_escape_data(d.message)}"))
+        message = _escape_data(printable(d.message))
+        lines.append(Line(f"::{d.severity} {','.join(properties)}::{message}"))
     return lines
 
 

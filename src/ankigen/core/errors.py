@@ -29,19 +29,25 @@ class Diagnostic(NamedTuple):
     and read as `PATH:LINE: severity: message`."""
 
     def __str__(self) -> str:
-        # a control character of a file's name shown escaped: a name with a line break
-        # printed as two lines, the first of them no problem at all
-        path = _CONTROL.sub(_escaped, self.path)
         # line 0: a problem with the file itself (its name, its type), not a line in it
-        where = f"{path}:{self.line}" if self.line else path
-        return f"{where}: {self.severity}: {self.message}"
+        where = f"{self.path}:{self.line}" if self.line else self.path
+        return printable(f"{where}: {self.severity}: {self.message}")
 
 
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+_CONTROL = re.compile("[\x00-\x1f\x7f-\x9f\u202a-\u202e\u2066-\u2069]")
+
+
+def printable(text: str) -> str:
+    """`text` with its control characters escaped (`\\n`, `\\x1b`), for one line of a
+    terminal or a log: a file's name with a line break printed one problem as two lines,
+    the first of them no problem at all, and one with an escape sequence could set the
+    terminal's title (a name quoted in a message too); bidirectional controls reorder
+    what follows."""
+    return _CONTROL.sub(_escaped, text) if _CONTROL.search(text) else text
 
 
 def _escaped(found: re.Match[str]) -> str:
-    return repr(found.group())[1:-1]
+    return found.group().encode("unicode_escape").decode("ascii")
 
 
 class AnkigenError(Exception):

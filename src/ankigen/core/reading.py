@@ -25,12 +25,23 @@ def not_a_file(mode: int) -> str | None:
     return None
 
 
-def read_regular(path: str | os.PathLike[str]) -> bytes:
-    """The bytes of the regular file at `path`; OSError for anything else, with what it
-    is as its `strerror`. Opened without waiting for a writer, then looked at."""
+MAX_BYTES = 256 << 20
+"""The most ankigen reads of one of its files: a lock of 10,000 items is 1 MB. A link
+to a file of gigabytes was read whole, and ran out of memory."""
+
+
+def read_regular(path: str | os.PathLike[str], limit: int = MAX_BYTES) -> bytes:
+    """The bytes of the regular file at `path`, of at most `limit` bytes; OSError for
+    anything else, saying what it is. Opened without waiting for a writer, then looked
+    at."""
     fd = os.open(path, os.O_RDONLY | _NOT_WAITING)
     with open(fd, "rb") as handle:
-        what = not_a_file(os.fstat(fd).st_mode)
+        info = os.fstat(fd)
+        what = not_a_file(info.st_mode)
         if what is not None:
             raise OSError(0, f"{what}, not a regular file", os.fspath(path))
-        return handle.read()
+        data = handle.read(limit + 1) if info.st_size <= limit else b""
+        if info.st_size > limit or len(data) > limit:  # or grown since
+            size = max(info.st_size, len(data))
+            raise OSError(0, f"{size:,} bytes, over the {limit:,} it may be", os.fspath(path))
+        return data

@@ -195,8 +195,9 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
     if raw is None:
         return Lock(), []
     try:
-        data = parse_json(raw)
-    except ValueError:
+        # decoded strictly: JSON's own decoding lets surrogates written as UTF-8 bytes in
+        data = parse_json(raw.decode(json.detect_encoding(raw)))
+    except ValueError:  # UnicodeDecodeError too
         raise _damaged(shown, raw) from None
     if not isinstance(data, dict) or (_SURROGATE.search(raw) and not _is_unicode(data)):
         raise _damaged(shown, raw)

@@ -26,6 +26,7 @@ from ankigen.checks.run import Known, checked_banks
 from ankigen.core.atomic import write_atomic
 from ankigen.core.errors import InvalidBanks
 from ankigen.core.hashing import content_hash
+from ankigen.core.reading import read_regular
 from ankigen.images.process import Prepared, image_refs, prepare
 from ankigen.images.settings import Settings
 from ankigen.text import l10n
@@ -211,7 +212,7 @@ class Memo:
     def under(self, banks_dir: Path) -> Memo:
         """This memo, emptied if the project file changed since."""
         try:
-            project = project_path(banks_dir).read_bytes()
+            project = read_regular(project_path(banks_dir))
         except OSError:
             project = None
         if project != self.project:
