@@ -99,7 +99,7 @@ def load_project(banks_dir: Path) -> tuple[Project, list[Diagnostic]]:
     except FileNotFoundError:
         return Project(), []
     except OSError as exc:
-        return Project(), [Diagnostic(shown, 1, "error", f"cannot read: {exc.strerror}")]
+        return Project(), [Diagnostic(shown, 0, "error", f"cannot read: {exc.strerror}")]
     return parse_project(shown, data, banks_dir)
 
 
