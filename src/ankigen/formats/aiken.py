@@ -17,7 +17,6 @@ A question that cannot become an item is skipped with a warning, not the file.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 from ankigen.formats.htmltext import tex_delimiters
@@ -30,6 +29,7 @@ from ankigen.formats.model import (
     Source,
     check_choice_count,
     decode,
+    placed,
 )
 from ankigen.text.html import literal
 
@@ -64,7 +64,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         if problems.skipped_since(mark):
             skipped += 1
         elif question is not None:
-            questions.append(replace(question, place=len(questions) + skipped + 1))
+            questions.append(placed(question, len(questions), skipped))
         draft = None
 
     def skip(line: int, message: str) -> None:

@@ -20,7 +20,6 @@ import difflib
 import io
 import re
 from collections.abc import Callable
-from dataclasses import replace
 from pathlib import Path
 
 from ankigen.bank.model import MAX_CHOICES, MIN_CHOICES
@@ -33,6 +32,7 @@ from ankigen.formats.model import (
     ReadOptions,
     Source,
     decode,
+    placed,
 )
 
 CHOICES = [f"choice{n}" for n in range(1, MAX_CHOICES + 1)]
@@ -289,7 +289,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             if problems.skipped_since(mark, name) or question is None:
                 skipped += 1  # in error, or of a Quizizz type that is no item
             else:
-                questions.append(replace(question, place=len(questions) + skipped + 1))
+                questions.append(placed(question, len(questions), skipped))
         return True
 
     try:

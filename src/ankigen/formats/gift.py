@@ -16,7 +16,7 @@ warning, not the file.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from pathlib import Path
 
 from ankigen.formats.gift_writer import write
@@ -37,6 +37,7 @@ from ankigen.formats.model import (
     check_choice_count,
     decode,
     graded,
+    placed,
     tag_of,
 )
 from ankigen.text import l10n
@@ -217,7 +218,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
             continue
         skipped += was_skipped
         if question is not None:
-            questions.append(replace(question, place=len(questions) + skipped + 1))
+            questions.append(placed(question, len(questions), skipped))
     if not questions and not skipped and not problems.found:
         raise problems.fail(1, "no GIFT questions found")
     return Source(

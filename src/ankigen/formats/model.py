@@ -202,6 +202,11 @@ class Problems:
         return InvalidBanks([*self.found, Diagnostic(self.path, max(line, 1), "error", message)])
 
 
+def placed(question: Question, read: int, skipped: int) -> Question:
+    """The question read after `read` others and `skipped` skipped, with its `place`."""
+    return replace(question, place=read + skipped + 1)
+
+
 def fatal(path: str, line: int, message: str) -> InvalidBanks:
     """A problem that stops the reading of a file, reported as `PATH:LINE: error:`."""
     return InvalidBanks([Diagnostic(path, max(line, 1), "error", message)])

@@ -18,7 +18,6 @@ entities (XXE) and entity expansion bombs are refused before anything expands.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
 from pathlib import Path
 
 from ankigen.formats.model import (
@@ -31,6 +30,7 @@ from ankigen.formats.model import (
     category_levels,
     check_choice_count,
     graded,
+    placed,
     tag_of,
 )
 from ankigen.formats.moodle_text import Reading, convert, field_text, old_image, raw_text
@@ -80,7 +80,7 @@ def read(path: str, data: bytes, options: ReadOptions) -> Source:
         elif kind in ("multichoice", "truefalse"):
             question = _one_question(node, kind, reading, tags)
             if question is not None:
-                questions.append(replace(question, place=len(questions) + skipped + 1))
+                questions.append(placed(question, len(questions), skipped))
             else:
                 skipped += 1
         else:
