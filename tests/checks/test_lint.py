@@ -60,6 +60,13 @@ def test_errors_fail_and_are_sorted_with_a_summary(project: Path, runner: CliRun
             "banks/ankigen.lock:2: error: the lock file holds git merge conflict markers",
         ),
         ("{", "banks/ankigen.lock: error: the lock file is damaged"),
+        # the escape in a lock written in UTF-16, as JSON allows
+        (
+            b"\xff\xfe"
+            + '{"version": 2, "decks": {"demo.en": {"name": "d \\ud800", '
+            '"path": "demo/en.yaml", "created": 1700000000, "items": {}}}}'.encode("utf-16-le"),
+            "banks/ankigen.lock: error: the lock file is damaged",
+        ),
         # the same surrogate as UTF-8 bytes, which JSON's own decoding lets in
         (
             b'{"version": 2, "decks": {"demo.en": {"name": "d \xed\xa0\x80", '

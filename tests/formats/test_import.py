@@ -961,3 +961,16 @@ def test_a_name_of_thousands_of_digits_gives_an_id(tmp_path: Path) -> None:
     path.write_text(f"::Вопрос {'7' * 5000}::A? {{=a ~b}}\n\n::Вопрос ٠١٢::B? {{=a ~b}}\n", "utf-8")
     imported = import_file(path, "t", "ru")
     assert imported.ids == ("q" + "7" * 99, "q12")
+
+
+def test_a_file_name_s_control_characters_are_shown_escaped(
+    runner: CliRunner, tmp_path: Path
+) -> None:
+    """The first line an import says names its file: a name with an escape sequence or
+    a bidirectional override reached the terminal as it was."""
+    path = tmp_path / "evil\x1b[31mRED\u202e.gift"
+    path.write_text("::q1:: Which? {=yes ~no}\n", encoding="utf-8")
+    result = invoke(runner, "import", str(path), "--topic", "t", "--lang", "en")
+    assert result.exit_code == 0, result.output
+    first = result.stderr.splitlines()[0]
+    assert first.startswith(f"reading {tmp_path}/evil\\x1b[31mRED\\u202e.gift as gift")

@@ -10,6 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from ankigen.core.errors import printable
+
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
@@ -92,7 +94,8 @@ def preview_lines(previewed: Previewed) -> list[Line]:
 
 
 def detected_line(path: Path, format_name: str, chosen_by: str) -> Line:
-    return Line(f"reading {path} as {format_name} (chosen by {chosen_by}; --from sets it)", True)
+    said = f"reading {path} as {format_name} (chosen by {chosen_by}; --from sets it)"
+    return Line(printable(said), True)
 
 
 def import_lines(path: Path, written: ImportWritten) -> list[Line]:

@@ -176,7 +176,7 @@ def lock_problems(shown: str, raw: bytes | None) -> list[Diagnostic]:
         return [exc.problem or Diagnostic(shown, 0, "error", str(exc))]
 
 
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile(r"\\u[dD][89a-fA-F]")
 """A surrogate written as an escape, which JSON reads; the lock's hashes and files are
 made from its texts as UTF-8, and a surrogate alone is no text (the build stopped as on
 a bug of its own)."""
@@ -196,10 +196,11 @@ def parse_lock(shown: str, raw: bytes | None) -> tuple[Lock, list[Diagnostic]]:
         return Lock(), []
     try:
         # decoded strictly: JSON's own decoding lets surrogates written as UTF-8 bytes in
-        data = parse_json(raw.decode(json.detect_encoding(raw)))
+        text = raw.decode(json.detect_encoding(raw))
+        data = parse_json(text)
     except ValueError:  # UnicodeDecodeError too
         raise _damaged(shown, raw) from None
-    if not isinstance(data, dict) or (_SURROGATE.search(raw) and not _is_unicode(data)):
+    if not isinstance(data, dict) or (_SURROGATE.search(text) and not _is_unicode(data)):
         raise _damaged(shown, raw)
     # `type(...) is int`: JSON's true would otherwise pass as version 1
     if type(data.get("version")) is not int or data["version"] not in READABLE_VERSIONS:
