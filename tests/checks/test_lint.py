@@ -584,3 +584,17 @@ def test_lint_and_the_builds_check_agree_whatever_the_reference(
     if part is not None and part.bank.key == "demo.en" and None not in ids:
         missing = "item 'three' is missing in 'en' (it is in banks/demo/de.yaml)"
         assert (missing in [d.message for d in linted]) == ("three" not in ids)
+
+
+def test_an_error_of_the_whole_command_quotes_its_path_escaped(
+    project: Path, runner: CliRunner
+) -> None:
+    """An error that stops a command (here a damaged lock) names a path of the user's:
+    printed with its escape sequence escaped, as each problem's line is."""
+    banks = project / "b\x1b]0;PWNED\x07"
+    write_bank(banks)
+    (banks / "ankigen.lock").write_text("{", encoding="utf-8")
+    result = invoke(runner, "build", str(banks.relative_to(project)))
+    assert result.exit_code == 1
+    assert "\x1b" not in result.output and "\x07" not in result.output
+    assert "b\\x1b]0;PWNED\\x07/ankigen.lock: the lock file is damaged" in result.output

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable
 
 from ankigen.cli.output import Line, progress_text
 from ankigen.cli.streams import plain_stream, write_plain
-from ankigen.core.errors import AnkigenError, WorkerDied
+from ankigen.core.errors import AnkigenError, WorkerDied, printable
 from ankigen.core.process import ignore_stops, stopped
 
 
@@ -61,7 +61,8 @@ def failure_status(exc: Exception) -> int:
             ),
             1,
         )
-    write_lines([Line(message, True)])
+    # each of its lines printable: a path quoted in it may hold an escape sequence
+    write_lines([Line("\n".join(map(printable, message.split("\n"))), True)])
     return status
 
 
