@@ -11,9 +11,7 @@ from ankigen.bank.files import (
     Source,
     find_banks,
     read_files,
-    read_lock_bytes,
     read_sources,
-    shown_path,
 )
 from ankigen.bank.folder import LOCK_NAME
 from ankigen.bank.model import Bank, Outline
@@ -27,7 +25,7 @@ from ankigen.checks.incremental import (
     _Result,
     broken_parts,
 )
-from ankigen.core.errors import Diagnostic, InvalidBanks, LockError
+from ankigen.core.errors import Diagnostic, InvalidBanks
 from ankigen.core.parallel import Pool
 from ankigen.identity.lockfile import lock_problems
 from ankigen.images.process import check, image_refs
@@ -150,7 +148,7 @@ def lint(banks_dir: Path, media: Path | None = None) -> Linted:
     with the project file or the lock count as errors: `build` refuses to run with any."""
     paths, unusable = find_banks(banks_dir)
     project, problems = load_project(banks_dir)
-    problems = [*problems, *_lock_problems(banks_dir / LOCK_NAME)]
+    problems = [*problems, *lock_problems(banks_dir / LOCK_NAME)]
     checked = check_paths(
         paths,
         media or default_media_dir(banks_dir, project),
@@ -160,13 +158,3 @@ def lint(banks_dir: Path, media: Path | None = None) -> Linted:
     diagnostics = sorted([*problems, *checked.diagnostics, *unusable])
     errors = checked.errors + len(unusable) + len(problems)
     return Linted(tuple(diagnostics), errors, checked.warnings, len(paths))
-
-
-def _lock_problems(path: Path) -> list[Diagnostic]:
-    """What `build` refuses in the lock (damaged, merge conflict markers left in it,
-    another version's, an impossible time), for a commit hook or CI to see before."""
-    try:
-        raw = read_lock_bytes(path)
-    except LockError as exc:
-        return [exc.problem] if exc.problem else []
-    return lock_problems(shown_path(path), raw)

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, cast
 
-from ankigen.bank.files import read_lock_bytes
+from ankigen.bank.files import read_lock_bytes, shown_path
 from ankigen.core.errors import Diagnostic, LockError
 from ankigen.core.jsondata import parse_json
 from ankigen.core.times import build_time, clock, time_problem
@@ -168,10 +168,13 @@ def _damaged(shown: str, raw: bytes = b"") -> LockError:
     )
 
 
-def lock_problems(shown: str, raw: bytes | None) -> list[Diagnostic]:
-    """What a build refuses in the lock read from `shown`, as `lint` reports problems."""
+def lock_problems(path: Path) -> list[Diagnostic]:
+    """What a build refuses in the lock at `path` (unreadable, damaged, merge conflict
+    markers left in it, another version's, an impossible time), as `lint` reports
+    problems: for a commit hook or CI to see before the build."""
+    shown = shown_path(path)
     try:
-        return parse_lock(shown, raw)[1]
+        return parse_lock(shown, read_lock_bytes(path))[1]
     except LockError as exc:
         return [exc.problem or Diagnostic(shown, 0, "error", str(exc))]
 
