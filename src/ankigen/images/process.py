@@ -22,6 +22,7 @@ from ankigen.bank.model import IMAGE_FIELDS
 from ankigen.core.atomic import write_cache
 from ankigen.core.errors import Diagnostic
 from ankigen.core.hashing import content_hash
+from ankigen.core.reading import read_regular
 from ankigen.images.settings import Settings
 
 if TYPE_CHECKING:
@@ -245,11 +246,9 @@ class ImageCache:
         if self.folder is None:
             return None
         for path in self.folder.glob(f"{key}--*"):
-            if not path.is_file():
-                continue  # not written by us; a FIFO would block the build
             name = path.name.split("--", 1)[1]
             try:
-                data = path.read_bytes()
+                data = read_regular(path)  # anything else was not written by us
             except OSError:
                 continue
             if hashlib.sha256(data).hexdigest()[:20] == name.split(".")[0]:
