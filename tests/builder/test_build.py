@@ -209,7 +209,7 @@ def test_the_collection_has_large_pages_no_indexes_and_no_free_page(
         conn.close()
 
 
-def test_the_archive_reads_back_exactly_and_no_larger_than_zlib_best() -> None:
+def test_the_archive_reads_back_exactly_within_five_percent_of_zlib_best() -> None:
     import io
     import random
 
@@ -230,8 +230,13 @@ def test_the_archive_reads_back_exactly_and_no_larger_than_zlib_best() -> None:
     by_zlib = io.BytesIO()
     with zipfile.ZipFile(by_zlib, "w", zipfile.ZIP_DEFLATED, compresslevel=9) as archive:
         for name, content in entries:
-            archive.writestr(zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0)), content)
-    assert len(data) <= len(by_zlib.getvalue())
+            info = zipfile.ZipInfo(name, date_time=(1980, 1, 1, 0, 0, 0))
+            info.compress_type = zipfile.ZIP_DEFLATED  # a ZipInfo is stored by default
+            archive.writestr(info, content)
+    assert len(by_zlib.getvalue()) < len(text) // 3  # deflated, not stored
+    # libdeflate's level 6 (`DEFLATE_LEVEL`): a real deck's package is 3% larger than
+    # zlib's best makes it, in a quarter of its time
+    assert len(data) <= 1.05 * len(by_zlib.getvalue())
 
 
 def test_retitled_deck_keeps_cards_where_they_are(
