@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import marshal
 import os
 import re
 import subprocess
@@ -188,20 +189,21 @@ def rewrite_entry(entry: Path, change: object, checksum: bool = True) -> None:
     key, so that only its shape can tell.
 
     `change(header, data)` sees the first two payloads as one: the outline's, with the
-    items' columns in `data["bank"]["items"]` (when the bank loaded); the parity stays."""
+    items' columns in `data["bank"]["items"]` (when the bank loaded), as `marshal` reads
+    them (a column is a list, a tuple-valued field a tuple); the parity stays."""
     head, _, payload = entry.read_bytes().partition(b"\n")
     header = json.loads(head)
     size, items_size = header["outline"], header["items"]
-    data = json.loads(zlib.decompress(payload[:size]))
-    items = json.loads(zlib.decompress(payload[size : size + items_size]))
+    data = marshal.loads(zlib.decompress(payload[:size]))
+    items = marshal.loads(zlib.decompress(payload[size : size + items_size]))
     parity = payload[size + items_size :]
     if isinstance(data.get("bank"), dict):
         data["bank"]["items"] = items
     change(header, data)  # type: ignore[operator]
     if isinstance(data.get("bank"), dict) and "items" in data["bank"]:
         items = data["bank"].pop("items")
-    first = zlib.compress(json.dumps(data).encode())
-    second = zlib.compress(json.dumps(items).encode())
+    first = zlib.compress(marshal.dumps(data))
+    second = zlib.compress(marshal.dumps(items))
     new_payload = first + second + parity
     if checksum:  # made with this user's key, as if by ankigen itself
         from ankigen.core.secret import mac

@@ -103,11 +103,15 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
     "shape",
     [
         lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, "abc"),
-        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, ["1"]),
-        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, [True]),
-        lambda h, d: d["bank"]["items"]["line_offsets"].__setitem__(0, ["1"]),
-        lambda h, d: d["bank"]["items"]["line_keys"].__setitem__(0, [1]),
-        lambda h, d: d["bank"]["items"]["line_offsets"][0].pop(),  # a key without its line
+        lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, ["a", "b"]),  # as JSON has it
+        lambda h, d: d["bank"]["items"]["question"].__setitem__(0, compile("0", "", "eval")),
+        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, ("1",)),
+        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, (True,)),
+        lambda h, d: d["bank"]["items"]["line_offsets"].__setitem__(0, ("1",)),
+        lambda h, d: d["bank"]["items"]["line_keys"].__setitem__(0, (1,)),
+        lambda h, d: d["bank"]["items"]["line_offsets"].__setitem__(  # a key without its line
+            0, d["bank"]["items"]["line_offsets"][0][:-1]
+        ),
         lambda h, d: d["bank"]["items"]["id"].pop(),  # fields of different lengths
         lambda h, d: d["bank"].__setitem__("items", {"x": 1}),
         lambda h, d: d["bank"].__setitem__("items", []),
@@ -118,8 +122,8 @@ def test_a_cache_entry_for_other_bytes_is_never_used(project: Path, runner: CliR
         lambda h, d: d["bank"].pop("outline"),
         lambda h, d: d["bank"]["outline"]["id"].pop(),
         lambda h, d: d["bank"]["outline"]["retired"].__setitem__(0, 1),
-        lambda h, d: d["bank"]["outline"]["images"].__setitem__(0, [["audio", "a.png", 3]]),
-        lambda h, d: d["bank"]["outline"]["images"].__setitem__(0, [["image", "a.png", "3"]]),
+        lambda h, d: d["bank"]["outline"]["images"].__setitem__(0, (("audio", "a.png", 3),)),
+        lambda h, d: d["bank"]["outline"]["images"].__setitem__(0, (("image", "a.png", "3"),)),
     ],
 )
 def test_bank_cache_entries_of_the_wrong_shape_are_ignored(
@@ -551,8 +555,8 @@ def test_an_entry_made_elsewhere_is_not_used(project: Path, runner: CliRunner, f
     [
         lambda h, d: d["bank"].__setitem__("topic", "../../etc"),
         lambda h, d: d["bank"].__setitem__("language", "not a tag"),
-        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, [7]),
-        lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, []),
+        lambda h, d: d["bank"]["items"]["answer"].__setitem__(0, (7,)),
+        lambda h, d: d["bank"]["items"]["choices"].__setitem__(0, ()),
         lambda h, d: d["bank"]["items"]["id"].__setitem__(0, "../x"),
     ],
 )
