@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
+import yaml
 
 from ankigen.bank.workspace import find_bank_paths
 from ankigen.checks import reference_texts, translation
@@ -97,14 +98,31 @@ def test_a_translation_that_keeps_the_reference_s_terms_is_not_taken_for_it(
     assert not [d for d in checked.diagnostics if "untranslated?" in d.message]
 
 
-def test_a_few_items_are_looked_for_as_the_whole_reference_reads_them(tmp_path: Path) -> None:
+class _IndentedLists(yaml.SafeDumper):
+    """Lists laid out indented under their key (`items:` then `  - id:`), as the shipped
+    banks and many written by hand are; PyYAML's own layout leaves them flush."""
+
+    def increase_indent(self, flow: bool = False, indentless: bool = False) -> None:
+        super().increase_indent(flow, False)
+
+
+@pytest.mark.parametrize("indented", [False, True])
+def test_a_few_items_are_looked_for_as_the_whole_reference_reads_them(
+    tmp_path: Path, indented: bool
+) -> None:
     """An edit reads only its items in the reference (`reference_texts.FEW`): they must
-    come out as reading the whole bank gives them."""
+    come out as reading the whole bank gives them, however its list is indented (an
+    indented one gave none, and an edit's texts went to the identifier)."""
     items = [
         item(f"i{n}", question=f"{REFERENCE} {n}?", explanation=f"{REWORDED}.") for n in range(40)
     ]
     items.append(item("code", question="Which call?\n\n```python\nx = 1\n```\n"))
-    write_bank(tmp_path, items=items)
+    reference = write_bank(tmp_path, items=items)
+    if indented:
+        data = yaml.safe_load(reference.read_text(encoding="utf-8"))
+        laid_out = yaml.dump(data, Dumper=_IndentedLists, allow_unicode=True, sort_keys=False)
+        assert "\n  - id: i0\n" in laid_out
+        reference.write_text(laid_out, encoding="utf-8")
     de = write_bank(tmp_path, language="de", items=items)
     bank = check_paths([de]).banks[0]
     wanted = ["i3", "code", "i39", "missing"]

@@ -74,7 +74,9 @@ def _some(path: str, topic: str, language: str, ids: Collection[str]) -> Texts |
             continue
         indent = start.group(1)
         end = re.compile(rf"^{indent}- |^ {{0,{len(indent)}}}\S", re.M).search(text, start.end())
-        chunk = text[start.start() + len(indent) : end.start() if end else len(text)]
+        # with its indentation: an item of an indented list (`  - id:`, as the shipped
+        # banks are laid out) read from its dash alone had its fields deeper than its id
+        chunk = text[start.start() : end.start() if end else len(text)]
         texts = _item_texts(chunk)
         if texts is not None:
             found[wanted] = texts
