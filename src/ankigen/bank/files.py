@@ -83,6 +83,13 @@ class Source:
         self.data = b""
         self.released = True
 
+    def forget(self) -> None:
+        """Keep the digest alone, as for a bank known by its signature: what the bytes
+        say is in a bank cache entry, and they are read again only if it proves
+        unusable (`read`)."""
+        if not self.released:
+            self.data, self.unread = b"", True
+
     def read(self) -> None:
         """The bytes of a bank known by its signature. If they are not the ones it
         vouched for (a record no ankigen wrote), they are taken as they are, and the
