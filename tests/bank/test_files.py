@@ -12,6 +12,8 @@ from click.testing import CliRunner
 
 import ankigen.bank.folder
 from ankigen.bank.files import Source, parse_known
+from ankigen.builder.replay import REPLAY_NAME
+from ankigen.core.secret import signed_record, verified_record
 from tests.helpers import (
     invoke,
     item,
@@ -135,19 +137,32 @@ def test_a_record_of_another_shape_is_ignored(record: object) -> None:
     assert parse_known(record) == {}
 
 
+@pytest.mark.parametrize("damaged", ["build cache", "replay record"])
 def test_a_damaged_record_costs_a_read_not_a_wrong_build(
-    project: Path, runner: CliRunner, reads: list[str], settled: None
+    project: Path, runner: CliRunner, reads: list[str], settled: None, damaged: str
 ) -> None:
     """A record that gives the bank's status with a digest of other bytes, as no ankigen
-    writes it: no cache entry has that digest, so the bank is read, and its bytes decide."""
+    writes it: no cache entry has that digest, so the bank is read, and its bytes decide.
+    Both records know the banks by their statuses (the replay's those that settled since
+    the build): the other one is left without them."""
     bank = write_bank(project / "banks", "demo", "en")
     build(runner)
     package = (project / "out" / "demo.en.apkg").read_bytes()
-    cache_path = project / "out" / ".ankigen-cache.json"
-    cache = read_build_cache(cache_path)
-    status = cache["banks"]["banks/demo/en.yaml"][:5]
-    cache["banks"]["banks/demo/en.yaml"] = [*status, "0" * 64]
-    write_build_cache(cache_path, cache)
+    cache_path, replay_path = project / "out" / ".ankigen-cache.json", project / "out" / REPLAY_NAME
+    if damaged == "build cache":
+        cache = read_build_cache(cache_path)
+        status = cache["banks"]["banks/demo/en.yaml"][:5]
+        cache["banks"]["banks/demo/en.yaml"] = [*status, "0" * 64]
+        write_build_cache(cache_path, cache)
+        replay_path.unlink()
+    else:
+        record = verified_record(replay_path.read_bytes())
+        [entry] = [f for f in record["files"] if f[0] == "banks/demo/en.yaml"]  # type: ignore[attr-defined]
+        entry[2] = "0" * 64
+        replay_path.write_bytes(signed_record(record))
+        cache = read_build_cache(cache_path)
+        cache["banks"] = {}
+        write_build_cache(cache_path, cache)
     reads.clear()
     assert build(runner) == "up to date out/demo.en.apkg: 2 notes\n"
     assert reads == ["demo/en.yaml"]

@@ -13,7 +13,7 @@ import pytest
 from click.testing import CliRunner
 
 import ankigen.bank.files
-from ankigen.builder.replay import REPLAY_NAME, replayed
+from ankigen.builder.replay import REPLAY_NAME, replayed, settled_banks
 from ankigen.cli.quick import answer
 from ankigen.core.secret import signed_record, verified_record
 from tests.helpers import invoke, item, write_bank
@@ -161,3 +161,25 @@ def test_a_build_of_chosen_banks_records_nothing(project: Path) -> None:
     result = build(Path("banks"), Path("out"), bank_paths=[bank])
     assert result.watched is None
     assert not (project / "out" / REPLAY_NAME).exists()
+
+
+def test_banks_a_replay_saw_settle_are_not_read_by_the_next_edit(
+    project: Path, monkeypatch: pytest.MonkeyPatch, reads: list[str]
+) -> None:
+    """The first build after a checkout cannot know the banks by their statuses (they had
+    not settled), nor can the build cache it writes; a build with nothing to do, replayed,
+    sees them settle and records them, and the next edit reads only the bank it changed."""
+    import ankigen.bank.folder
+
+    monkeypatch.setattr(ankigen.bank.folder, "SETTLE_NS", 10**18)  # none settled yet
+    write_bank(project / "banks", "one")
+    write_bank(project / "banks", "two")
+    assert answer(["build"]) == 0
+    assert settled_banks("banks", "out") == {}
+    monkeypatch.setattr(ankigen.bank.folder, "SETTLE_NS", 0)  # every one settled now
+    assert answer(["build"]) == 0  # replayed: the banks hashed, their statuses recorded
+    assert sorted(settled_banks("banks", "out")) == ["banks/one/en.yaml", "banks/two/en.yaml"]
+    reads.clear()
+    write_bank(project / "banks", "two", items=[item("one", question="Edited?"), item("two", 2)])
+    assert answer(["build"]) == 0
+    assert reads == ["two/en.yaml"]

@@ -29,6 +29,7 @@ from ankigen.bank.project import Project, parse_project, project_path
 from ankigen.bank.workspace import default_media_dir
 from ankigen.builder.cache import BuildCache, inputs_fingerprint
 from ankigen.builder.jobs import EarlyPlans, Evidence
+from ankigen.builder.replay import settled_banks
 from ankigen.builder.result import BANK_CACHE, CACHE_NAME, BuildResult, Progress, package_name
 from ankigen.checks.bankcache import BankCache
 from ankigen.checks.incremental import check_outlines
@@ -70,9 +71,14 @@ def build(
     # read without the folder's lock: what a file's status vouched for holds whichever
     # build recorded it
     last_cache = BuildCache(out_dir) if (out_dir / CACHE_NAME).is_file() else None
-    sources, problems = read_sources(
-        banks_dir, bank_paths, last_cache.banks if last_cache is not None else None
-    )
+    # the banks by their statuses as the last build knew them, and as the builds with
+    # nothing to do since saw them settle (the first edit after a checkout or a copy
+    # read every bank again: 9 of 10 banks of 1,000 items, 7 ms before the worker starts)
+    known = {
+        **(last_cache.banks if last_cache is not None else {}),
+        **settled_banks(str(banks_dir), str(out_dir)),
+    }
+    sources, problems = read_sources(banks_dir, bank_paths, known)
     project_bytes = read_project_bytes(banks_dir)
     if problems:
         raise InvalidBanks([*problems, *_parsed_project(banks_dir, project_bytes)[1]])

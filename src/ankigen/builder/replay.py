@@ -73,6 +73,30 @@ def replayed(banks_dir: str, out_dir: str, form: str) -> tuple[int, list[list[ob
     return status, outputs  # type: ignore[return-value]
 
 
+def settled_banks(banks_dir: str, out_dir: str) -> dict[str, tuple[tuple[int, ...], str]]:
+    """The banks the record vouches for by their statuses, by path, with their digests:
+    those whose statuses settled since the last build are recorded by the builds with
+    nothing to do that saw them settle (`_checked`), where the build cache, written
+    before, cannot know them. What the next real build may know them by, unread.
+    Empty if the record does not hold for these folders."""
+    try:
+        record = verified_record(read_regular(os.path.join(out_dir, REPLAY_NAME)))
+        if record.get("key") != replay_key(banks_dir, out_dir):
+            return {}
+        banks = set(record["banks"])  # type: ignore[call-overload]
+        return {
+            path: (tuple(status), digest)
+            for path, status, digest in record["files"]  # type: ignore[attr-defined]
+            if path in banks
+            and type(status) is list
+            and len(status) == 4
+            and all(type(n) is int for n in status)
+            and type(digest) is str
+        }
+    except (OSError, KeyError, TypeError, ValueError):
+        return {}
+
+
 def record(
     banks_dir: str,
     out_dir: str,
