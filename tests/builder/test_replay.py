@@ -8,6 +8,7 @@ import os
 import shutil
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 from click.testing import CliRunner
@@ -183,3 +184,31 @@ def test_banks_a_replay_saw_settle_are_not_read_by_the_next_edit(
     write_bank(project / "banks", "two", items=[item("one", question="Edited?"), item("two", 2)])
     assert answer(["build"]) == 0
     assert reads == ["two/en.yaml"]
+
+
+def test_a_bank_whose_size_changed_is_not_read_to_be_sure(
+    recorded: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A bank whose recorded status holds another size has certainly changed: the build
+    runs, and reads it then, not the replay to hash it first. One of the same size, as
+    any edit that keeps the size, is hashed to tell."""
+    import hashlib
+
+    import ankigen.builder.replay
+
+    hashed: list[int] = []
+    real = hashlib.sha256
+
+    def counting(data: bytes = b"") -> Any:
+        hashed.append(len(data))
+        return real(data)
+
+    monkeypatch.setattr(ankigen.builder.replay.hashlib, "sha256", counting)
+    bank = recorded / "banks" / "two" / "en.yaml"
+    _same_size_edit(bank)
+    assert replayed("banks", "out", "plain") is None
+    assert hashed == [bank.stat().st_size]
+    hashed.clear()
+    bank.write_bytes(bank.read_bytes() + b"\n# longer\n")
+    assert replayed("banks", "out", "plain") is None
+    assert hashed == []

@@ -62,10 +62,13 @@ def replayed(banks_dir: str, out_dir: str, form: str) -> tuple[int, list[list[ob
         taken = time.time_ns()
         if sorted(os.path.normpath(p) for p in bank_candidates(banks_dir)) != record["banks"]:
             return None
-        files = [_checked(entry, taken) for entry in record["files"]]  # type: ignore[attr-defined]
+        files = []
+        for entry in record["files"]:  # type: ignore[attr-defined]
+            checked = _checked(entry, taken)
+            if checked is None:
+                return None  # the build runs: the files after this one are its to read
+            files.append(checked)
     except (OSError, KeyError, TypeError, ValueError):
-        return None
-    if None in files:
         return None
     if files != record["files"]:
         # statuses that settled since the record: the next build need not read those files
@@ -139,6 +142,8 @@ def _checked(entry: list[object], taken: int) -> list[object] | None:
         return entry
     if digest is None or not stat.S_ISREG(info.st_mode):
         return None
+    if isinstance(status, list) and status and status[0] != info.st_size:
+        return None  # certainly changed (the size comes first): not read to be sure
     with open(path, "rb") as handle:
         if hashlib.sha256(handle.read()).hexdigest() != digest:
             return None
