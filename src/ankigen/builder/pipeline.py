@@ -224,6 +224,11 @@ def _last_result(
         prune,
         read.project_bytes,
     )
+    if cache.last.get("inputs") != fingerprint:
+        # other inputs than the last build's as read: the build runs, without locking
+        # the folder and reading the cache again to be told so (a build since with these
+        # inputs would only have spared it)
+        return None
     with exclusive(read.out_dir):
         cache = cache.current()
         result = cache.unchanged(fingerprint, read.out_dir)
