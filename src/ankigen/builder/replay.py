@@ -55,8 +55,8 @@ def replayed(banks_dir: str, out_dir: str, form: str) -> tuple[int, list[list[ob
     in this form (`plain` or `json`), if the record the last build left still holds;
     None otherwise, and the build must run."""
     try:
-        record = verified_record(read_regular(os.path.join(out_dir, REPLAY_NAME)))
-        if record.get("key") != replay_key(banks_dir, out_dir):
+        record = _holding(banks_dir, out_dir)
+        if not record:
             return None
         outputs, status = record["outputs"][form], record["status"]  # type: ignore[index]
         taken = time.time_ns()
@@ -83,8 +83,8 @@ def settled_banks(banks_dir: str, out_dir: str) -> dict[str, tuple[tuple[int, ..
     before, cannot know them. What the next real build may know them by, unread.
     Empty if the record does not hold for these folders."""
     try:
-        record = verified_record(read_regular(os.path.join(out_dir, REPLAY_NAME)))
-        if record.get("key") != replay_key(banks_dir, out_dir):
+        record = _holding(banks_dir, out_dir)
+        if not record:
             return {}
         banks = set(record["banks"])  # type: ignore[call-overload]
         return {
@@ -98,6 +98,13 @@ def settled_banks(banks_dir: str, out_dir: str) -> dict[str, tuple[tuple[int, ..
         }
     except (OSError, KeyError, TypeError, ValueError):
         return {}
+
+
+def _holding(banks_dir: str, out_dir: str) -> dict[str, object]:
+    """The record this user's ankigen left for these folders, as run from here; empty
+    if there is none. OSError if it cannot be read."""
+    record = verified_record(read_regular(os.path.join(out_dir, REPLAY_NAME)))
+    return record if record.get("key") == replay_key(banks_dir, out_dir) else {}
 
 
 def record(
