@@ -229,7 +229,7 @@ def _vouched(path: Path, info: os.stat_result, known: Known | None) -> Source | 
     status = signature(info)
     record = known.get(str(path)) if known else None
     # a status the replay's record holds has no device (`builder.replay.settled_banks`)
-    if record is None or len(record[0]) < 4 or tuple(record[0]) != status[: len(record[0])]:
+    if record is None or len(record[0]) < 4 or record[0] != status[: len(record[0])]:
         return None
     return Source(path, b"", record[1], signature=status, unread=True, size=info.st_size)
 
