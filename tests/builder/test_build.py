@@ -13,14 +13,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from tests.helpers import (
-    SRC,
-    AnkiCollection,
-    invoke,
-    item,
-    without_versions,
-    write_bank,
-)
+from tests.helpers import SRC, AnkiCollection, invoke, item, without_versions, write_bank
 
 
 def build(
